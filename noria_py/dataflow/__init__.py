@@ -1,0 +1,1 @@
+"""The dataflow: operators, their state, the shared graph and how deltas move through it."""

@@ -1,0 +1,111 @@
+"""The shared dataflow DAG: node registry, reuse by canonical signature, installation of new
+nodes (with a replay of their ancestors' current contents), removal, and propagation of deltas.
+
+Every query's nodes live in this one graph; a node whose signature (operator, parameters and
+parent signatures) already exists is reused instead of added, so identical sub-plans are shared.
+``networkx`` mirrors the edges for provenance questions, EXPLAIN and graphviz output.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import networkx as nx
+
+from .node import Node
+
+
+class Graph:
+    def __init__(self) -> None:
+        self.nodes: dict[int, Node] = {}
+        self.by_signature: dict[str, Node] = {}
+        self.nx = nx.DiGraph()
+        self._next_id = 0
+
+    # --- building --------------------------------------------------------------------------
+    def lookup(self, signature: str) -> Node | None:
+        return self.by_signature.get(signature)
+
+    def add(self, node: Node, signature: str) -> Node:
+        """Register ``node`` (whose parents are already in the graph) unless an equal one exists.
+
+        The node is not yet connected to its parents' outputs; ``install`` does that once its
+        initial state is computed.
+        """
+        existing = self.by_signature.get(signature)
+        if existing is not None:
+            return existing
+        node.id = self._next_id
+        self._next_id += 1
+        node.signature = signature
+        self.nodes[node.id] = node
+        self.by_signature[signature] = node
+        self.nx.add_node(node.id)
+        for p in node.parents:
+            self.nx.add_edge(p.id, node.id)
+        node._installed = False
+        return node
+
+    def install(self, new_nodes: list[Node]) -> None:
+        """Give each new node its initial state by replaying its parents' contents, then connect
+        it to the live stream. Runs between batches, so nothing is applied twice or missed."""
+        order = [n for n in nx.topological_sort(self.nx) if self.nodes[n] in new_nodes]
+        for nid in order:
+            node = self.nodes[nid]
+            for port, parent in enumerate(node.parents):
+                batch = parent.contents()
+                if batch:
+                    node.on_input(port, batch)
+            for port, parent in enumerate(node.parents):
+                parent.children.append((node, port))
+            node._installed = True
+
+    def remove(self, node: Node) -> None:
+        for p in node.parents:
+            p.children = [(c, port) for c, port in p.children if c is not node]
+        self.nodes.pop(node.id, None)
+        self.by_signature.pop(node.signature, None)
+        if self.nx.has_node(node.id):
+            self.nx.remove_node(node.id)
+        node.on_removed()
+
+    def release(self, nodes: list[Node]) -> list[Node]:
+        """Drop one reference from each node; remove those nobody uses any more (leaves first)."""
+        removed = []
+        for n in reversed(nodes):
+            n.refcount -= 1
+        changed = True
+        while changed:
+            changed = False
+            for n in list(self.nodes.values()):
+                if n.refcount <= 0 and not n.children and n.kind != "base":
+                    self.remove(n)
+                    removed.append(n)
+                    changed = True
+        return removed
+
+    # --- running ---------------------------------------------------------------------------
+    def propagate(self, source: Node, batch: list) -> None:
+        """Push a delta from ``source`` through every downstream operator (inline scheduling)."""
+        if not batch:
+            return
+        queue = deque()
+        for child, port in source.children:
+            queue.append((child, port, batch))
+        while queue:
+            node, port, b = queue.popleft()
+            out = node.on_input(port, b)
+            if out:
+                for child, cport in node.children:
+                    queue.append((child, cport, out))
+
+    def to_dot(self) -> str:
+        lines = ["digraph noria {", "  node [shape=box, fontname=monospace];"]
+        for nid, n in sorted(self.nodes.items()):
+            label = f"{nid}: {n.describe()}".replace('"', "'")
+            style = ', style=filled, fillcolor="#dde8ff"' if n.materialization != "none" else ""
+            lines.append(f'  n{nid} [label="{label}"{style}];')
+        for a, b in self.nx.edges:
+            lines.append(f"  n{a} -> n{b};")
+        lines.append("}")
+        return "\n".join(lines)

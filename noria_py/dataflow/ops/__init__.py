@@ -1,0 +1,1 @@
+"""One operator per module, each implementing the contract in ``noria_py.dataflow.node``."""

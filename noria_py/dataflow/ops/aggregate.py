@@ -1,0 +1,366 @@
+"""Grouped aggregation: COUNT, COUNT(DISTINCT), SUM, AVG, MIN, MAX, GROUP_CONCAT.
+
+The input row is ``group columns + aggregate arguments`` (a Project below prepares it); the output
+row is ``group columns + one value per aggregate``. For each group the operator keeps the row
+count and one accumulator per aggregate; a batch that touches a group retracts the group's old
+output row and emits the new one.
+
+MIN and MAX keep every value of the group in a sorted list, so deleting the current extreme
+yields the next one exactly. SUM over doubles accumulates exactly (as fractions) so retractions
+leave no rounding residue. With no GROUP BY the single group always exists and its row is
+emitted even when the input is empty (COUNT(*) = 0, SUM = NULL), as SQL requires.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+from sortedcontainers import SortedList
+
+from ...sql import values as V
+from ..node import FULL, Node
+
+GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
+
+
+class AggSpec:
+    """One aggregate: function name, argument column(s) in the input row, options."""
+
+    __slots__ = ("func", "args", "distinct", "kind", "separator", "order", "scale")
+
+    def __init__(
+        self,
+        func: str,
+        args: list[int],
+        distinct: bool = False,
+        kind: str = V.INT,
+        separator: str = ",",
+        order: list[tuple[int, bool]] | None = None,
+        scale: int = 0,
+    ):
+        self.func = func
+        self.args = args
+        self.distinct = distinct
+        self.kind = kind  # kind of the argument
+        self.separator = separator
+        self.order = order or []
+        self.scale = scale  # decimal scale of the argument (for AVG)
+
+    def output_kind(self) -> str:
+        f = self.func
+        if f == "COUNT":
+            return V.INT
+        if f == "AVG":
+            return V.FLOAT if self.kind == V.FLOAT else V.DECIMAL
+        if f == "SUM":
+            return V.FLOAT if self.kind in (V.FLOAT, V.STR) else (V.DECIMAL if self.kind == V.DECIMAL else V.INT)
+        if f == "GROUP_CONCAT":
+            return V.STR
+        return self.kind
+
+    def describe(self) -> str:
+        d = "DISTINCT " if self.distinct else ""
+        a = ",".join(f"#{i}" for i in self.args) or "*"
+        return f"{self.func}({d}{a})"
+
+    def new(self):
+        f = self.func
+        if self.distinct and f in ("COUNT", "SUM", "AVG"):
+            return _DistinctAcc(self)
+        if f == "COUNT":
+            return _CountAcc(self)
+        if f in ("SUM", "AVG"):
+            return _SumAcc(self)
+        if f in ("MIN", "MAX"):
+            return _ExtremeAcc(self)
+        if f == "GROUP_CONCAT":
+            return _ConcatAcc(self)
+        raise ValueError(f)
+
+
+def _to_number(v):
+    if isinstance(v, str):
+        return V.str_to_number(v)
+    return v
+
+
+def _avg_value(total, n, spec: AggSpec):
+    if spec.kind == V.FLOAT or isinstance(total, (float, Fraction)):
+        return float(Fraction(total) / n)
+    scale = spec.scale + 4
+    q = Decimal(total) / Decimal(n)
+    return q.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+
+
+def _sum_value(total, spec: AggSpec):
+    if isinstance(total, Fraction):
+        return float(total)
+    if spec.kind == V.FLOAT:
+        return float(total)
+    return total
+
+
+class _CountAcc:
+    __slots__ = ("n", "col", "star")
+
+    def __init__(self, spec: AggSpec):
+        self.n = 0
+        self.star = not spec.args
+        self.col = spec.args
+
+    def add(self, row, m):
+        if self.star:
+            self.n += m
+            return
+        for c in self.col:
+            if row[c] is None:
+                return
+        self.n += m
+
+    def value(self):
+        return self.n
+
+
+class _SumAcc:
+    __slots__ = ("n", "total", "col", "spec")
+
+    def __init__(self, spec: AggSpec):
+        self.n = 0
+        self.total = 0
+        self.col = spec.args[0]
+        self.spec = spec
+
+    def add(self, row, m):
+        v = row[self.col]
+        if v is None:
+            return
+        v = _to_number(v)
+        if isinstance(v, float):
+            v = Fraction(v)
+            if not isinstance(self.total, Fraction):
+                self.total = Fraction(self.total)
+        elif isinstance(self.total, Fraction) and isinstance(v, Decimal):
+            v = Fraction(v)
+        self.n += m
+        self.total += v * m if m != 1 else v
+
+    def value(self):
+        if self.n <= 0:
+            return None
+        if self.spec.func == "AVG":
+            return _avg_value(self.total, self.n, self.spec)
+        return _sum_value(self.total, self.spec)
+
+
+class _DistinctAcc:
+    __slots__ = ("vals", "cols", "spec")
+
+    def __init__(self, spec: AggSpec):
+        self.vals: dict = {}
+        self.cols = spec.args
+        self.spec = spec
+
+    def add(self, row, m):
+        if len(self.cols) == 1:
+            v = row[self.cols[0]]
+            if v is None:
+                return
+        else:
+            v = tuple(row[c] for c in self.cols)
+            if None in v:
+                return
+        c = self.vals.get(v, 0) + m
+        if c:
+            self.vals[v] = c
+        else:
+            del self.vals[v]
+
+    def value(self):
+        f = self.spec.func
+        if f == "COUNT":
+            return len(self.vals)
+        if not self.vals:
+            return None
+        total = 0
+        for v in self.vals:
+            v = _to_number(v)
+            total += Fraction(v) if isinstance(v, float) else v
+        if f == "AVG":
+            return _avg_value(total, len(self.vals), self.spec)
+        return _sum_value(total, self.spec)
+
+
+class _ExtremeAcc:
+    __slots__ = ("vals", "col", "is_max")
+
+    def __init__(self, spec: AggSpec):
+        self.vals = SortedList()
+        self.col = spec.args[0]
+        self.is_max = spec.func == "MAX"
+
+    def add(self, row, m):
+        v = row[self.col]
+        if v is None:
+            return
+        if m > 0:
+            for _ in range(m):
+                self.vals.add(v)
+        else:
+            for _ in range(-m):
+                self.vals.remove(v)
+
+    def value(self):
+        if not self.vals:
+            return None
+        return self.vals[-1] if self.is_max else self.vals[0]
+
+
+class _Desc:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return other.v < self.v
+
+    def __eq__(self, other):
+        return self.v == other.v
+
+    def __hash__(self):
+        return hash(self.v)
+
+
+def _null_first(v):
+    return (0, 0) if v is None else (1, v)
+
+
+class _ConcatAcc:
+    __slots__ = ("vals", "spec")
+
+    def __init__(self, spec: AggSpec):
+        self.vals: dict = {}  # (sort key, value) -> count
+        self.spec = spec
+
+    def _entry(self, row):
+        parts = [row[c] for c in self.spec.args]
+        if any(p is None for p in parts):
+            return None
+        value = "".join(V.format_value(p) if not isinstance(p, str) else p for p in parts)
+        if self.spec.order:
+            key = tuple(
+                _Desc(_null_first(row[c])) if desc else _null_first(row[c])
+                for c, desc in self.spec.order
+            )
+        else:
+            key = (value,)
+        return (key, value)
+
+    def add(self, row, m):
+        e = self._entry(row)
+        if e is None:
+            return
+        c = self.vals.get(e, 0) + m
+        if c:
+            self.vals[e] = c
+        else:
+            del self.vals[e]
+
+    def value(self):
+        if not self.vals:
+            return None
+        items = sorted(self.vals.items(), key=lambda kv: kv[0][0])
+        parts = []
+        if self.spec.distinct:
+            seen = set()
+            for (_k, v), _c in items:
+                if v not in seen:
+                    seen.add(v)
+                    parts.append(v)
+        else:
+            for (_k, v), c in items:
+                parts.extend([v] * c)
+        s = self.spec.separator.join(parts)
+        return s[:GROUP_CONCAT_MAX_LEN]
+
+
+class _Group:
+    __slots__ = ("rows", "accs")
+
+    def __init__(self, aggs: list[AggSpec]):
+        self.rows = 0
+        self.accs = [a.new() for a in aggs]
+
+
+class Aggregate(Node):
+    kind = "aggregate"
+    materialization = FULL
+
+    def __init__(self, parent: Node, ngroup: int, aggs: list[AggSpec], names, kinds):
+        super().__init__([parent], names, kinds)
+        self.ngroup = ngroup
+        self.aggs = aggs
+        self.groups: dict = {}
+        self.global_group = ngroup == 0
+        if self.global_group:
+            self.groups[()] = _Group(aggs)
+
+    def _output(self, key, g: _Group):
+        return key + tuple(a.value() for a in g.accs)
+
+    def on_input(self, port: int, batch: list) -> list:
+        groups = self.groups
+        ng = self.ngroup
+        touched: dict = {}
+        for row, m in batch:
+            key = row[:ng]
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = _Group(self.aggs)
+                touched.setdefault(key, None)
+            elif key not in touched:
+                touched[key] = self._output(key, g) if (g.rows > 0 or self.global_group) else None
+            g.rows += m
+            for acc in g.accs:
+                acc.add(row, m)
+        out = []
+        for key, old in touched.items():
+            g = groups[key]
+            if g.rows > 0 or self.global_group:
+                new = self._output(key, g)
+            else:
+                new = None
+                if g.rows == 0:
+                    del groups[key]
+            if old == new:
+                continue
+            if old is not None:
+                out.append((old, -1))
+            if new is not None:
+                out.append((new, 1))
+        return out
+
+    def contents(self) -> list:
+        return [
+            (self._output(k, g), 1)
+            for k, g in self.groups.items()
+            if g.rows > 0 or self.global_group
+        ]
+
+    def empty_row(self, key: tuple = ()) -> tuple:
+        """The output row of a group that received no input (for implicit global aggregates)."""
+        return self._output(key, _Group(self.aggs))
+
+    def describe(self) -> str:
+        g = ",".join(f"#{i}" for i in range(self.ngroup)) or "()"
+        return f"aggregate by {g}: " + ", ".join(a.describe() for a in self.aggs)
+
+    def key_columns(self) -> list[int]:
+        return list(range(self.ngroup))
+
+    def state_size(self):
+        return (len(self.groups), len(self.groups))
+
+    def on_removed(self):
+        self.groups = {}

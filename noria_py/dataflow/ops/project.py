@@ -1,0 +1,40 @@
+"""Project: computes each output column from the input row (column picks or expressions)."""
+
+from __future__ import annotations
+
+from operator import itemgetter
+
+from ..node import Node
+
+
+class Project(Node):
+    kind = "project"
+
+    def __init__(self, parent: Node, fns: list, cols: list[int | None], names, kinds, text: str):
+        super().__init__([parent], names, kinds)
+        self.fns = fns
+        self.text = text
+        self.source_cols = cols  # input column per output column, None when computed
+        if all(c is not None for c in cols):
+            if len(cols) == 1:
+                c0 = cols[0]
+                self._map = lambda r: (r[c0],)
+            elif cols == list(range(len(cols))) and len(cols) == len(parent.columns):
+                self._map = None
+            else:
+                self._map = itemgetter(*cols)
+        else:
+            fs = tuple(fns)
+            self._map = lambda r: tuple([f(r, None) for f in fs])
+
+    def on_input(self, port: int, batch: list) -> list:
+        m = self._map
+        if m is None:
+            return batch
+        return [(m(r), k) for r, k in batch]
+
+    def contents(self) -> list:
+        return self.on_input(0, self.parents[0].contents())
+
+    def describe(self) -> str:
+        return f"project {self.text}"

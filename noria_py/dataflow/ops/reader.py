@@ -1,0 +1,217 @@
+"""Reader: the leaf materialization a query reads from, keyed by the query's parameters.
+
+Rows are kept per key (a hash bag, or a sorted list when the query has ORDER BY). After each
+batch the reader publishes, per touched key, an immutable tuple of final result rows (hidden
+columns dropped, ordered, OFFSET/LIMIT applied); a lookup is one dict access on that published
+map. Ordering ties are broken by the whole row, so results are deterministic; top-k stays exact
+under deletes because every row of the key stays in ordered state.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+
+from sortedcontainers import SortedKeyList
+
+from ..node import FULL, Node
+
+
+class _Desc:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return other.v < self.v
+
+    def __gt__(self, other):
+        return other.v > self.v
+
+    def __eq__(self, other):
+        return self.v == other.v
+
+    def __le__(self, other):
+        return other.v <= self.v
+
+    def __ge__(self, other):
+        return other.v >= self.v
+
+
+def _sortable(v):
+    # NULLs sort first (MySQL ASC); values of mixed types fall back to their text.
+    if v is None:
+        return (0, 0)
+    return (1, v)
+
+
+def make_sort_key(order: list[tuple[int, bool]]):
+    def key(row):
+        parts = []
+        for i, desc in order:
+            s = _sortable(row[i])
+            parts.append(_Desc(s) if desc else s)
+        parts.append(_RowTie(row))
+        return tuple(parts)
+
+    return key
+
+
+class _RowTie:
+    """Tie-breaker comparing whole rows NULL-safely."""
+
+    __slots__ = ("row",)
+
+    def __init__(self, row):
+        self.row = row
+
+    def _k(self):
+        return tuple(_sortable(v) for v in self.row)
+
+    def __lt__(self, other):
+        try:
+            return self._k() < other._k()
+        except TypeError:
+            return repr(self.row) < repr(other.row)
+
+    def __eq__(self, other):
+        return self.row == other.row
+
+
+class Reader(Node):
+    kind = "reader"
+    materialization = FULL
+
+    def __init__(
+        self,
+        parent: Node,
+        key_cols: list[int],
+        visible: int,
+        order: list[tuple[int, bool]] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ):
+        super().__init__([parent], parent.columns, parent.kinds)
+        self.key_cols = tuple(key_cols)
+        self.visible = visible
+        self.order = order or []
+        self.limit = limit
+        self.offset = offset
+        self.state: dict = {}
+        self.published: dict = {}
+        self.hits = 0
+        self.misses = 0
+        nk = len(key_cols)
+        if nk == 0:
+            self._key = lambda r: ()
+        elif nk == 1:
+            k0 = key_cols[0]
+            self._key = lambda r: (r[k0],)
+        else:
+            g = itemgetter(*key_cols)
+            self._key = g
+        width = len(parent.columns)
+        if visible == width:
+            self._vis = None
+        elif visible == 1:
+            self._vis = lambda r: (r[0],)
+        else:
+            self._vis = itemgetter(*range(visible))
+        self._sort_key = make_sort_key(self.order) if self.order else None
+
+    def on_input(self, port: int, batch: list) -> list:
+        state = self.state
+        keyf = self._key
+        touched = set()
+        if self._sort_key is None:
+            for row, m in batch:
+                k = keyf(row)
+                bag = state.get(k)
+                if bag is None:
+                    bag = state[k] = {}
+                c = bag.get(row, 0) + m
+                if c:
+                    bag[row] = c
+                else:
+                    del bag[row]
+                touched.add(k)
+        else:
+            for row, m in batch:
+                k = keyf(row)
+                lst = state.get(k)
+                if lst is None:
+                    lst = state[k] = SortedKeyList(key=self._sort_key)
+                if m > 0:
+                    for _ in range(m):
+                        lst.add(row)
+                else:
+                    for _ in range(-m):
+                        lst.remove(row)
+                touched.add(k)
+        for k in touched:
+            self._publish(k)
+        return []
+
+    def _publish(self, k) -> None:
+        rows = self.state.get(k)
+        if not rows:
+            self.state.pop(k, None)
+            self.published.pop(k, None)
+            return
+        if self._sort_key is None:
+            out = []
+            for row, c in rows.items():
+                if c == 1:
+                    out.append(row)
+                else:
+                    out.extend([row] * c)
+        else:
+            if self.limit is not None:
+                out = list(rows.islice(self.offset, self.offset + self.limit))
+            elif self.offset:
+                out = list(rows.islice(self.offset))
+            else:
+                out = list(rows)
+        vis = self._vis
+        if vis is not None:
+            out = [vis(r) for r in out]
+        if self._sort_key is None and (self.limit is not None or self.offset):
+            stop = None if self.limit is None else self.offset + self.limit
+            out = out[self.offset : stop]
+        self.published[k] = tuple(out)
+
+    def lookup(self, key: tuple):
+        """Published result rows for ``key`` (a tuple of parameter values)."""
+        rows = self.published.get(key)
+        if rows is None:
+            return ()
+        return rows
+
+    def contents(self) -> list:
+        out = []
+        for rows in self.state.values():
+            if isinstance(rows, dict):
+                out.extend(rows.items())
+            else:
+                out.extend((r, 1) for r in rows)
+        return out
+
+    def describe(self) -> str:
+        parts = [f"reader key {list(self.key_cols)}"]
+        if self.order:
+            parts.append("order " + ",".join(f"#{i}{' desc' if d else ''}" for i, d in self.order))
+        if self.limit is not None:
+            parts.append(f"limit {self.limit}")
+        if self.offset:
+            parts.append(f"offset {self.offset}")
+        return " ".join(parts)
+
+    def key_columns(self) -> list[int]:
+        return list(self.key_cols)
+
+    def state_size(self):
+        return (len(self.state), sum(len(v) for v in self.state.values()))
+
+    def on_removed(self):
+        self.state = {}
+        self.published = {}

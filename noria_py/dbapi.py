@@ -1,0 +1,237 @@
+"""PEP 249 Connection and Cursor over an Engine, shaped like the stdlib ``sqlite3`` module.
+
+Every write autocommits (it is durable and visible in the views when ``execute`` returns), unless
+the connection is inside an explicit transaction started with ``BEGIN`` / ``START TRANSACTION``
+(or ``conn.begin()``): then writes are applied at ``commit()`` as one batch, and ``rollback()``
+discards them. Reads inside a transaction see the views as of the last commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from . import errors as E
+from .engine import Engine, SelectPrepared
+from .result import Result
+
+apilevel = "2.0"
+threadsafety = 1  # threads may share the module, not connections
+paramstyle = "qmark"
+
+_TYPE_CODES = {
+    "BIGINT": int,
+    "INT": int,
+    "TINYINT": int,
+    "DECIMAL": "DECIMAL",
+    "DOUBLE": float,
+    "FLOAT": float,
+    "VARCHAR": str,
+    "TEXT": str,
+    "DATE": "DATE",
+    "DATETIME": "DATETIME",
+    "TIMESTAMP": "DATETIME",
+    "NULL": None,
+}
+
+
+def _description(res: Result):
+    if res.columns is None:
+        return None
+    types = res.column_types or ["VARCHAR"] * len(res.columns)
+    nulls = res.nullable or [True] * len(res.columns)
+    return tuple(
+        (name, t, None, None, None, None, n) for name, t, n in zip(res.columns, types, nulls)
+    )
+
+
+class Cursor:
+    arraysize = 1
+
+    def __init__(self, conn: Connection):
+        self.connection = conn
+        self._engine = conn._engine
+        self._rows: Sequence = ()
+        self._pos = 0
+        self.description = None
+        self.rowcount = -1
+        self.lastrowid = None
+        self._closed = False
+        self._desc_cache: dict[int, tuple] = {}
+
+    def _check(self):
+        if self._closed:
+            raise E.ProgrammingError("Cannot operate on a closed cursor.", 2000, "HY000")
+        if self.connection._closed:
+            raise E.ProgrammingError("Cannot operate on a closed database.", 2000, "HY000")
+
+    def execute(self, sql: str, params: Sequence = ()) -> Cursor:
+        if self._closed or self.connection._closed:
+            self._check()
+        eng = self._engine
+        prep = eng._cache.get(sql)
+        if (
+            prep is not None
+            and prep.__class__ is SelectPrepared
+            and prep.simple
+            and len(params) == prep.param_count
+        ):
+            rows = prep.rows(params)
+            self._rows = rows
+            self._pos = 0
+            self.rowcount = len(rows)
+            d = self._desc_cache.get(id(prep))
+            if d is None:
+                d = self._desc_cache[id(prep)] = _description(
+                    Result(prep.columns, (), prep.column_types, prep.nullable)
+                )
+            self.description = d
+            return self
+        if not isinstance(params, (Sequence, tuple, list)) or isinstance(params, (str, bytes)):
+            if isinstance(params, dict):
+                raise E.ProgrammingError("named parameters are not supported; use ?", 1210)
+            params = tuple(params)
+        res = eng.execute(sql, params)
+        self._set(res)
+        return self
+
+    def _set(self, res: Result):
+        self._rows = res.rows if res.rows is not None else ()
+        self._pos = 0
+        self.description = _description(res)
+        self.rowcount = res.rowcount
+        if res.lastrowid is not None:
+            self.lastrowid = res.lastrowid
+
+    def executemany(self, sql: str, seq_of_params: Iterable[Sequence]) -> Cursor:
+        self._check()
+        res = self._engine.executemany(sql, seq_of_params)
+        self._set(res)
+        if res.columns is None:
+            self._rows = ()
+            self.description = None
+        return self
+
+    def fetchone(self):
+        self._check()
+        if self._pos < len(self._rows):
+            r = self._rows[self._pos]
+            self._pos += 1
+            return r
+        return None
+
+    def fetchmany(self, size: int | None = None) -> list:
+        self._check()
+        n = self.arraysize if size is None else size
+        out = list(self._rows[self._pos : self._pos + n])
+        self._pos += len(out)
+        return out
+
+    def fetchall(self) -> list:
+        if self._closed:
+            self._check()
+        if self._pos == 0:
+            self._pos = len(self._rows)
+            return list(self._rows)
+        out = list(self._rows[self._pos :])
+        self._pos = len(self._rows)
+        return out
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        r = self.fetchone()
+        if r is None:
+            raise StopIteration
+        return r
+
+    def close(self) -> None:
+        self._closed = True
+        self._rows = ()
+
+    def setinputsizes(self, sizes) -> None:
+        pass
+
+    def setoutputsize(self, size, column=None) -> None:
+        pass
+
+    def __enter__(self) -> Cursor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Connection:
+    # PEP 249 optional extension: exceptions as connection attributes
+    Error = E.Error
+    Warning = E.Warning
+    InterfaceError = E.InterfaceError
+    DatabaseError = E.DatabaseError
+    DataError = E.DataError
+    OperationalError = E.OperationalError
+    IntegrityError = E.IntegrityError
+    InternalError = E.InternalError
+    ProgrammingError = E.ProgrammingError
+    NotSupportedError = E.NotSupportedError
+
+    def __init__(self, path: str | None = None, **options):
+        self._engine = Engine(path, **options)
+        self._closed = False
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def _check(self):
+        if self._closed:
+            raise E.ProgrammingError("Cannot operate on a closed database.", 2000, "HY000")
+
+    def cursor(self) -> Cursor:
+        self._check()
+        return Cursor(self)
+
+    def execute(self, sql: str, params: Sequence = ()) -> Cursor:
+        return self.cursor().execute(sql, params)
+
+    def executemany(self, sql: str, seq_of_params) -> Cursor:
+        return self.cursor().executemany(sql, seq_of_params)
+
+    def begin(self) -> None:
+        self._check()
+        self._engine._begin()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._engine._tx
+
+    def commit(self) -> None:
+        self._check()
+        self._engine._commit()
+
+    def rollback(self) -> None:
+        self._check()
+        self._engine._rollback()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._engine.close()
+            self._closed = True
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit() if not self._closed else None
+        elif not self._closed:
+            self.rollback()
+        self.close()
+
+
+def connect(path: str | None = None, **options) -> Connection:
+    """Open a database. ``path=None`` keeps base tables in memory; a path makes them durable.
+
+    Options: ``partial`` (reserved for partial state), ``memory_limit`` (e.g. ``"256MB"``).
+    """
+    return Connection(path, **options)

@@ -1,0 +1,1327 @@
+"""The engine: catalog, statement cache, migrations, and ``execute(sql, params)``.
+
+A statement's text is parsed once and cached as a prepared object:
+
+* a SELECT the compiler can maintain becomes a query in the shared dataflow graph and is
+  answered by a reader lookup keyed by its parameters ("cached");
+* any other SELECT runs on SQLite after transpiling ("proxied");
+* a write is applied to SQLite (atomically, inside a savepoint) and the resulting signed deltas
+  are pushed through the dataflow in the same step, so every materialization stays current;
+* DDL changes the catalog (kept in the same SQLite file) and drops cached statements.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import sqlite3
+import sys
+import threading
+from decimal import Decimal
+
+from sqlglot import exp
+
+from . import errors as E
+from .dataflow.graph import Graph
+from .dataflow.node import Node
+from .result import Result
+from .sql import values as V
+from .sql.compile import Compiler, CompiledQuery, key_combinations
+from .sql.expr import Scope, Unsupported, compile_expr, truthy
+from .sql.parse import parse
+from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+VERSION_STRING = "8.0.36-noria_py"
+
+
+class QueryEntry:
+    """One installed query (an ad-hoc SELECT or a view) as SHOW CACHES lists it."""
+
+    def __init__(self, name: str, sql: str, status: str, compiled: CompiledQuery | None):
+        self.name = name
+        self.sql = sql
+        self.status = status
+        self.compiled = compiled
+        self.hits = 0
+        self.misses = 0
+        self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
+
+
+# ---------------------------------------------------------------------------------------------
+# Prepared statements
+
+
+class Prepared:
+    """A parsed statement, ready to run with a parameter tuple."""
+
+    kind = "other"
+    param_count = 0
+    columns: list[str] | None = None
+    column_types: list[str] = []
+    nullable: list[bool] = []
+    is_write = False
+    is_select = False
+
+    def run(self, engine: Engine, params) -> Result:
+        raise NotImplementedError
+
+
+class SelectPrepared(Prepared):
+    kind = "select"
+    is_select = True
+
+    def __init__(self, entry: QueryEntry, param_count: int):
+        self.entry = entry
+        cq = entry.compiled
+        self.cq = cq
+        self.param_count = param_count
+        self.columns = cq.names
+        self.column_types = [V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR") for k in cq.kinds]
+        self.nullable = cq.nullable
+        self.reader = cq.reader
+        self.key_params = cq.key_params
+        self.key_kinds = cq.key_kinds
+        self.simple = not cq.multi_key and cq.default_fn is None
+        kp = [ps[0] for ps in cq.key_params]
+        kk = cq.key_kinds
+        self._published = cq.reader.published
+        if len(kp) == 1 and kk[0] == V.INT:
+            i0 = kp[0]
+            self._key = lambda p: (_int_key(p[i0]),)
+        elif not kp:
+            self._key = lambda p: ()
+        else:
+            self._key = lambda p: tuple(_coerce_key(p[i], k) for i, k in zip(kp, kk))
+
+    def rows(self, params) -> tuple:
+        if self.simple:
+            r = self._published.get(self._key(params))
+            self.entry.hits += 1
+            return r if r is not None else ()
+        return self._rows_general(params)
+
+    def _rows_general(self, params):
+        cq = self.cq
+        reader = self.reader
+        keys = key_combinations(self.key_params, params)
+        out: list = []
+        for k in keys:
+            k = tuple(_coerce_key(v, kind) for v, kind in zip(k, self.key_kinds))
+            self.entry.hits += 1
+            rows = reader.published.get(k)
+            if rows is None and cq.default_fn is not None:
+                rows = cq.default_fn(k)
+            if rows:
+                out.extend(rows)
+        if len(keys) > 1:
+            if cq.merge_distinct:
+                seen = set()
+                uniq = []
+                for r in out:
+                    v = r[: cq.visible]
+                    if v not in seen:
+                        seen.add(v)
+                        uniq.append(r)
+                out = uniq
+            if cq.merge_order is not None:
+                out.sort(key=cq.merge_order)
+            if cq.merge_limit is not None:
+                off, lim = cq.merge_limit
+                out = out[off : None if lim is None else off + lim]
+            if len(out) and len(out[0]) != cq.visible:
+                out = [r[: cq.visible] for r in out]
+        elif cq.merge_limit is not None:
+            off, lim = cq.merge_limit
+            out = out[off : None if lim is None else off + lim]
+            if out and len(out[0]) != cq.visible:
+                out = [r[: cq.visible] for r in out]
+        return tuple(out)
+
+    def run(self, engine: Engine, params) -> Result:
+        rows = self.rows(params)
+        return Result(
+            self.columns, rows, self.column_types, self.nullable, len(rows), None, "cached"
+        )
+
+
+def _int_key(v):
+    if type(v) is int:
+        return v
+    return _coerce_key(v, V.INT)
+
+
+def _coerce_key(v, kind):
+    """Bring a parameter to the kind of the column it is compared with, as MySQL compares."""
+    if v is None:
+        return _NoMatch
+    if kind == V.INT:
+        if type(v) is int:
+            return v
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, float):
+            return int(v) if v.is_integer() else v
+        if isinstance(v, Decimal):
+            return int(v) if v == v.to_integral_value() else v
+        if isinstance(v, str):
+            n = V.str_to_number(v)
+            if isinstance(n, float) and n.is_integer():
+                return int(n)
+            return n
+        return v
+    if kind == V.STR:
+        return v if isinstance(v, str) else V.format_value(v)
+    if kind == V.DECIMAL:
+        if isinstance(v, str):
+            try:
+                return Decimal(v.strip())
+            except ArithmeticError:
+                return _NoMatch
+        if isinstance(v, float):
+            return Decimal(repr(v))
+        return v
+    if kind == V.FLOAT:
+        try:
+            return float(v) if not isinstance(v, str) else float(V.str_to_number(v))
+        except (TypeError, ValueError):
+            return _NoMatch
+    if kind == V.DATETIME and isinstance(v, str):
+        return V.parse_datetime(v) or _NoMatch
+    if kind == V.DATE and isinstance(v, str):
+        return V.parse_date(v) or _NoMatch
+    if kind == V.DATETIME and isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+        return _dt.datetime(v.year, v.month, v.day)
+    return v
+
+
+class _NoMatchType:
+    """A key value equal to nothing: `col = NULL` matches no row."""
+
+    def __repr__(self):
+        return "NoMatch"
+
+
+_NoMatch = _NoMatchType()
+
+
+class ProxyPrepared(Prepared):
+    kind = "proxy"
+    is_select = True
+
+    def __init__(self, sql_sqlite: str, param_count: int, entry: QueryEntry):
+        self.sql = sql_sqlite
+        self.param_count = param_count
+        self.entry = entry
+        self.columns = None
+
+    def run(self, engine: Engine, params) -> Result:
+        args = {f"p{i}": V.to_storage(v) for i, v in enumerate(params)}
+        try:
+            cur = engine.storage.conn.execute(self.sql, args)
+        except sqlite3.OperationalError as e:
+            msg = str(e)
+            if "no such table" in msg:
+                raise E.no_such_table(msg.split(":")[-1].strip()) from None
+            if "no such column" in msg:
+                raise E.bad_field(msg.split(":")[-1].strip()) from None
+            raise E.ProgrammingError(f"query failed on base storage: {msg}") from None
+        rows = cur.fetchall()
+        names = [d[0] for d in cur.description] if cur.description else []
+        self.entry.hits += 1
+        kinds = []
+        for i in range(len(names)):
+            k = V.NULL
+            for r in rows:
+                if r[i] is not None:
+                    k = V.kind_of_value(r[i])
+                    break
+            kinds.append(V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR"))
+        return Result(names, rows, kinds, [True] * len(names), len(rows), None, "proxied")
+
+
+class ConstPrepared(Prepared):
+    """SELECT without FROM: evaluated directly."""
+
+    kind = "const"
+    is_select = True
+
+    def __init__(self, fns, names, kinds, param_count):
+        self.fns = fns
+        self.columns = names
+        self.column_types = [V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR") for k in kinds]
+        self.nullable = [True] * len(names)
+        self.param_count = param_count
+
+    def run(self, engine, params) -> Result:
+        row = tuple(f((), params) for f in self.fns)
+        return Result(self.columns, (row,), self.column_types, self.nullable, 1, None, None)
+
+
+class FuncPrepared(Prepared):
+    def __init__(self, fn, param_count=0, is_write=False, kind="other"):
+        self.fn = fn
+        self.param_count = param_count
+        self.is_write = is_write
+        self.kind = kind
+
+    def run(self, engine, params) -> Result:
+        return self.fn(params)
+
+
+class InsertPrepared(Prepared):
+    kind = "insert"
+    is_write = True
+
+    def __init__(self, engine: Engine, ins: exp.Insert, param_count: int):
+        self.param_count = param_count
+        target = ins.this
+        if isinstance(target, exp.Schema):
+            table = target.this
+            cols = [i.name for i in target.expressions]
+        else:
+            table = target
+            cols = None
+        schema = engine._schema(table.name)
+        self.schema = schema
+        self.table = schema.name
+        if ins.args.get("conflict") is not None:
+            raise E.NotSupportedError("INSERT ... ON DUPLICATE KEY UPDATE is not supported")
+        self.ignore = bool(ins.args.get("ignore"))
+        ncols = len(schema.columns)
+        if cols is None:
+            positions = list(range(ncols))
+        else:
+            positions = []
+            for c in cols:
+                i = schema.index_of(c)
+                if i is None:
+                    raise E.bad_field(c)
+                positions.append(i)
+        self.positions = positions
+        src = ins.expression
+        self.select = None
+        if isinstance(src, exp.Values):
+            scope = Scope([])
+            self.tuples = []
+            for t in src.expressions:
+                vals = t.expressions if isinstance(t, exp.Tuple) else [t]
+                if len(vals) != len(positions):
+                    raise E.ProgrammingError(
+                        "Column count doesn't match value count at row 1", 1136, "21S01"
+                    )
+                fns = []
+                for v in vals:
+                    if isinstance(v, exp.Var) and v.name.upper() == "DEFAULT":
+                        fns.append(_DEFAULT)
+                    else:
+                        try:
+                            fns.append(compile_expr(v, scope).fn)
+                        except Unsupported as e:
+                            raise E.NotSupportedError(f"value expression not supported: {e}") from None
+                self.tuples.append(fns)
+        elif isinstance(src, (exp.Select, exp.Union)):
+            self.select = src
+            self.tuples = None
+        else:
+            raise E.NotSupportedError("unsupported INSERT source")
+        # defaults for columns not listed
+        self.auto_col = schema.auto_increment
+
+    def build_rows(self, engine: Engine, params) -> list[list]:
+        schema = self.schema
+        rows_vals: list[list] = []
+        if self.tuples is not None:
+            for fns in self.tuples:
+                rows_vals.append([f if f is _DEFAULT else f((), params) for f in fns])
+        else:
+            res = engine.execute_ast(self.select, params)
+            for r in res.rows:
+                if len(r) != len(self.positions):
+                    raise E.ProgrammingError(
+                        "Column count doesn't match value count at row 1", 1136, "21S01"
+                    )
+                rows_vals.append(list(r))
+        out = []
+        cols = schema.columns
+        positions = self.positions
+        auto = self.auto_col
+        for vals in rows_vals:
+            row = [_DEFAULT] * len(cols)
+            for pos, v in zip(positions, vals):
+                row[pos] = v
+            for i, c in enumerate(cols):
+                v = row[i]
+                if v is _DEFAULT:
+                    if c.auto_increment:
+                        v = None
+                    elif c.has_default:
+                        v = c.default() if callable(c.default) else c.default
+                    elif not c.nullable:
+                        raise E.DataError(
+                            f"Field '{c.name}' doesn't have a default value", 1364, "HY000"
+                        )
+                    else:
+                        v = None
+                elif v is not None:
+                    v = V.coerce_for_column(v, c.ctype, c.name)
+                if i == auto and (v is None or v == 0):
+                    v = None
+                elif v is None and not c.nullable:
+                    raise E.IntegrityError(
+                        f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                    )
+                row[i] = v
+            out.append(row)
+        return out
+
+    def run(self, engine, params) -> Result:
+        return engine._insert(self, [params])
+
+
+_DEFAULT = object()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Engine:
+    """One database: base storage, the dataflow graph, and the installed queries."""
+
+    def __init__(self, path: str | None = None, **options):
+        self.path = path
+        self.options = options
+        self.partial = options.get("partial", False)
+        self.storage = SQLiteStorage(path)
+        self.graph = Graph()
+        self.views: dict[str, exp.Expression] = {}
+        self.view_sql: dict[str, str] = {}
+        self.view_names: dict[str, str] = {}
+        self.queries: dict[str, QueryEntry] = {}
+        self._by_sql: dict[str, QueryEntry] = {}
+        self._cache: dict[str, Prepared] = {}
+        self._qseq = 0
+        self._tx = False
+        self._tx_deltas: list = []
+        self._closed = False
+        self.lock = threading.RLock()
+        self._restore()
+
+    # --- public API --------------------------------------------------------------------------
+    def execute(self, sql: str, params=()) -> Result:
+        if self._closed:
+            raise E.OperationalError("the database is closed", 2006, "HY000")
+        prep = self._cache.get(sql)
+        if prep is None:
+            prep = self.prepare(sql)
+        if params is None:
+            params = ()
+        if len(params) != prep.param_count:
+            raise E.ProgrammingError(
+                f"Incorrect number of bindings supplied: the statement uses {prep.param_count}, "
+                f"{len(params)} supplied",
+                E.ER_WRONG_ARGUMENTS,
+                "HY000",
+            )
+        return prep.run(self, params)
+
+    def executemany(self, sql: str, seq_of_params) -> Result:
+        if self._closed:
+            raise E.OperationalError("the database is closed", 2006, "HY000")
+        prep = self._cache.get(sql) or self.prepare(sql)
+        seq = [tuple(p) if p is not None else () for p in seq_of_params]
+        for p in seq:
+            if len(p) != prep.param_count:
+                raise E.ProgrammingError(
+                    f"Incorrect number of bindings supplied: the statement uses "
+                    f"{prep.param_count}, {len(p)} supplied",
+                    E.ER_WRONG_ARGUMENTS,
+                    "HY000",
+                )
+        if isinstance(prep, InsertPrepared) and prep.select is None:
+            return self._insert(prep, seq)
+        total = 0
+        last = None
+        if prep.is_write:
+            results = self.execute_batch([(sql, p) for p in seq])
+            for r in results:
+                total += max(r.rowcount, 0)
+                last = r.lastrowid if r.lastrowid else last
+            return Result(rowcount=total, lastrowid=last)
+        res = Result(rowcount=-1)
+        for p in seq:
+            res = prep.run(self, p)
+        return res
+
+    def prepare(self, sql: str) -> Prepared:
+        """Parse and plan a statement once; later calls with the same text reuse it."""
+        prep = self._cache.get(sql)
+        if prep is not None:
+            return prep
+        ast, nparams = parse(sql)
+        prep = self._prepare_ast(ast, nparams, sql)
+        if prep.kind not in ("ddl", "tx"):
+            if len(self._cache) > 50000:
+                self._cache.clear()
+            self._cache[sql] = prep
+        return prep
+
+    def execute_batch(self, statements) -> list[Result]:
+        """Run several statements as one transaction: all applied (one dataflow batch) or none."""
+        results = []
+        own = not self._tx
+        if own:
+            self._begin()
+        try:
+            for sql, params in statements:
+                results.append(self.execute(sql, params))
+        except BaseException:
+            if own:
+                self._rollback()
+            raise
+        if own:
+            self._commit()
+        return results
+
+    def execute_ast(self, ast: exp.Expression, params=()) -> Result:
+        prep = self._prepare_ast(ast, _count_params(ast), ast.sql("mysql"))
+        return prep.run(self, params)
+
+    def table_names(self) -> list[str]:
+        return [s.name for s in self.storage.schemas.values()]
+
+    def describe(self, table: str) -> list[tuple]:
+        return list(self._describe(table).rows)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        if self._tx:
+            self._rollback()
+        self._closed = True
+        for n in list(self.graph.nodes.values()):
+            n.on_removed()
+        self.storage.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # --- transactions ------------------------------------------------------------------------
+    def _begin(self):
+        if self._tx:
+            return
+        self.storage.begin()
+        self._tx = True
+        self._tx_deltas = []
+
+    def _commit(self):
+        if not self._tx:
+            return
+        self.storage.commit()
+        self._tx = False
+        deltas, self._tx_deltas = self._tx_deltas, []
+        self._push(deltas)
+
+    def _rollback(self):
+        if not self._tx:
+            return
+        self.storage.rollback()
+        self._tx = False
+        self._tx_deltas = []
+
+    def _push(self, deltas: list) -> None:
+        """Send base-table deltas into the dataflow, merging consecutive ones per table."""
+        merged: dict[str, list] = {}
+        order: list[str] = []
+        for table, batch in deltas:
+            if table not in merged:
+                merged[table] = []
+                order.append(table)
+            merged[table].extend(batch)
+        for table in order:
+            node = self.graph.lookup(f"base({table})")
+            if node is not None and node.children:
+                self.graph.propagate(node, merged[table])
+
+    def _write(self, table: str, fn) -> None:
+        """Run ``fn`` (which changes SQLite and returns a delta) atomically, then propagate."""
+        if self._tx:
+            self.storage.savepoint("stmt")
+            try:
+                batch = fn()
+            except BaseException:
+                self.storage.rollback_to("stmt")
+                raise
+            self.storage.release("stmt")
+            if batch:
+                self._tx_deltas.append((table, batch))
+            return
+        self.storage.begin()
+        try:
+            batch = fn()
+        except BaseException:
+            self.storage.rollback()
+            raise
+        self.storage.commit()
+        if batch:
+            node = self.graph.lookup(f"base({table})")
+            if node is not None and node.children:
+                self.graph.propagate(node, batch)
+
+    # --- statement planning ------------------------------------------------------------------
+    def _schema(self, name: str) -> TableSchema:
+        s = self.storage.schemas.get(name.lower())
+        if s is None:
+            raise E.no_such_table(name)
+        return s
+
+    def _prepare_ast(self, ast: exp.Expression, nparams: int, sql: str) -> Prepared:
+        if isinstance(ast, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
+            return self._prepare_select(ast, nparams, sql)
+        if isinstance(ast, exp.Insert):
+            return InsertPrepared(self, ast, nparams)
+        if isinstance(ast, exp.Update):
+            return self._prepare_update(ast, nparams)
+        if isinstance(ast, exp.Delete):
+            return self._prepare_delete(ast, nparams)
+        if isinstance(ast, exp.Create):
+            kind = (ast.args.get("kind") or "").upper()
+            if kind == "TABLE":
+                return FuncPrepared(lambda p: self._create_table(ast, sql), 0, kind="ddl")
+            if kind == "VIEW":
+                return FuncPrepared(lambda p: self._create_view(ast, sql), 0, kind="ddl")
+            if kind == "INDEX":
+                return FuncPrepared(lambda p: self._create_index(ast), 0, kind="ddl")
+            raise E.NotSupportedError(f"CREATE {kind} is not supported")
+        if isinstance(ast, exp.Drop):
+            kind = (ast.args.get("kind") or "").upper()
+            if kind == "TABLE":
+                return FuncPrepared(lambda p: self._drop_tables(ast), 0, kind="ddl")
+            if kind == "VIEW":
+                return FuncPrepared(lambda p: self._drop_views(ast), 0, kind="ddl")
+            raise E.NotSupportedError(f"DROP {kind} is not supported")
+        if isinstance(ast, exp.Describe):
+            target = ast.this
+            if isinstance(target, exp.Table):
+                return FuncPrepared(lambda p: self._describe(target.name), 0)
+            return FuncPrepared(lambda p: self._explain(target, nparams), 0)
+        if isinstance(ast, exp.Show):
+            what = str(ast.this).upper()
+            if what == "TABLES":
+                return FuncPrepared(lambda p: self._show_tables(), 0)
+            if what in ("COLUMNS", "FIELDS"):
+                tbl = ast.args.get("target")
+                name = tbl.name if hasattr(tbl, "name") else str(tbl)
+                return FuncPrepared(lambda p: self._describe(name), 0)
+            raise E.NotSupportedError(f"SHOW {what} is not supported")
+        if isinstance(ast, exp.Transaction):
+            return FuncPrepared(lambda p: self._tx_stmt("begin"), 0, kind="tx")
+        if isinstance(ast, exp.Commit):
+            return FuncPrepared(lambda p: self._tx_stmt("commit"), 0, kind="tx")
+        if isinstance(ast, exp.Rollback):
+            return FuncPrepared(lambda p: self._tx_stmt("rollback"), 0, kind="tx")
+        if isinstance(ast, exp.Command):
+            name = str(ast.this).upper()
+            rest = ast.expression
+            rest = (rest.name if hasattr(rest, "name") else str(rest or "")).upper()
+            if name == "SHOW" and rest.strip() == "CACHES":
+                return FuncPrepared(lambda p: self._show_caches(), 0)
+            if name == "SHOW" and rest.strip() in ("TABLES", "FULL TABLES"):
+                return FuncPrepared(lambda p: self._show_tables(), 0)
+            raise E.NotSupportedError(f"statement not supported: {sql.strip()[:60]}")
+        raise E.NotSupportedError(f"statement not supported: {type(ast).__name__}")
+
+    def _tx_stmt(self, what: str) -> Result:
+        if what == "begin":
+            if self._tx:
+                self._commit()  # MySQL: BEGIN commits an open transaction
+            self._begin()
+        elif what == "commit":
+            self._commit()
+        else:
+            self._rollback()
+        return Result(rowcount=0)
+
+    def _prepare_select(self, ast, nparams: int, sql: str) -> Prepared:
+        if isinstance(ast, exp.Select) and ast.args.get("from_") is None:
+            if ast.args.get("where") or ast.args.get("group"):
+                return self._proxy(ast, nparams, sql)
+            scope = Scope([])
+            fns, names, kinds = [], [], []
+            try:
+                for e in ast.expressions:
+                    c = compile_expr(e, scope)
+                    fns.append(c.fn)
+                    kinds.append(c.kind)
+                    names.append(e.alias_or_name if isinstance(e, exp.Alias) else e.sql("mysql"))
+            except Unsupported:
+                return self._proxy(ast, nparams, sql)
+            return ConstPrepared(fns, names, kinds, nparams)
+        key = _normalize(ast)
+        entry = self._by_sql.get(key)
+        if entry is not None:
+            if entry.compiled is not None:
+                return SelectPrepared(entry, nparams)
+            return self._proxy(ast, nparams, sql, entry)
+        compiler = Compiler(self.graph, self.storage, self.views)
+        try:
+            cq = compiler.compile_query(ast, nparams)
+        except Unsupported:
+            self._discard(compiler)
+            return self._proxy(ast, nparams, sql)
+        except BaseException:
+            self._discard(compiler)
+            raise
+        self._install(cq)
+        entry = QueryEntry(self._next_name(), sql.strip(), "cached", cq)
+        self.queries[entry.name] = entry
+        self._by_sql[key] = entry
+        return SelectPrepared(entry, nparams)
+
+    def _discard(self, compiler: Compiler) -> None:
+        for n in reversed(compiler.new):
+            self.graph.remove(n)
+
+    def _install(self, cq: CompiledQuery) -> None:
+        for n in cq.nodes:
+            n.refcount += 1
+        self.graph.install(cq.new_nodes)
+
+    def _next_name(self) -> str:
+        self._qseq += 1
+        return f"q{self._qseq}"
+
+    def _proxy(self, ast, nparams, sql, entry: QueryEntry | None = None) -> Prepared:
+        try:
+            text = ast.sql(dialect="sqlite")
+        except Exception as e:  # noqa: BLE001 - sqlglot raises assorted errors
+            raise E.NotSupportedError(f"cannot run this query: {e}") from None
+        if entry is None:
+            # validate tables before registering
+            for t in ast.find_all(exp.Table):
+                low = t.name.lower()
+                if low and low not in self.storage.schemas and low not in self.views:
+                    if not any(
+                        isinstance(cte, exp.CTE) and cte.alias.lower() == low
+                        for cte in ast.find_all(exp.CTE)
+                    ):
+                        raise E.no_such_table(t.name)
+            key = _normalize(ast)
+            entry = QueryEntry(self._next_name(), sql.strip(), "proxied", None)
+            self.queries[entry.name] = entry
+            self._by_sql[key] = entry
+        return ProxyPrepared(text, nparams, entry)
+
+    # --- writes ------------------------------------------------------------------------------
+    def _insert(self, prep: InsertPrepared, param_sets) -> Result:
+        table = prep.table
+        rows_all: list[list] = []
+        for params in param_sets:
+            rows_all.extend(prep.build_rows(self, params))
+        if not rows_all:
+            return Result(rowcount=0)
+        stored_holder: list = []
+
+        def apply():
+            if prep.ignore:
+                stored = []
+                for r in rows_all:
+                    self.storage.savepoint("ins")
+                    try:
+                        stored.extend(self.storage.insert_rows(table, [r], prep.auto_col))
+                        self.storage.release("ins")
+                    except E.IntegrityError:
+                        self.storage.rollback_to("ins")
+            else:
+                stored = self.storage.insert_rows(table, rows_all, prep.auto_col)
+            stored_holder.append(stored)
+            return [(r, 1) for r in stored]
+
+        self._write(table, apply)
+        stored = stored_holder[0]
+        lastrowid = None
+        if prep.auto_col is not None:
+            gen = [
+                s[prep.auto_col]
+                for r, s in zip(rows_all, stored)
+                if r[prep.auto_col] is None
+            ]
+            if gen:
+                lastrowid = gen[0]
+        return Result(rowcount=len(stored), lastrowid=lastrowid)
+
+    def _matcher(self, schema: TableSchema, where: exp.Expression | None):
+        """Return fn(params) -> [(rowid, row)] of rows matching WHERE, with MySQL semantics."""
+        scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+        if where is None:
+            return lambda params: self.storage.select_with_rowid(schema.name, None)
+        try:
+            pred = compile_expr(where, scope).fn
+        except Unsupported as e:
+            raise E.NotSupportedError(f"WHERE clause not supported: {e}") from None
+        push = _pushdown(where, schema)
+
+        def match(params):
+            if push is not None:
+                sql, getters, checks = push
+                vals = []
+                ok = True
+                for g, kind in zip(getters, checks):
+                    v = g(params)
+                    if kind is not None and v is not None and V.kind_of_value(v) != kind:
+                        ok = False
+                        break
+                    vals.append(V.to_storage(v))
+                if ok:
+                    cand = self.storage.select_with_rowid(schema.name, sql, vals)
+                    return [(rid, r) for rid, r in cand if truthy(pred(r, params))]
+            cand = self.storage.select_with_rowid(schema.name, None)
+            return [(rid, r) for rid, r in cand if truthy(pred(r, params))]
+
+        return match
+
+    def _prepare_update(self, ast: exp.Update, nparams: int) -> Prepared:
+        table = ast.this
+        if not isinstance(table, exp.Table) or ast.args.get("from_") or ast.args.get("joins"):
+            raise E.NotSupportedError("multi-table UPDATE is not supported")
+        if ast.args.get("order") or ast.args.get("limit"):
+            raise E.NotSupportedError("UPDATE ... ORDER BY / LIMIT is not supported")
+        schema = self._schema(table.name)
+        scope = Scope([(table.alias or schema.name, c.name, c.ctype.kind) for c in schema.columns])
+        sets = []
+        for eq in ast.expressions:
+            col = eq.this
+            i = schema.index_of(col.name)
+            if i is None:
+                raise E.bad_field(col.name)
+            try:
+                sets.append((i, compile_expr(eq.expression, scope).fn))
+            except Unsupported as e:
+                raise E.NotSupportedError(f"SET expression not supported: {e}") from None
+        where = ast.args["where"].this if ast.args.get("where") else None
+        match = self._matcher(schema, where)
+        cols = schema.columns
+
+        def run(params):
+            changed_holder = [0]
+
+            def apply():
+                found = match(params)
+                changes = []
+                batch = []
+                for rowid, row in found:
+                    new = list(row)
+                    # MySQL evaluates SET assignments left to right, each seeing earlier ones
+                    for i, fn in sets:
+                        v = fn(tuple(new), params)
+                        c = cols[i]
+                        if v is None:
+                            if not c.nullable:
+                                raise E.IntegrityError(
+                                    f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                                )
+                        else:
+                            v = V.coerce_for_column(v, c.ctype, c.name)
+                        new[i] = v
+                    new = tuple(new)
+                    if new != row:
+                        changes.append((rowid, new))
+                        batch.append((row, -1))
+                        batch.append((new, 1))
+                if changes:
+                    self.storage.update_rows(schema.name, changes)
+                changed_holder[0] = len(changes)
+                return batch
+
+            self._write(schema.name, apply)
+            return Result(rowcount=changed_holder[0])
+
+        return FuncPrepared(run, nparams, is_write=True, kind="update")
+
+    def _prepare_delete(self, ast: exp.Delete, nparams: int) -> Prepared:
+        table = ast.this
+        if not isinstance(table, exp.Table) or ast.args.get("using"):
+            raise E.NotSupportedError("multi-table DELETE is not supported")
+        if ast.args.get("order") or ast.args.get("limit"):
+            raise E.NotSupportedError("DELETE ... ORDER BY / LIMIT is not supported")
+        schema = self._schema(table.name)
+        where = ast.args["where"].this if ast.args.get("where") else None
+        match = self._matcher(schema, where)
+
+        def run(params):
+            n = [0]
+
+            def apply():
+                found = match(params)
+                if found:
+                    self.storage.delete_rows(schema.name, [rid for rid, _ in found])
+                n[0] = len(found)
+                return [(row, -1) for _, row in found]
+
+            self._write(schema.name, apply)
+            return Result(rowcount=n[0])
+
+        return FuncPrepared(run, nparams, is_write=True, kind="delete")
+
+    # --- DDL ---------------------------------------------------------------------------------
+    def _ddl_guard(self):
+        if self._tx:
+            self._commit()  # MySQL: DDL commits the open transaction
+        self._cache.clear()
+
+    def _create_table(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
+        schema = _schema_from_create(ast)
+        low = schema.name.lower()
+        if low in self.storage.schemas or low in self.views:
+            if ast.args.get("exists"):
+                return Result(rowcount=0)
+            raise E.ProgrammingError(
+                f"Table '{schema.name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
+            )
+        schema.ddl = sql
+        if restoring:
+            self.storage.register(schema)
+            return Result(rowcount=0)
+        self._ddl_guard()
+        self.storage.begin()
+        try:
+            self.storage.create_table(schema)
+            self.storage.catalog_add("table", schema.name, sql.strip())
+        except BaseException:
+            self.storage.rollback()
+            self.storage.schemas.pop(low, None)
+            raise
+        self.storage.commit()
+        return Result(rowcount=0)
+
+    def _create_index(self, ast: exp.Create) -> Result:
+        idx = ast.this
+        table = idx.args.get("table")
+        if table is None:
+            raise E.NotSupportedError("CREATE INDEX without a table")
+        schema = self._schema(table.name)
+        cols = []
+        params = idx.args.get("params")
+        for c in (params.args.get("columns") if params else []) or []:
+            name = c.this.name if isinstance(c, exp.Ordered) else c.name
+            i = schema.index_of(name)
+            if i is None:
+                raise E.bad_field(name)
+            cols.append(i)
+        if cols:
+            self.storage.ensure_index(schema.name, cols)
+        return Result(rowcount=0)
+
+    def _drop_tables(self, ast: exp.Drop) -> Result:
+        self._ddl_guard()
+        for t in ast.expressions if ast.expressions else ast.args.get("tables") or []:
+            low = t.name.lower()
+            if low not in self.storage.schemas:
+                if ast.args.get("exists"):
+                    continue
+                raise E.ProgrammingError(f"Unknown table '{t.name}'", E.ER_BAD_TABLE_ERROR, "42S02")
+            base = self.graph.lookup(f"base({self.storage.schemas[low].name})")
+            if base is not None:
+                for name, entry in list(self.queries.items()):
+                    if entry.compiled and base in entry.compiled.nodes:
+                        self._remove_query(name)
+                self.graph.remove(base)
+            for name, entry in list(self.queries.items()):
+                if entry.compiled is None:
+                    self._remove_query(name)
+            self.storage.begin()
+            self.storage.drop_table(t.name)
+            self.storage.catalog_remove("table", t.name)
+            self.storage.commit()
+        return Result(rowcount=0)
+
+    def _remove_query(self, name: str) -> None:
+        entry = self.queries.pop(name, None)
+        if entry is None:
+            return
+        for k, v in list(self._by_sql.items()):
+            if v is entry:
+                del self._by_sql[k]
+        if entry.compiled is not None:
+            self.graph.release(entry.compiled.nodes)
+        self._cache.clear()
+
+    def _create_view(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
+        name = ast.this.name
+        low = name.lower()
+        query = ast.expression
+        if ast.args.get("replace") and low in self.views:
+            self._drop_view(name)
+        if low in self.views or low in self.storage.schemas:
+            raise E.ProgrammingError(
+                f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
+            )
+        if query.find(exp.Placeholder):
+            raise E.ProgrammingError("View's SELECT contains a variable or parameter", 1351, "HY000")
+        if not restoring:
+            self._ddl_guard()
+        # validate: the view's query must compile or be answerable on base storage
+        self.views[low] = query
+        self.view_sql[low] = sql.strip()
+        self.view_names[low] = name
+        try:
+            select_sql = f"SELECT * FROM {name}"
+            ast2, n = parse(select_sql)
+            prep = self._prepare_select(ast2, n, select_sql)
+            entry = prep.entry
+            self.queries.pop(entry.name, None)
+            entry.name = name
+            entry.sql = sql.strip()
+            self.queries[name] = entry
+            if not restoring:
+                try:
+                    self.storage.conn.execute(
+                        f"CREATE VIEW IF NOT EXISTS {q(name)} AS {query.sql(dialect='sqlite')}"
+                    )
+                except sqlite3.Error:
+                    pass  # only proxied queries over this view need the SQLite copy
+                self.storage.begin()
+                self.storage.catalog_add("view", name, sql.strip())
+                self.storage.commit()
+        except BaseException:
+            self.views.pop(low, None)
+            self.view_sql.pop(low, None)
+            self.view_names.pop(low, None)
+            raise
+        return Result(rowcount=0)
+
+    def _drop_view(self, name: str) -> None:
+        low = name.lower()
+        real = self.view_names.get(low, name)
+        self._remove_query(real)
+        for qname, entry in list(self.queries.items()):
+            if entry.compiled is None:
+                self._remove_query(qname)
+        self.views.pop(low, None)
+        self.view_sql.pop(low, None)
+        self.view_names.pop(low, None)
+        try:
+            self.storage.conn.execute(f"DROP VIEW IF EXISTS {q(real)}")
+        except sqlite3.Error:
+            pass
+        self.storage.begin()
+        self.storage.catalog_remove("view", real)
+        self.storage.commit()
+
+    def _drop_views(self, ast: exp.Drop) -> Result:
+        self._ddl_guard()
+        for t in ast.expressions if ast.expressions else ast.args.get("tables") or []:
+            if t.name.lower() not in self.views:
+                if ast.args.get("exists"):
+                    continue
+                raise E.ProgrammingError(f"Unknown table '{t.name}'", E.ER_BAD_TABLE_ERROR, "42S02")
+            self._drop_view(t.name)
+        return Result(rowcount=0)
+
+    def _restore(self) -> None:
+        for kind, name, sql in self.storage.catalog_entries():
+            ast, _ = parse(sql)
+            if kind == "table":
+                self._create_table(ast, sql, restoring=True)
+            elif kind == "view":
+                self._create_view(ast, sql, restoring=True)
+
+    # --- introspection -----------------------------------------------------------------------
+    def _show_tables(self) -> Result:
+        rows = [(s.name,) for s in sorted(self.storage.schemas.values(), key=lambda s: s.name)]
+        return Result(["Tables_in_noria"], rows, ["VARCHAR"], [False], len(rows), None, None)
+
+    def _describe(self, table: str) -> Result:
+        schema = self._schema(table)
+        rows = []
+        for i, c in enumerate(schema.columns):
+            key = ""
+            if i in schema.primary_key:
+                key = "PRI"
+            elif any(u == [i] for u in schema.uniques):
+                key = "UNI"
+            elif any(ix and ix[0] == i for ix in schema.indexes):
+                key = "MUL"
+            default = None
+            if c.has_default:
+                default = "CURRENT_TIMESTAMP" if callable(c.default) else (
+                    None if c.default is None else V.format_value(c.default)
+                )
+            rows.append(
+                (
+                    c.name,
+                    _type_text(c.ctype),
+                    "YES" if c.nullable else "NO",
+                    key,
+                    default,
+                    "auto_increment" if c.auto_increment else "",
+                )
+            )
+        names = ["Field", "Type", "Null", "Key", "Default", "Extra"]
+        return Result(names, rows, ["VARCHAR"] * 6, [False, False, False, False, True, False], len(rows))
+
+    def _explain(self, target: exp.Expression, nparams: int) -> Result:
+        sql = target.sql("mysql")
+        prep = self._prepare_select(target, nparams, sql)
+        names = ["node", "operator", "description", "parents", "materialization", "key", "domain", "reused"]
+        if not isinstance(prep, SelectPrepared):
+            rows = [(None, "proxied", "executed on base storage (SQLite)", "", "none", "", 0, "")]
+            return Result(names, rows, ["BIGINT"] + ["VARCHAR"] * 5 + ["BIGINT", "VARCHAR"], [True] * 8, 1)
+        entry = prep.entry
+        rows = []
+        for n in sorted(entry.compiled.nodes, key=lambda n: n.id):
+            rows.append(
+                (
+                    n.id,
+                    n.kind,
+                    n.describe(),
+                    ",".join(str(p.id) for p in n.parents),
+                    n.materialization,
+                    ",".join(str(k) for k in n.key_columns()),
+                    n.domain,
+                    "no" if n.id in entry.created else "yes",
+                )
+            )
+        types = ["BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "VARCHAR"]
+        return Result(names, rows, types, [False] * 8, len(rows))
+
+    def _show_caches(self) -> Result:
+        names = ["name", "query", "status", "keys", "hits", "misses", "bytes"]
+        rows = []
+        for name, entry in self.queries.items():
+            if entry.compiled is not None:
+                reader = entry.compiled.reader
+                keys, nrows = reader.state_size()
+                nbytes = _estimate_bytes(reader)
+                rows.append((name, entry.sql, entry.status, keys, entry.hits, entry.misses, nbytes))
+            else:
+                rows.append((name, entry.sql, entry.status, None, entry.hits, entry.misses, None))
+        types = ["VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT"]
+        return Result(names, rows, types, [False, False, False, True, False, False, True], len(rows))
+
+    def explain_dot(self) -> str:
+        return self.graph.to_dot()
+
+
+def _estimate_bytes(reader) -> int:
+    """Approximate memory held by a reader's state: sampled row sizes times row count."""
+    total = 0
+    sampled = 0
+    sample_bytes = 0
+    nrows = 0
+    for k, rows in reader.state.items():
+        n = len(rows)
+        nrows += n
+        total += sys.getsizeof(k) + 64
+        if sampled < 200:
+            for r in list(rows)[:4]:
+                sample_bytes += sys.getsizeof(r) + sum(sys.getsizeof(v) for v in r)
+                sampled += 1
+    if sampled:
+        total += int(sample_bytes / sampled * nrows)
+    return total
+
+
+def _type_text(ct: V.ColumnType) -> str:
+    name = ct.mysql_name.lower()
+    if ct.kind == V.DECIMAL:
+        name = f"decimal({ct.precision},{ct.scale})"
+    elif ct.length is not None and name in ("varchar", "char", "binary", "varbinary"):
+        name = f"{name}({ct.length})"
+    elif name == "tinyint" and ct.length == 1:
+        name = "tinyint(1)"
+    if ct.unsigned:
+        name += " unsigned"
+    return name
+
+
+def _normalize(ast: exp.Expression) -> str:
+    return ast.sql("mysql")
+
+
+def _count_params(ast: exp.Expression) -> int:
+    n = 0
+    for p in ast.find_all(exp.Placeholder):
+        if p.this and str(p.this).startswith("p"):
+            n = max(n, int(str(p.this)[1:]) + 1)
+    return n
+
+
+def _schema_from_create(ast: exp.Create) -> TableSchema:
+    schema_ast = ast.this
+    if not isinstance(schema_ast, exp.Schema):
+        if isinstance(ast.expression, (exp.Select, exp.Union)):
+            raise E.NotSupportedError("CREATE TABLE ... AS SELECT is not supported")
+        raise E.ProgrammingError("CREATE TABLE needs a column list", 1064, "42000")
+    name = schema_ast.this.name
+    columns: list[ColumnDef] = []
+    pk: list[int] = []
+    uniques: list[list[int]] = []
+    indexes: list[list[int]] = []
+    pending_pk: list[str] = []
+    pending_unique: list[list[str]] = []
+    pending_index: list[list[str]] = []
+    for item in schema_ast.expressions:
+        if isinstance(item, exp.ColumnDef):
+            if item.args.get("kind") is None:
+                raise E.ProgrammingError(f"Column '{item.name}' needs a type", 1064, "42000")
+            ctype = V.column_type_from_sqlglot(item.args["kind"])
+            col = ColumnDef(item.name, ctype)
+            is_pk = False
+            for cons in item.constraints:
+                k = cons.kind
+                if isinstance(k, exp.NotNullColumnConstraint):
+                    col.nullable = bool(k.args.get("allow_null"))
+                elif isinstance(k, exp.PrimaryKeyColumnConstraint):
+                    is_pk = True
+                elif isinstance(k, exp.AutoIncrementColumnConstraint):
+                    col.auto_increment = True
+                elif isinstance(k, exp.UniqueColumnConstraint):
+                    pending_unique.append([item.name])
+                elif isinstance(k, exp.DefaultColumnConstraint):
+                    col.has_default = True
+                    col.default = _default_value(k.this, ctype, item.name)
+            if is_pk:
+                pending_pk.append(item.name)
+            if any(c.name.lower() == item.name.lower() for c in columns):
+                raise E.ProgrammingError(f"Duplicate column name '{item.name}'", 1060, "42S21")
+            columns.append(col)
+        elif isinstance(item, exp.PrimaryKey):
+            for e in item.expressions:
+                pending_pk.append(e.this.name if isinstance(e, exp.Ordered) else e.name)
+        elif isinstance(item, exp.UniqueColumnConstraint):
+            target = item.this
+            cols = target.expressions if isinstance(target, exp.Schema) else []
+            pending_unique.append([c.name for c in cols])
+        elif isinstance(item, exp.IndexColumnConstraint):
+            cols = [
+                (c.this.name if isinstance(c, exp.Ordered) else c.name)
+                for c in item.expressions
+            ]
+            pending_index.append(cols)
+        else:
+            # CHECK, FOREIGN KEY, FULLTEXT ... accepted and ignored
+            continue
+
+    def idx(names):
+        out = []
+        for n in names:
+            i = next((j for j, c in enumerate(columns) if c.name.lower() == n.lower()), None)
+            if i is None:
+                raise E.ProgrammingError(
+                    f"Key column '{n}' doesn't exist in table", 1072, "42000"
+                )
+            out.append(i)
+        return out
+
+    pk = idx(pending_pk)
+    for i in pk:
+        columns[i].nullable = False
+    uniques = [idx(u) for u in pending_unique if u]
+    indexes = [idx(u) for u in pending_index if u]
+    return TableSchema(name, columns, pk, uniques, indexes)
+
+
+def _default_value(e: exp.Expression, ctype, col: str):
+    if isinstance(e, exp.Null):
+        return None
+    if isinstance(e, (exp.CurrentTimestamp, exp.CurrentDate)) or (
+        isinstance(e, exp.Anonymous) and str(e.this).upper() in ("NOW", "CURRENT_TIMESTAMP")
+    ):
+        return lambda: V.coerce_for_column(
+            _dt.datetime.now().replace(microsecond=0), ctype, col
+        )
+    try:
+        v = compile_expr(e, Scope([]), allow_params=False).fn((), None)
+    except (Unsupported, E.Error):
+        raise E.ProgrammingError(f"Invalid default value for '{col}'", 1067, "42000") from None
+    if isinstance(v, str) and ctype.kind == V.INT and v.strip() == "":
+        return 0
+    return V.coerce_for_column(v, ctype, col) if v is not None else None
+
+
+def _pushdown(where: exp.Expression, schema: TableSchema):
+    """Translate a simple WHERE to SQLite for an indexed candidate search.
+
+    Returns (sql, value getters, expected kinds) or None when the predicate is not in the
+    subset whose SQLite meaning is at least as wide as MySQL's (the engine re-checks every
+    candidate with its own evaluator, so only missed rows would be a problem).
+    """
+    getters = []
+    kinds = []
+
+    def col_kind(c: exp.Column):
+        i = schema.index_of(c.name)
+        if i is None:
+            return None
+        k = schema.columns[i].ctype.kind
+        return k if k in (V.INT, V.STR) else None
+
+    def val(e, kind):
+        if isinstance(e, exp.Placeholder) and e.this and str(e.this).startswith("p"):
+            idx = int(str(e.this)[1:])
+            getters.append(lambda p, idx=idx: p[idx])
+            kinds.append(kind)
+            return "?"
+        if isinstance(e, exp.Literal):
+            v = e.this if e.is_string else None
+            if not e.is_string:
+                try:
+                    v = int(e.this)
+                except ValueError:
+                    return None
+            if V.kind_of_value(v) != kind:
+                return None
+            getters.append(lambda p, v=v: v)
+            kinds.append(None)
+            return "?"
+        return None
+
+    def tr(e):
+        if isinstance(e, exp.Paren):
+            inner = tr(e.this)
+            return None if inner is None else f"({inner})"
+        if isinstance(e, (exp.And, exp.Or)):
+            a = tr(e.this)
+            b = tr(e.expression)
+            if a is None or b is None:
+                return None
+            op = "AND" if isinstance(e, exp.And) else "OR"
+            return f"({a} {op} {b})"
+        ops = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+        if type(e) in ops:
+            a, b = e.this, e.expression
+            if isinstance(b, exp.Column) and not isinstance(a, exp.Column):
+                a, b = b, a
+                flip = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "=": "="}
+                op = flip[ops[type(e)]]
+            else:
+                op = ops[type(e)]
+            if not isinstance(a, exp.Column):
+                return None
+            k = col_kind(a)
+            if k is None:
+                return None
+            v = val(b, k)
+            if v is None:
+                return None
+            return f"{q(schema.columns[schema.index_of(a.name)].name)} {op} {v}"
+        if isinstance(e, exp.In) and isinstance(e.this, exp.Column) and not e.args.get("query"):
+            k = col_kind(e.this)
+            if k is None:
+                return None
+            parts = []
+            for x in e.expressions:
+                v = val(x, k)
+                if v is None:
+                    return None
+                parts.append(v)
+            return f"{q(schema.columns[schema.index_of(e.this.name)].name)} IN ({', '.join(parts)})"
+        return None
+
+    sql = tr(where)
+    if sql is None:
+        return None
+    return sql, getters, kinds

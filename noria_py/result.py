@@ -1,0 +1,26 @@
+"""The outcome of one statement, shared by the PEP 249 cursor and the MySQL-wire server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class Result:
+    """What ``Engine.execute`` returns.
+
+    ``columns`` is None for statements that produce no result set (DDL, writes, SET ...).
+    ``column_types`` holds one MySQL type name per column (``BIGINT``, ``INT``, ``DECIMAL``,
+    ``DOUBLE``, ``VARCHAR``, ``TEXT``, ``DATE``, ``DATETIME``, ``TIMESTAMP``, ``TINYINT``,
+    ``NULL``) and ``nullable`` whether a column may hold NULL.
+    ``status`` is ``"cached"`` for a SELECT answered by the dataflow, ``"proxied"`` for one run
+    on base storage, None for everything else.
+    """
+
+    columns: list[str] | None = None
+    rows: list[tuple] | tuple = ()
+    column_types: list[str] = field(default_factory=list)
+    nullable: list[bool] = field(default_factory=list)
+    rowcount: int = -1
+    lastrowid: int | None = None
+    status: str | None = None

@@ -1,0 +1,19 @@
+"""The MySQL-wire front end of noria_py (``noria-py serve``).
+
+``mysql`` runs the server (mysql-mimic handshake and authentication on uvloop, this package's own
+command phase), ``session`` answers session-level statements and buffers transactions,
+``protocol`` encodes result sets and decodes prepared-statement parameters, and ``literals``
+turns literal point lookups into parameterized statements.
+"""
+
+from __future__ import annotations
+
+__all__ = ["add_arguments", "run_from_args", "serve"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from . import mysql
+
+        return getattr(mysql, name)
+    raise AttributeError(name)

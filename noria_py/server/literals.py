@@ -1,0 +1,195 @@
+"""Turning literal point lookups into parameterized ones (auto-parameterization).
+
+Most MySQL drivers (pymysql, and SQLAlchemy on top of it) bind parameters on the client: every
+lookup arrives as a different SQL text, ``... WHERE id = 42``. Handing those texts to the engine
+as they are would parse each one and install a view per literal. Instead the server rewrites
+the simplest, unambiguous shape into its parameterized form and passes the literals as bound
+parameters, so all lookups of one shape share one statement and one reader:
+
+    SELECT a, b FROM t WHERE id = 42 AND name = 'x' ORDER BY a LIMIT 5
+    -> ("SELECT a, b FROM t WHERE id = ? AND name = ? ORDER BY a LIMIT 5", [42, "x"])
+
+Only ``column = literal`` terms of a top-level WHERE that is a plain conjunction are rewritten,
+and only integer and single-quoted string literals. Anything else (comments, existing
+placeholders, subqueries, UNION, OR, NOT, parentheses or functions in the WHERE clause, double
+quotes, decimals, introducers, COLLATE) leaves the statement untouched. If the engine rejects
+the rewritten form, the session remembers that and sends the original text instead.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<str>'(?:[^'\\]|\\.|'')*')
+  | (?P<num>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)
+  | (?P<ident>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*|`(?:[^`]|``)+`(?:\.`(?:[^`]|``)+`)*)
+  | (?P<op><=>|<=|>=|<>|!=|[=<>(),.*+\-/%;])
+  | (?P<other>.)
+    """,
+    re.X | re.S,
+)
+_STOP = frozenset(
+    ("group", "having", "order", "limit", "for", "lock", "into", "window", "procedure")
+)
+_REJECT = frozenset(
+    (
+        "or",
+        "not",
+        "in",
+        "like",
+        "between",
+        "exists",
+        "select",
+        "union",
+        "xor",
+        "case",
+        "regexp",
+        "rlike",
+        "is",
+        "match",
+        "sounds",
+        "escape",
+        "binary",
+        "collate",
+        "interval",
+        "div",
+        "mod",
+    )
+)
+_ESC = {
+    "0": "\0",
+    "'": "'",
+    '"': '"',
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "Z": "\x1a",
+    "\\": "\\",
+    "%": "\\%",
+    "_": "\\_",
+}
+_ESC_RE = re.compile(r"\\(.)|''", re.S)
+
+
+def _unescape(body: str) -> str:
+    return _ESC_RE.sub(
+        lambda m: "'" if m.group(1) is None else _ESC.get(m.group(1), m.group(1)), body
+    )
+
+
+def lift_literals(sql: str) -> tuple[str, list[Any]] | None:
+    """Return (parameterized SQL, params) for a liftable SELECT, or None to leave it as it is."""
+    head = sql[:6]
+    if head.lower() != "select":
+        return None
+    if "where" not in sql.lower():
+        return None
+    # Tokenize once, keeping offsets of significant tokens.
+    toks: list[tuple[str, str, int, int]] = []
+    prev_end, prev_text = -1, ""
+    for m in _TOKEN.finditer(sql):
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        if kind == "other":
+            return None  # placeholders, variables, comments, double quotes, ...
+        text = m.group()
+        start = m.start()
+        if kind == "op" and start == prev_end and (prev_text + text) in ("--", "/*"):
+            return None
+        toks.append((kind, text, start, m.end()))
+        prev_end, prev_text = m.end(), text
+    # Locate the top-level WHERE; reject nested SELECTs anywhere.
+    depth = 0
+    where = -1
+    for i, (kind, text, _s, _e) in enumerate(toks):
+        if kind == "op":
+            if text == "(":
+                depth += 1
+            elif text == ")":
+                depth -= 1
+        elif kind == "ident":
+            low = text.lower()
+            if low in ("select", "union") and i > 0:
+                return None
+            if low == "where" and depth == 0 and where < 0:
+                where = i
+    if where < 0:
+        return None
+    end = len(toks)
+    for i in range(where + 1, len(toks)):
+        kind, text = toks[i][0], toks[i][1]
+        if kind == "ident" and text.lower() in _STOP:
+            end = i
+            break
+    # Validate the WHERE region: a conjunction of simple comparisons without parentheses.
+    lifts: list[tuple[int, int, Any]] = []  # (start, end, value)
+    i = where + 1
+    while i < end:
+        kind, text, start, stop = toks[i]
+        if kind == "op" and text in ("(", ")", ";"):
+            return None
+        if kind == "ident" and text.lower() in _REJECT:
+            return None
+        if kind in ("num", "str") or (
+            kind == "op" and text == "-" and i + 1 < end and toks[i + 1][0] == "num"
+        ):
+            neg = kind == "op"
+            lit = toks[i + 1] if neg else toks[i]
+            j = i + 1 if neg else i
+            prev_op = toks[i - 1] if i - 1 > where else None
+            prev_col = toks[i - 2] if i - 2 > where else None
+            nxt = toks[j + 1] if j + 1 < end else None
+            ok = (
+                prev_op is not None
+                and prev_op[0] == "op"
+                and prev_op[1] == "="
+                and prev_col is not None
+                and prev_col[0] == "ident"
+                and prev_col[1].lower() not in ("and", "where")
+                and (nxt is None or (nxt[0] == "ident" and nxt[1].lower() == "and"))
+            )
+            if ok:
+                # Also require the token before the column to be WHERE or AND.
+                before = toks[i - 3] if i - 3 >= where else None
+                ok = (
+                    before is not None
+                    and before[0] == "ident"
+                    and before[1].lower()
+                    in (
+                        "where",
+                        "and",
+                    )
+                )
+            if ok:
+                if lit[0] == "num":
+                    if not lit[1].isdigit():
+                        ok = False
+                    else:
+                        value: Any = int(lit[1])
+                        if neg:
+                            value = -value
+                else:
+                    value = _unescape(lit[1][1:-1])
+            if ok:
+                lifts.append((start, lit[3], value))
+            i = j + 1
+            continue
+        i += 1
+    if not lifts:
+        return None
+    parts = []
+    pos = 0
+    params = []
+    for start, stop, value in lifts:
+        parts.append(sql[pos:start])
+        parts.append("?")
+        params.append(value)
+        pos = stop
+    parts.append(sql[pos:])
+    return "".join(parts), params

@@ -1,0 +1,962 @@
+"""Per-connection session state of the MySQL-wire server, and the statements it answers itself.
+
+The engine answers SQL about data (SELECT, INSERT/UPDATE/DELETE, DDL, SHOW TABLES, DESCRIBE,
+SHOW CACHES, EXPLAIN). Everything a MySQL *server session* owns is answered here: system
+variables (``SELECT @@version``, ``SET ...``, ``SHOW VARIABLES``), ``SELECT DATABASE()`` and
+friends, ``USE``, ``SHOW DATABASES``, ``SHOW WARNINGS``, and transactions.
+
+Transactions
+------------
+``BEGIN`` / ``START TRANSACTION`` (and ``SET autocommit = 0``, where a transaction starts
+implicitly at the first write) make the connection *buffer* its writes. ``COMMIT`` applies the
+buffered writes atomically with ``Engine.execute_batch`` (all of them or none); ``ROLLBACK``
+discards them. What a client sees meanwhile:
+
+* Reads inside a transaction see the **committed state** (every write committed by any
+  connection so far), not the connection's own buffered writes. Isolation is therefore READ
+  COMMITTED without read-your-own-writes, which is what ``@@transaction_isolation`` reports.
+* A buffered write is checked when it arrives (``Engine.prepare``: syntax, tables, columns,
+  parameter count) but constraints (duplicate keys, NOT NULL) are checked at ``COMMIT``. A
+  ``COMMIT`` that fails applies nothing, returns the engine's error, and ends the transaction.
+* The OK packet of a buffered write reports, as affected rows, the number of rows an INSERT
+  lists, or the number of rows an UPDATE/DELETE matches in the committed state; its last
+  insert id is 0 because ids are assigned at ``COMMIT`` (``LAST_INSERT_ID()`` is up to date
+  after the ``COMMIT``). Clients that need generated ids right after an INSERT should insert
+  in autocommit mode.
+* DDL inside a transaction first commits the buffered writes (as MySQL does). ``SAVEPOINT`` is
+  not supported. ``ROLLBACK`` with nothing buffered is a cheap no-op, so connection pools that
+  roll back on release work.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from noria_py import errors
+from noria_py.result import Result
+
+from . import protocol as P
+from .literals import lift_literals
+
+SERVER_VERSION = "8.0.36-noria-py"
+
+GLOBAL_DEFAULTS: dict[str, Any] = {
+    "auto_increment_increment": 1,
+    "auto_increment_offset": 1,
+    "autocommit": 1,
+    "character_set_client": "utf8mb4",
+    "character_set_connection": "utf8mb4",
+    "character_set_database": "utf8mb4",
+    "character_set_filesystem": "binary",
+    "character_set_results": "utf8mb4",
+    "character_set_server": "utf8mb4",
+    "character_set_system": "utf8mb3",
+    "collation_connection": "utf8mb4_general_ci",
+    "collation_database": "utf8mb4_general_ci",
+    "collation_server": "utf8mb4_general_ci",
+    "default_storage_engine": "noria",
+    "foreign_key_checks": 1,
+    "have_ssl": "DISABLED",
+    "init_connect": "",
+    "interactive_timeout": 28800,
+    "license": "MIT",
+    "lower_case_table_names": 0,
+    "max_allowed_packet": 67108864,
+    "max_execution_time": 0,
+    "net_buffer_length": 16384,
+    "net_read_timeout": 30,
+    "net_write_timeout": 60,
+    "performance_schema": 0,
+    "query_cache_size": 0,
+    "query_cache_type": "OFF",
+    "session_track_schema": 1,
+    "sql_auto_is_null": 0,
+    "sql_mode": (
+        "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+        "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+    ),
+    "sql_select_limit": 18446744073709551615,
+    "sql_safe_updates": 0,
+    "system_time_zone": "UTC",
+    "time_zone": "SYSTEM",
+    "transaction_isolation": "READ-COMMITTED",
+    "tx_isolation": "READ-COMMITTED",
+    "transaction_read_only": 0,
+    "tx_read_only": 0,
+    "unique_checks": 1,
+    "version": SERVER_VERSION,
+    "version_comment": "noria_py dataflow database",
+    "version_compile_machine": "x86_64",
+    "version_compile_os": "Linux",
+    "wait_timeout": 28800,
+}
+READ_ONLY_VARS = frozenset(
+    (
+        "version",
+        "version_comment",
+        "version_compile_os",
+        "version_compile_machine",
+        "license",
+        "have_ssl",
+        "lower_case_table_names",
+        "system_time_zone",
+        "character_set_system",
+        "performance_schema",
+    )
+)
+_BOOL_VARS = frozenset(
+    (
+        "autocommit",
+        "foreign_key_checks",
+        "unique_checks",
+        "sql_auto_is_null",
+        "sql_safe_updates",
+        "transaction_read_only",
+        "tx_read_only",
+    )
+)
+_ALIASES = {"tx_isolation": "transaction_isolation", "tx_read_only": "transaction_read_only"}
+
+
+class SessionError(errors.Error):
+    """An error raised by a statement the server answers itself."""
+
+
+def _err(msg: str, errno: int, sqlstate: str = "HY000") -> SessionError:
+    return SessionError(msg, errno, sqlstate)
+
+
+# ---------------------------------------------------------------------------------------------
+# Statement classification (cached per SQL text)
+
+_LEADING_JUNK = re.compile(
+    r"\A(?:\s+|/\*(?!!).*?\*/|--[ \t][^\n]*(?:\n|\Z)|#[^\n]*(?:\n|\Z))*", re.S
+)
+_FIRST_WORD = re.compile(r"[A-Za-z]+")
+_SESSION_FUNCS = re.compile(
+    r"@@|\b(?:database|schema|version|connection_id|current_user|session_user|system_user|user"
+    r"|last_insert_id|row_count|found_rows)\s*\(",
+    re.I,
+)
+_HAS_FROM = re.compile(r"\bfrom\b", re.I)
+_FROM_DUAL = re.compile(r"\s+from\s+dual\b", re.I)
+_DESCRIBE = re.compile(
+    r"\A(?:describe|desc|explain)\s+(?:(`[^`]+`|\w+)\s*\.\s*)?(`[^`]+`|\w+)\s*\Z", re.I
+)
+_SHOW_COLUMNS = re.compile(
+    r"\Ashow\s+(?:full\s+)?(?:columns|fields)\s+(?:from|in)\s+(?:(`[^`]+`|\w+)\s*\.\s*)?"
+    r"(`[^`]+`|\w+)(?:\s+(?:from|in)\s+(`[^`]+`|\w+))?\s*\Z",
+    re.I,
+)
+_SHOW_TABLES = re.compile(
+    r"\Ashow\s+(full\s+)?tables(?:\s+(?:from|in)\s+(`[^`]+`|\w+))?(?:\s+(like\s+.*))?\s*\Z",
+    re.I | re.S,
+)
+_SHOW_VARIABLES = re.compile(
+    r"\Ashow\s+(?:(global|session|local)\s+)?(variables|status)(?:\s+(like|where)\s+(.*))?\Z",
+    re.I | re.S,
+)
+_SHOW_SIMPLE = re.compile(
+    r"\Ashow\s+(databases|schemas|warnings|errors|engines|collation|character\s+set|charset"
+    r"|(?:full\s+)?processlist)\b(.*)\Z",
+    re.I | re.S,
+)
+_USE = re.compile(r"\Ause\s+(`[^`]+`|\w+)\s*\Z", re.I)
+_BEGIN = re.compile(r"\A(?:begin(?:\s+work)?|start\s+transaction\b.*)\Z", re.I | re.S)
+_COMMIT = re.compile(r"\Acommit(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+release)?\Z", re.I)
+_ROLLBACK = re.compile(
+    r"\Arollback(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+release)?\Z", re.I
+)
+
+WRITE_WORDS = frozenset(("insert", "update", "delete", "replace"))
+DDL_WORDS = frozenset(("create", "drop", "alter", "truncate", "rename"))
+
+
+@dataclass(slots=True)
+class Statement:
+    """What the server knows about one SQL text, computed once and cached."""
+
+    kind: str  # engine | write | ddl | begin | commit | rollback | set | use | session_select
+    #            | const_select | show_vars | show_simple | unsupported | empty
+    sql: str  # the text to hand to the engine (may differ from what the client sent)
+    info: Any = None
+
+
+def strip_statement(sql: str) -> str:
+    sql = _LEADING_JUNK.sub("", sql, count=1)
+    return sql.rstrip().rstrip(";").rstrip()
+
+
+def _unquote_ident(name: str) -> str:
+    if name.startswith("`") and name.endswith("`"):
+        return name[1:-1].replace("``", "`")
+    return name
+
+
+def classify(sql: str) -> Statement:
+    text = strip_statement(sql)
+    if not text:
+        return Statement("empty", text)
+    m = _FIRST_WORD.match(text)
+    word = m.group(0).lower() if m else ""
+    if word == "select":
+        if _SESSION_FUNCS.search(text):
+            rest = _FROM_DUAL.sub("", text)
+            if not _HAS_FROM.search(rest):
+                return Statement("session_select", rest)
+        elif not _HAS_FROM.search(text):
+            return Statement("const_select", text)
+        return Statement("engine", text)
+    if word in WRITE_WORDS:
+        return Statement("write", text, word)
+    if word in DDL_WORDS:
+        return Statement("ddl", text)
+    if word in ("describe", "desc", "explain"):
+        m = _DESCRIBE.match(text)
+        if m:
+            return Statement("engine", f"DESCRIBE `{_unquote_ident(m.group(2))}`", m.group(1))
+        return Statement("engine", text)
+    if word == "show":
+        m = _SHOW_COLUMNS.match(text)
+        if m:
+            return Statement("engine", f"SHOW COLUMNS FROM `{_unquote_ident(m.group(2))}`")
+        m = _SHOW_TABLES.match(text)
+        if m:
+            return Statement("show_tables", "SHOW TABLES", (bool(m.group(1)), m.group(3)))
+        m = _SHOW_VARIABLES.match(text)
+        if m:
+            return Statement("show_vars", text, (m.group(2).lower(), m.group(3), m.group(4)))
+        m = _SHOW_SIMPLE.match(text)
+        if m:
+            return Statement("show_simple", text, (m.group(1).lower().split()[-1], m.group(2)))
+        return Statement("engine", text)
+    if word == "set":
+        return Statement("set", text, _parse_set(text[3:]))
+    if word == "use":
+        m = _USE.match(text)
+        if m:
+            return Statement("use", text, _unquote_ident(m.group(1)))
+    if word in ("begin", "start") and _BEGIN.match(text):
+        return Statement("begin", text)
+    if word == "commit" and _COMMIT.match(text):
+        return Statement("commit", text)
+    if word == "rollback" and _ROLLBACK.match(text):
+        return Statement("rollback", text)
+    if word in ("savepoint", "release", "rollback", "xa", "lock", "unlock", "kill", "flush"):
+        return Statement("unsupported", text, word.upper())
+    return Statement("engine", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# SET
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split at ``sep`` outside quotes and parentheses."""
+    parts, depth, quote, start, i = [], 0, "", 0, 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\" and quote != "`":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"`":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+_SET_NAMES = re.compile(r"\Anames\s+(\S+?)(?:\s+collate\s+(\S+))?\Z", re.I)
+_SET_CHARSET = re.compile(r"\A(?:character\s+set|charset)\s+(\S+)\Z", re.I)
+_SET_TXN = re.compile(r"\A(?:(global|session|local)\s+)?transaction\s+(.*)\Z", re.I | re.S)
+_SET_VAR = re.compile(
+    r"\A(?:(global|session|local|persist|persist_only)\s+|@@(global|session|local|persist)\.|@@)?"
+    r"([A-Za-z_][\w$]*)\s*:?=\s*(.+)\Z",
+    re.I | re.S,
+)
+_SET_USER_VAR = re.compile(r"\A@(`[^`]+`|'[^']+'|[\w$.]+)\s*:?=\s*(.+)\Z", re.S)
+_ISOLATION = re.compile(
+    r"isolation\s+level\s+(read\s+uncommitted|read\s+committed|repeatable\s+read|serializable)",
+    re.I,
+)
+
+
+def _literal_value(text: str) -> Any:
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        body = t[1:-1]
+        q = t[0]
+        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body).replace(
+            q + q, q
+        )
+    low = t.lower()
+    if low in ("on", "true"):
+        return 1
+    if low in ("off", "false"):
+        return 0
+    if low == "null":
+        return None
+    if low == "default":
+        return _DEFAULT
+    if re.fullmatch(r"[-+]?\d+", t):
+        return int(t)
+    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+)(e[-+]?\d+)?", t, re.I):
+        return float(t)
+    return _unquote_ident(t)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "Z": "\x1a"}
+
+
+class _Default:
+    pass
+
+
+_DEFAULT = _Default()
+
+
+def _parse_set(body: str) -> list[tuple[str, str, Any]]:
+    """Parse the part after SET into (scope, name, value) items; raises SessionError."""
+    items = []
+    for part in split_top_level(body.strip()):
+        if not part:
+            raise _err("You have an error in your SQL syntax near 'SET'", 1064, "42000")
+        m = _SET_NAMES.match(part)
+        if m:
+            cs = str(_literal_value(m.group(1)))
+            items.append(("session", "names", (cs, m.group(2) and str(_literal_value(m.group(2))))))
+            continue
+        m = _SET_CHARSET.match(part)
+        if m:
+            items.append(("session", "names", (str(_literal_value(m.group(1))), None)))
+            continue
+        m = _SET_TXN.match(part)
+        if m:
+            scope = (m.group(1) or "next").lower()
+            iso = _ISOLATION.search(m.group(2))
+            if iso:
+                level = "-".join(iso.group(1).upper().split())
+                items.append((scope, "transaction_isolation", level))
+            continue
+        m = _SET_USER_VAR.match(part)
+        if m:
+            items.append(
+                ("user", _unquote_ident(m.group(1).strip("'")), _literal_value(m.group(2)))
+            )
+            continue
+        m = _SET_VAR.match(part)
+        if m:
+            scope = (m.group(1) or m.group(2) or "session").lower()
+            if scope == "local":
+                scope = "session"
+            items.append((scope, m.group(3).lower(), _literal_value(m.group(4))))
+            continue
+        raise _err(f"You have an error in your SQL syntax near '{part[:40]}'", 1064, "42000")
+    return items
+
+
+# ---------------------------------------------------------------------------------------------
+# Result helpers
+
+
+def _type_of(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool) or isinstance(value, int):
+        return "BIGINT"
+    if isinstance(value, float):
+        return "DOUBLE"
+    return "VARCHAR"
+
+
+def rows_result(columns: list[str], rows: list[tuple], types: list[str] | None = None) -> Result:
+    if types is None:
+        types = []
+        for i in range(len(columns)):
+            t = "NULL"
+            for r in rows:
+                if r[i] is not None:
+                    t = _type_of(r[i])
+                    break
+            types.append(t)
+    return Result(
+        columns=columns,
+        rows=rows,
+        column_types=types,
+        nullable=[True] * len(columns),
+        rowcount=len(rows),
+    )
+
+
+def like_to_regex(pattern: str) -> re.Pattern:
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if c == "%" else "." if c == "_" else re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z", re.I | re.S)
+
+
+# ---------------------------------------------------------------------------------------------
+# The session
+
+
+@dataclass
+class ServerState:
+    """State shared by every connection of one server."""
+
+    engine: Any
+    default_database: str = "noria"
+    globals: dict[str, Any] = field(default_factory=lambda: dict(GLOBAL_DEFAULTS))
+    started: float = field(default_factory=time.time)
+    connections: int = 0
+    questions: int = 0
+    classify_cache: dict[str, Statement] = field(default_factory=dict)
+    classify_cache_limit: int = 20000
+    estimators: dict[str, Any] = field(default_factory=dict)
+    # normalized SQL texts whose literal-lifted form the engine refused
+    no_lift: set[str] = field(default_factory=set)
+
+    def statement(self, sql: str) -> Statement:
+        st = self.classify_cache.get(sql)
+        if st is None:
+            try:
+                st = classify(sql)
+            except SessionError as e:
+                st = Statement("error", sql, e)
+            if len(self.classify_cache) >= self.classify_cache_limit:
+                self.classify_cache.clear()
+            self.classify_cache[sql] = st
+        return st
+
+
+class Session:
+    """One client connection's session: variables, current database, transaction buffer."""
+
+    def __init__(self, state: ServerState, connection_id: int = 0) -> None:
+        self.state = state
+        self.engine = state.engine
+        self.connection_id = connection_id
+        self.vars: dict[str, Any] = {}
+        self.user_vars: dict[str, Any] = {}
+        self.database: str | None = None
+        self.username: str | None = None
+        self.autocommit = bool(state.globals.get("autocommit", 1))
+        self.explicit_txn = False
+        self.buffer: list[tuple[str, tuple]] = []
+        self.last_insert_id = 0
+        self.last_rowcount = -1
+        self.client_codec = "utf-8"
+        self.variables: Any = None  # set by the connection for mysql-mimic's handshake code
+
+    # -- variables -------------------------------------------------------------------------
+
+    def get_var(self, name: str, scope: str = "session") -> Any:
+        name = name.lower()
+        key = _ALIASES.get(name, name)
+        if key == "autocommit" and scope != "global":
+            return int(self.autocommit)
+        if scope != "global" and key in self.vars:
+            return self.vars[key]
+        if key in self.state.globals:
+            return self.state.globals[key]
+        raise _err(f"Unknown system variable '{name}'", P.ER_UNKNOWN_SYSTEM_VARIABLE)
+
+    def set_var(self, scope: str, name: str, value: Any) -> None:
+        key = _ALIASES.get(name, name)
+        if key not in self.state.globals:
+            raise _err(f"Unknown system variable '{name}'", P.ER_UNKNOWN_SYSTEM_VARIABLE)
+        if key in READ_ONLY_VARS:
+            raise _err(f"Variable '{name}' is a read only variable", 1238)
+        if value is _DEFAULT:
+            value = GLOBAL_DEFAULTS.get(key)
+        if key in _BOOL_VARS:
+            if isinstance(value, str):
+                value = {"on": 1, "off": 0, "true": 1, "false": 0}.get(value.lower(), value)
+            if value not in (0, 1):
+                raise _err(
+                    f"Variable '{name}' can't be set to the value of '{value}'", 1231, "42000"
+                )
+        if scope in ("global", "persist", "persist_only"):
+            self.state.globals[key] = value
+            return
+        if key == "autocommit":
+            on = bool(value)
+            if on and not self.autocommit and not self.explicit_txn:
+                self._commit()
+            self.autocommit = on
+            return
+        self.vars[key] = value
+
+    # -- status ------------------------------------------------------------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.explicit_txn or bool(self.buffer)
+
+    @property
+    def status_flags(self) -> int:
+        flags = P.STATUS_AUTOCOMMIT if self.autocommit else 0
+        if self.explicit_txn or self.buffer:
+            flags |= P.STATUS_IN_TRANS
+        return flags
+
+    def reset(self) -> None:
+        """COM_RESET_CONNECTION / COM_CHANGE_USER: drop session state and any transaction."""
+        self.vars.clear()
+        self.user_vars.clear()
+        self.buffer.clear()
+        self.explicit_txn = False
+        self.autocommit = bool(self.state.globals.get("autocommit", 1))
+        self.last_insert_id = 0
+
+    def close(self) -> None:
+        self.buffer.clear()
+        self.explicit_txn = False
+
+    # -- execution ---------------------------------------------------------------------------
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
+        """Run one statement for this session; raises noria_py.errors.Error subclasses."""
+        state = self.state
+        state.questions += 1
+        st = state.statement(sql)
+        kind = st.kind
+        if kind == "engine":
+            return self._engine_read(st, params)
+        if kind == "write":
+            return self._write(st, params)
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            raise _err(f"Unhandled statement kind {kind}", P.ER_UNKNOWN_ERROR)
+        return handler(self, st, params)
+
+    def _engine_read(self, st: Statement, params: Sequence[Any]) -> Result:
+        engine = self.engine
+        if not params:
+            lifted = lift_literals(st.sql)
+            if lifted is not None and lifted[0] not in self.state.no_lift:
+                try:
+                    return engine.execute(lifted[0], lifted[1])
+                except errors.Error:
+                    # The parameterized form is not something the engine answers; remember
+                    # and answer the statement as written (which raises its own error if any).
+                    self.state.no_lift.add(lifted[0])
+        return engine.execute(st.sql, params)
+
+    def _write(self, st: Statement, params: Sequence[Any]) -> Result:
+        if self.autocommit and not self.explicit_txn:
+            res = self.engine.execute(st.sql, params)
+            self._note(res)
+            return res
+        prep = self.engine.prepare(st.sql)
+        count = getattr(prep, "param_count", len(params))
+        if count != len(params):
+            raise _err(
+                f"Incorrect arguments to EXECUTE: statement takes {count} parameters, "
+                f"got {len(params)}",
+                P.ER_WRONG_ARGUMENTS,
+            )
+        affected = self._estimate_affected(st.sql, tuple(params))
+        self.buffer.append((st.sql, tuple(params)))
+        self.last_rowcount = affected
+        return Result(rowcount=affected, lastrowid=0)
+
+    def _note(self, res: Result) -> None:
+        if res.lastrowid:
+            self.last_insert_id = res.lastrowid
+        self.last_rowcount = res.rowcount
+
+    def _commit(self) -> Result:
+        buffered, self.buffer = self.buffer, []
+        self.explicit_txn = False
+        if not buffered:
+            return Result()
+        results = self.engine.execute_batch(buffered)
+        for res in results or ():
+            if res is not None and res.lastrowid:
+                self.last_insert_id = res.lastrowid
+        return Result()
+
+    def _estimate_affected(self, sql: str, params: tuple) -> int:
+        cache = self.state.estimators
+        est = cache.get(sql)
+        if est is None:
+            est = _make_estimator(sql)
+            if len(cache) > 5000:
+                cache.clear()
+            cache[sql] = est
+        return est(self.engine, params)
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers for statements the server answers
+
+
+def _h_ddl(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    if s.buffer:
+        s._commit()
+    s.explicit_txn = False
+    return s.engine.execute(st.sql, params)
+
+
+def _h_begin(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    if s.buffer:
+        s._commit()  # MySQL commits an open transaction when a new one begins
+    s.explicit_txn = True
+    return Result()
+
+
+def _h_commit(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    return s._commit()
+
+
+def _h_rollback(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    s.buffer = []
+    s.explicit_txn = False
+    return Result()
+
+
+def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    for scope, name, value in st.info:
+        if scope == "user":
+            s.user_vars[name.lower()] = value
+        elif name == "names":
+            charset, collation = value
+            charset = charset.lower()
+            for var in (
+                "character_set_client",
+                "character_set_connection",
+                "character_set_results",
+            ):
+                s.vars[var] = charset
+            s.vars["collation_connection"] = (collation or f"{charset}_general_ci").lower()
+        elif scope == "next":
+            s.vars["next_transaction_isolation"] = value
+        else:
+            s.set_var(scope, name, value)
+    return Result()
+
+
+def _h_use(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    s.database = st.info
+    return Result()
+
+
+def _h_empty(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    raise _err("Query was empty", P.ER_EMPTY_QUERY, "42000")
+
+
+def _h_unsupported(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    raise _err(f"{st.info} is not supported by this server", P.ER_NOT_SUPPORTED_YET, "42000")
+
+
+def _h_error(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    raise st.info
+
+
+def _h_show_simple(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    what, rest = st.info
+    if what in ("databases", "schemas"):
+        names = sorted({s.state.default_database, s.database or s.state.default_database})
+        rows = [(n,) for n in names]
+        m = re.match(r"\s*like\s+(.+)\Z", rest or "", re.I | re.S)
+        if m:
+            rx = like_to_regex(str(_literal_value(m.group(1))))
+            rows = [r for r in rows if rx.match(r[0])]
+        return rows_result(["Database"], rows, ["VARCHAR"])
+    if what in ("warnings", "errors"):
+        return rows_result(["Level", "Code", "Message"], [], ["VARCHAR", "BIGINT", "VARCHAR"])
+    if what == "engines":
+        return rows_result(
+            ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"],
+            [("noria", "DEFAULT", "Partially stateful dataflow", "YES", "NO", "NO")],
+            ["VARCHAR"] * 6,
+        )
+    if what == "processlist":
+        return rows_result(
+            ["Id", "User", "Host", "db", "Command", "Time", "State", "Info"],
+            [],
+            ["BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "VARCHAR", "VARCHAR"],
+        )
+    if what in ("collation",):
+        return rows_result(
+            ["Collation", "Charset", "Id", "Default", "Compiled", "Sortlen"],
+            [("utf8mb4_general_ci", "utf8mb4", 45, "Yes", "Yes", 1)],
+        )
+    return rows_result(
+        ["Charset", "Description", "Default collation", "Maxlen"],
+        [("utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", 4)],
+    )
+
+
+def _h_show_tables(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    full, like = st.info
+    res = s.engine.execute("SHOW TABLES")
+    rows = list(res.rows)
+    columns = list(res.columns or ["Tables_in_" + (s.database or s.state.default_database)])
+    if like:
+        m = re.match(r"like\s+(.+)\Z", like, re.I | re.S)
+        rx = like_to_regex(str(_literal_value(m.group(1)))) if m else None
+        if rx is not None:
+            rows = [r for r in rows if rx.match(str(r[0]))]
+    types = list(res.column_types or ["VARCHAR"] * len(columns))
+    if full and len(columns) == 1:
+        columns.append("Table_type")
+        types.append("VARCHAR")
+        rows = [(r[0], "BASE TABLE") for r in rows]
+    return Result(
+        columns=columns,
+        rows=rows,
+        column_types=types,
+        nullable=[False] * len(columns),
+        rowcount=len(rows),
+    )
+
+
+def _h_show_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    what, mode, arg = st.info
+    if what == "status":
+        uptime = int(time.time() - s.state.started)
+        items = {
+            "Uptime": uptime,
+            "Threads_connected": s.state.connections,
+            "Questions": s.state.questions,
+        }
+    else:
+        items = dict(s.state.globals)
+        items.update(s.vars)
+        items["autocommit"] = int(s.autocommit)
+        items.pop("next_transaction_isolation", None)
+    rows = [(k, _show_value(v)) for k, v in sorted(items.items())]
+    if mode:
+        if mode.lower() == "like":
+            rx = like_to_regex(str(_literal_value(arg)))
+            rows = [r for r in rows if rx.match(r[0])]
+        else:
+            m = re.fullmatch(r"\s*variable_name\s*(=|in|like)\s*(.+)", arg, re.I | re.S)
+            if not m:
+                raise _err("Only WHERE Variable_name = / IN / LIKE is supported", 1235, "42000")
+            op, rhs = m.group(1).lower(), m.group(2).strip()
+            if op == "in":
+                wanted = {str(_literal_value(v)).lower() for v in split_top_level(rhs.strip("() "))}
+                rows = [r for r in rows if r[0].lower() in wanted]
+            elif op == "=":
+                wanted = str(_literal_value(rhs)).lower()
+                rows = [r for r in rows if r[0].lower() == wanted]
+            else:
+                rx = like_to_regex(str(_literal_value(rhs)))
+                rows = [r for r in rows if rx.match(r[0])]
+    return rows_result(["Variable_name", "Value"], rows, ["VARCHAR", "VARCHAR"])
+
+
+def _show_value(v: Any) -> str:
+    if v is None:
+        return ""
+    if v in (0, 1) and not isinstance(v, str):
+        return str(v)
+    return str(v)
+
+
+_SQLITE = None
+
+
+def _h_const_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    try:
+        return s.engine.execute(st.sql, params)
+    except errors.Error as engine_error:
+        # Constant expressions without tables: evaluate them with SQLite after translating
+        # the MySQL text, so that `SELECT 1` and friends work even if the engine has no plan
+        # for them. If that fails too, the engine's error stands.
+        try:
+            return _eval_constant(st.sql, params)
+        except Exception:
+            raise engine_error from None
+
+
+def _eval_constant(sql: str, params: Sequence[Any]) -> Result:
+    global _SQLITE
+    import sqlglot
+
+    tree = sqlglot.parse_one(sql, read="mysql")
+    names = [
+        e.alias_or_name if e.alias else _select_item_texts(sql, i)
+        for i, e in enumerate(tree.expressions)
+    ]
+    lite = tree.sql(dialect="sqlite")
+    if _SQLITE is None:
+        _SQLITE = sqlite3.connect(":memory:", check_same_thread=False)
+    cur = _SQLITE.execute(lite, tuple(params))
+    rows = [tuple(r) for r in cur.fetchall()]
+    return rows_result(names, rows)
+
+
+def _select_item_texts(sql: str, i: int) -> str:
+    items = _select_list(sql)
+    return items[i] if i < len(items) else f"col{i}"
+
+
+_LIST_END = re.compile(r"\s+(?:limit|from|where|order|into)\b.*\Z", re.I | re.S)
+
+
+def _select_list(sql: str) -> list[str]:
+    body = re.sub(r"\A\s*select\s+", "", sql, flags=re.I)
+    items = split_top_level(body)
+    if items:
+        items[-1] = _LIST_END.sub("", items[-1])
+    return items
+
+
+_ALIAS = re.compile(
+    r"\A(.*?)\s+(?:as\s+)?(`[^`]+`|'[^']*'|\"[^\"]*\"|[A-Za-z_][\w$]*)\Z", re.I | re.S
+)
+_SYSVAR = re.compile(r"\A@@(?:(global|session|local)\.)?([A-Za-z_][\w$]*)\Z", re.I)
+_USERVAR = re.compile(r"\A@([A-Za-z_][\w$.]*)\Z")
+_FUNC = re.compile(r"\A([A-Za-z_]+)\s*\(\s*\)\Z")
+
+
+def _h_session_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    text = st.sql
+    limit_zero = re.search(r"\blimit\s+0\s*\Z", text, re.I) is not None
+    names, values = [], []
+    for item in _select_list(text):
+        expr, name = item, item
+        m = _ALIAS.match(item)
+        if m and not _FUNC.match(item) and not re.search(r"\(\s*\)\Z", item):
+            candidate = m.group(1).strip()
+            if _evaluable(candidate):
+                expr, name = candidate, _unquote_ident(m.group(2).strip("'\""))
+        values.append(_session_value(s, expr))
+        names.append(name)
+    rows = [] if limit_zero else [tuple(values)]
+    return rows_result(names, rows, [_type_of(v) for v in values])
+
+
+def _evaluable(expr: str) -> bool:
+    return bool(_SYSVAR.match(expr) or _USERVAR.match(expr) or _FUNC.match(expr)) or _is_literal(
+        expr
+    )
+
+
+def _is_literal(expr: str) -> bool:
+    return bool(
+        re.fullmatch(r"[-+]?\d+(\.\d*)?|'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|null", expr, re.I)
+    )
+
+
+def _session_value(s: Session, expr: str) -> Any:
+    m = _SYSVAR.match(expr)
+    if m:
+        scope = (m.group(1) or "session").lower()
+        return s.get_var(m.group(2), "global" if scope == "global" else "session")
+    m = _USERVAR.match(expr)
+    if m:
+        return s.user_vars.get(m.group(1).lower())
+    m = _FUNC.match(expr)
+    if m:
+        fn = m.group(1).lower()
+        if fn in ("database", "schema"):
+            return s.database
+        if fn == "version":
+            return s.get_var("version")
+        if fn == "connection_id":
+            return s.connection_id
+        if fn in ("user", "session_user", "system_user", "current_user"):
+            return f"{s.username or ''}@localhost"
+        if fn == "last_insert_id":
+            return s.last_insert_id
+        if fn == "row_count":
+            return s.last_rowcount
+        if fn == "found_rows":
+            return 0
+    if _is_literal(expr):
+        v = _literal_value(expr)
+        return None if v is _DEFAULT else v
+    raise _err(
+        f"Expression '{expr[:60]}' mixed with session values is not supported", 1235, "42000"
+    )
+
+
+_HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
+    "ddl": _h_ddl,
+    "begin": _h_begin,
+    "commit": _h_commit,
+    "rollback": _h_rollback,
+    "set": _h_set,
+    "use": _h_use,
+    "empty": _h_empty,
+    "unsupported": _h_unsupported,
+    "error": _h_error,
+    "show_simple": _h_show_simple,
+    "show_tables": _h_show_tables,
+    "show_vars": _h_show_vars,
+    "const_select": _h_const_select,
+    "session_select": _h_session_select,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Affected rows of buffered writes
+
+
+def _make_estimator(sql: str) -> Callable[[Any, tuple], int]:
+    """Build a function (engine, params) -> affected-row estimate for a buffered write."""
+    import sqlglot
+    from sqlglot import expressions as exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="mysql")
+    except Exception:
+        return lambda engine, params: 0
+    if isinstance(tree, exp.Insert):
+        values = tree.expression
+        n = len(values.expressions) if isinstance(values, exp.Values) else 0
+        return lambda engine, params: n
+    if isinstance(tree, (exp.Update, exp.Delete)):
+        table = tree.this
+        if not isinstance(table, exp.Table):
+            return lambda engine, params: 0
+        where = tree.args.get("where")
+        before = 0
+        if isinstance(tree, exp.Update):
+            for e in tree.expressions:
+                before += sum(1 for _ in e.find_all(exp.Placeholder))
+        n_where = sum(1 for _ in where.find_all(exp.Placeholder)) if where else 0
+        query = exp.select(exp.Count(this=exp.Star())).from_(table.copy())
+        if where is not None:
+            query = query.where(where.this.copy())
+        count_sql = query.sql(dialect="mysql")
+        cap = None
+        limit = tree.args.get("limit")
+        if limit is not None:
+            lit = limit.expression if isinstance(limit, exp.Limit) else limit
+            if isinstance(lit, exp.Literal) and not lit.is_string:
+                cap = int(lit.this)
+
+        def estimate(engine: Any, params: tuple) -> int:
+            res = engine.execute(count_sql, params[before : before + n_where])
+            n = int(res.rows[0][0]) if res.rows else 0
+            return min(n, cap) if cap is not None else n
+
+        return estimate
+    return lambda engine, params: 0

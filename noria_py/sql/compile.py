@@ -1,0 +1,1027 @@
+"""SELECT -> dataflow nodes in the shared graph, reusing nodes that already exist.
+
+The compiler walks a sqlglot SELECT in the order a database plans it: FROM and JOINs (equi-join
+conditions become join keys), WHERE (``col = ?`` and ``col IN (?, ...)`` become the reader's key,
+other conjuncts a filter), GROUP BY and aggregates (a projection prepares group columns and
+aggregate arguments, an Aggregate node computes, HAVING filters), the projection (visible
+columns, then hidden key and ORDER BY columns), DISTINCT, and finally a Reader keyed by the
+parameters that applies ORDER BY / LIMIT per key.
+
+Every node gets a canonical signature (operator + parameters with columns as positions + parent
+signatures); a signature already in the graph is reused, so equal sub-plans are shared between
+queries. Anything the dataflow cannot maintain raises ``Unsupported`` and the engine runs the
+query on base storage instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from ..dataflow.graph import Graph
+from ..dataflow.node import Node
+from ..dataflow.ops.aggregate import Aggregate, AggSpec
+from ..dataflow.ops.base import BaseTable
+from ..dataflow.ops.distinct import Distinct
+from ..dataflow.ops.filter import Filter
+from ..dataflow.ops.join import Join
+from ..dataflow.ops.project import Project
+from ..dataflow.ops.reader import Reader
+from ..dataflow.ops.union import Union
+from ..errors import ProgrammingError, bad_field, no_such_table
+from . import values as V
+from .expr import Compiled, Scope, Unsupported, compile_expr, truthy
+
+AGG_FUNCS = {
+    exp.Count: "COUNT",
+    exp.Sum: "SUM",
+    exp.Avg: "AVG",
+    exp.Min: "MIN",
+    exp.Max: "MAX",
+    exp.GroupConcat: "GROUP_CONCAT",
+}
+
+
+@dataclass
+class Rel:
+    """A relation during compilation: a node plus what its columns are called."""
+
+    node: Node
+    cols: list[tuple[str | None, str, str]]  # (qualifier, name, kind)
+    nullable: list[bool]
+    # qualifier -> primary key column positions (for functional dependency in GROUP BY)
+    pks: dict[str, list[int]] = field(default_factory=dict)
+
+    def scope(self) -> Scope:
+        return Scope(self.cols)
+
+
+@dataclass
+class CompiledQuery:
+    """What the engine needs to answer a SELECT from the dataflow."""
+
+    reader: Reader
+    names: list[str]
+    kinds: list[str]
+    nullable: list[bool]
+    key_params: list[list[int]]  # per key column: the parameter positions it can take
+    key_kinds: list[str]
+    nodes: list[Node]
+    new_nodes: list[Node]
+    default_fn: object = None  # key -> rows, for implicit global aggregates
+    merge_order: object = None  # sort key for multi-key lookups with ORDER BY
+    merge_limit: tuple | None = None  # (offset, limit) after merging multi-key results
+    merge_distinct: bool = False
+    visible: int = 0
+
+    @property
+    def multi_key(self) -> bool:
+        return any(len(p) > 1 for p in self.key_params)
+
+
+def _flatten_and(e: exp.Expression | None) -> list[exp.Expression]:
+    if e is None:
+        return []
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.And):
+        return _flatten_and(e.this) + _flatten_and(e.expression)
+    return [e]
+
+
+def _placeholder_index(e: exp.Expression) -> int | None:
+    if isinstance(e, exp.Placeholder) and e.this and str(e.this).startswith("p"):
+        return int(str(e.this)[1:])
+    return None
+
+
+def _has(e: exp.Expression, types) -> bool:
+    return e.find(*types) is not None
+
+
+def _and_all(parts: list[exp.Expression]) -> exp.Expression:
+    out = parts[0]
+    for p in parts[1:]:
+        out = exp.And(this=out, expression=p)
+    return out
+
+
+class Compiler:
+    def __init__(self, graph: Graph, storage, views: dict):
+        self.graph = graph
+        self.storage = storage
+        self.views = views  # lower name -> sqlglot query AST
+        self.nodes: list[Node] = []
+        self.new: list[Node] = []
+        self._view_stack: list[str] = []
+
+    # --- node creation with reuse ----------------------------------------------------------
+    def _mk(self, signature: str, factory) -> Node:
+        node = self.graph.lookup(signature)
+        if node is None:
+            node = factory()
+            node = self.graph.add(node, signature)
+            self.new.append(node)
+        if node not in self.nodes:
+            self.nodes.append(node)
+        return node
+
+    def canon(self, e: exp.Expression, scope: Scope) -> str:
+        """Canonical text of an expression with columns replaced by their input positions."""
+
+        def repl(n):
+            if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
+                i, _ = scope.resolve(n)
+                return exp.Var(this=f"#{i}")
+            return n
+
+        return e.copy().transform(repl).sql("mysql")
+
+    # --- FROM ------------------------------------------------------------------------------
+    def base(self, name: str, alias: str | None) -> Rel:
+        low = name.lower()
+        if low in self.views:
+            if low in self._view_stack:
+                raise ProgrammingError(f"View '{name}' references itself", 1462, "HY000")
+            self._view_stack.append(low)
+            try:
+                rel = self.relation_of_query(self.views[low].copy())
+            finally:
+                self._view_stack.pop()
+            q = alias or name
+            return Rel(rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {})
+        schema = self.storage.schemas.get(low)
+        if schema is None:
+            raise no_such_table(name)
+        names = [c.name for c in schema.columns]
+        kinds = [c.ctype.kind for c in schema.columns]
+        node = self._mk(
+            f"base({schema.name})", lambda: BaseTable(schema.name, names, kinds, self.storage)
+        )
+        q = alias or schema.name
+        rel = Rel(
+            node,
+            [(q, n, k) for n, k in zip(names, kinds)],
+            [c.nullable for c in schema.columns],
+            {q.lower(): list(schema.primary_key)} if schema.primary_key else {},
+        )
+        return rel
+
+    def from_item(self, item: exp.Expression) -> Rel:
+        if isinstance(item, exp.Table):
+            if item.args.get("db") and str(item.args.get("db")).lower() not in ("", "noria"):
+                pass
+            alias = item.alias or None
+            if isinstance(item.this, exp.Identifier):
+                return self.base(item.name, alias)
+            raise Unsupported(f"FROM {item.sql('mysql')}")
+        if isinstance(item, exp.Subquery):
+            inner = item.this
+            rel = self.relation_of_query(inner)
+            q = item.alias or None
+            if q is None:
+                raise ProgrammingError("Every derived table must have its own alias", 1248, "42000")
+            return Rel(rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {})
+        raise Unsupported(f"FROM item {type(item).__name__}")
+
+    def relation_of_query(self, q: exp.Expression) -> Rel:
+        """Compile a query used as a relation (a view or a subquery in FROM): no parameters."""
+        if q.find(exp.Placeholder):
+            raise Unsupported("parameters inside a subquery or view")
+        if isinstance(q, exp.Subquery):
+            return self.relation_of_query(q.this)
+        if isinstance(q, exp.Select):
+            if q.args.get("limit") or q.args.get("offset"):
+                raise Unsupported("LIMIT inside a subquery or view")
+            plan = self.plan_select(q, top=False)
+            return plan.rel
+        if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+            if q.args.get("limit") or q.args.get("offset"):
+                raise Unsupported("LIMIT inside a subquery or view")
+            return self.union_rel(q)
+        raise Unsupported(f"query {type(q).__name__}")
+
+    def join_rel(self, left: Rel, join: exp.Join, where_conj: list[exp.Expression]) -> Rel:
+        right = self.from_item(join.this)
+        side = (join.side or "").upper()
+        kind = (join.kind or "").upper()
+        if side in ("RIGHT", "FULL") or kind in ("NATURAL",):
+            raise Unsupported(f"{side or kind} JOIN")
+        outer = side == "LEFT"
+        lscope = left.scope()
+        rscope = right.scope()
+        conds: list[exp.Expression] = []
+        using = join.args.get("using")
+        if using:
+            for ident in using:
+                name = ident.name if hasattr(ident, "name") else str(ident)
+                conds.append(
+                    exp.EQ(
+                        this=exp.column(name, table=self._qual_of(left, name)),
+                        expression=exp.column(name, table=self._qual_of(right, name)),
+                    )
+                )
+        on = join.args.get("on")
+        conds.extend(_flatten_and(on))
+        if not conds and not outer:
+            # comma join / CROSS JOIN: take equi-conditions from WHERE
+            for c in list(where_conj):
+                pair = self._equi(c, lscope, rscope)
+                if pair is not None:
+                    conds.append(c)
+                    where_conj.remove(c)
+        lkeys: list[int] = []
+        rkeys: list[int] = []
+        rest: list[exp.Expression] = []
+        for c in conds:
+            pair = self._equi(c, lscope, rscope)
+            if pair is not None:
+                li, ri = pair
+                lk = left.cols[li][2]
+                rk = right.cols[ri][2]
+                if lk != rk and not (lk in V.NUMERIC_KINDS and rk in V.NUMERIC_KINDS):
+                    raise Unsupported("join on columns of different types")
+                lkeys.append(li)
+                rkeys.append(ri)
+            else:
+                rest.append(c)
+        if not lkeys:
+            raise Unsupported("join without an equality condition")
+        if rest:
+            if outer:
+                # conditions on the right side alone can filter the right input
+                for c in rest:
+                    try:
+                        for col in c.find_all(exp.Column):
+                            rscope.resolve(col)
+                    except ProgrammingError:
+                        raise Unsupported("LEFT JOIN condition on the left side") from None
+                right = self.filter_rel(right, rest)
+            else:
+                where_conj.extend(rest)
+        sig = (
+            f"join[{'left' if outer else 'inner'}]({left.node.signature};{right.node.signature};"
+            f"{lkeys};{rkeys})"
+        )
+        lnode, rnode = left.node, right.node
+        node = self._mk(sig, lambda: Join(lnode, rnode, lkeys, rkeys, outer))
+        nl = len(left.cols)
+        pks = dict(left.pks)
+        if not outer:
+            for q, pk in right.pks.items():
+                pks[q] = [nl + i for i in pk]
+        return Rel(
+            node,
+            left.cols + right.cols,
+            left.nullable + ([True] * len(right.cols) if outer else right.nullable),
+            pks,
+        )
+
+    def _qual_of(self, rel: Rel, name: str) -> str | None:
+        for q, n, _ in rel.cols:
+            if n.lower() == name.lower():
+                return q
+        raise bad_field(name, "from clause")
+
+    def _equi(self, c, lscope: Scope, rscope: Scope):
+        if not isinstance(c, exp.EQ):
+            return None
+        a, b = c.this, c.expression
+        if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+            return None
+
+        def res(scope, col):
+            try:
+                return scope.resolve(col)[0]
+            except ProgrammingError:
+                return None
+
+        la, rb = res(lscope, a), res(rscope, b)
+        if la is not None and rb is not None and res(rscope, a) is None and res(lscope, b) is None:
+            return la, rb
+        lb, ra = res(lscope, b), res(rscope, a)
+        if lb is not None and ra is not None and res(rscope, b) is None and res(lscope, a) is None:
+            return lb, ra
+        return None
+
+    def filter_rel(self, rel: Rel, conds: list[exp.Expression]) -> Rel:
+        if not conds:
+            return rel
+        pred = _and_all(conds)
+        if pred.find(exp.Placeholder):
+            raise Unsupported("parameter in a filter that is not `col = ?`")
+        if pred.find(exp.Subquery, exp.Select, exp.Exists):
+            raise Unsupported("subquery in WHERE")
+        scope = rel.scope()
+        c = compile_expr(pred, scope, allow_params=False)
+        fn = c.fn
+
+        def pred_fn(r, p, fn=fn):
+            v = fn(r, p)
+            return v is not None and truthy(v)
+
+        text = self.canon(pred, scope)
+        parent = rel.node
+        node = self._mk(f"filter({parent.signature};{text})", lambda: Filter(parent, pred_fn, text))
+        return Rel(node, rel.cols, rel.nullable, rel.pks)
+
+    def project_rel(self, rel: Rel, exprs: list[exp.Expression], names: list[str], scope=None) -> Rel:
+        scope = scope or rel.scope()
+        compiled: list[Compiled] = []
+        for e in exprs:
+            compiled.append(compile_expr(e, scope, allow_params=False))
+        cols = [c.col for c in compiled]
+        if all(c is not None for c in cols):
+            text = ",".join(f"#{c}" for c in cols)
+        else:
+            text = ",".join(self.canon(e, scope) for e in exprs)
+        parent = rel.node
+        kinds = [c.kind for c in compiled]
+        fns = [c.fn for c in compiled]
+        nullable = []
+        for c in compiled:
+            nullable.append(rel.nullable[c.col] if c.col is not None else True)
+        node = self._mk(
+            f"project({parent.signature};{text})",
+            lambda: Project(parent, fns, cols, list(names), kinds, text),
+        )
+        return Rel(node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {})
+
+    # --- SELECT ----------------------------------------------------------------------------
+    def from_rel(self, sel: exp.Select, where_conj: list[exp.Expression]) -> Rel:
+        from_ = sel.args.get("from_")
+        if from_ is None:
+            raise Unsupported("SELECT without FROM")
+        rel = self.from_item(from_.this)
+        for j in sel.args.get("joins") or []:
+            rel = self.join_rel(rel, j, where_conj)
+        return rel
+
+    def expand_star(self, sel: exp.Select, rel: Rel) -> tuple[list[exp.Expression], list[str]]:
+        exprs: list[exp.Expression] = []
+        names: list[str] = []
+        for e in sel.expressions:
+            if isinstance(e, exp.Star):
+                for q, n, _ in rel.cols:
+                    exprs.append(exp.column(n, table=q) if q else exp.column(n))
+                    names.append(n)
+                continue
+            if isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
+                qual = e.table.lower()
+                found = False
+                for q, n, _ in rel.cols:
+                    if (q or "").lower() == qual:
+                        exprs.append(exp.column(n, table=q))
+                        names.append(n)
+                        found = True
+                if not found:
+                    raise no_such_table(e.table)
+                continue
+            if isinstance(e, exp.Alias):
+                exprs.append(e.this)
+                names.append(e.alias)
+            else:
+                exprs.append(e)
+                names.append(e.name if isinstance(e, exp.Column) else e.sql("mysql"))
+        return exprs, names
+
+    def plan_select(self, sel: exp.Select, top: bool) -> _Plan:
+        if sel.args.get("with_") or sel.args.get("with"):
+            raise Unsupported("WITH")
+        if sel.args.get("windows") or sel.find(exp.Window):
+            raise Unsupported("window functions")
+        if sel.args.get("locks"):
+            pass
+        where_conj = _flatten_and(sel.args["where"].this) if sel.args.get("where") else []
+        rel = self.from_rel(sel, where_conj)
+        scope = rel.scope()
+
+        # parameters -> key columns
+        key_exprs: list[exp.Column] = []
+        key_params: list[list[int]] = []
+        rest: list[exp.Expression] = []
+        for c in where_conj:
+            k = self._param_conj(c)
+            if k is not None:
+                col, params = k
+                scope.resolve(col)  # validates the column
+                key_exprs.append(col)
+                key_params.append(params)
+            else:
+                rest.append(c)
+        if key_exprs and not top:
+            raise Unsupported("parameters in a subquery")
+        for c in rest:
+            if c.find(exp.Placeholder):
+                raise Unsupported("parameter that is not `col = ?` or `col IN (?, ...)`")
+        rel = self.filter_rel(rel, rest)
+        scope = rel.scope()
+
+        exprs, names = self.expand_star(sel, rel)
+        for e in exprs:
+            if e.find(exp.Placeholder):
+                raise Unsupported("parameter in the select list")
+            if e.find(exp.Subquery, exp.Select):
+                raise Unsupported("subquery in the select list")
+        having = sel.args.get("having")
+        order = sel.args.get("order")
+        group = sel.args.get("group")
+        is_agg = bool(group) or any(
+            e.find(*AGG_FUNCS.keys()) for e in exprs
+        ) or (having is not None)
+        if order is not None:
+            for o in order.expressions:
+                if o.find(exp.Placeholder):
+                    raise Unsupported("parameter in ORDER BY")
+
+        plan = _Plan()
+        plan.names = names
+        plan.key_params = key_params
+        if is_agg:
+            self._plan_aggregate(plan, sel, rel, exprs, names, key_exprs, group, having, order)
+        else:
+            self._plan_plain(plan, sel, rel, exprs, names, key_exprs, order)
+        return plan
+
+    def _param_conj(self, c: exp.Expression):
+        if isinstance(c, exp.EQ):
+            a, b = c.this, c.expression
+            if isinstance(a, exp.Column) and _placeholder_index(b) is not None:
+                return a, [_placeholder_index(b)]
+            if isinstance(b, exp.Column) and _placeholder_index(a) is not None:
+                return b, [_placeholder_index(a)]
+        if isinstance(c, exp.In) and isinstance(c.this, exp.Column) and not c.args.get("query"):
+            idx = [_placeholder_index(e) for e in c.expressions]
+            if idx and all(i is not None for i in idx):
+                return c.this, idx
+        return None
+
+    def _order_items(self, order, names, exprs):
+        """Resolve ORDER BY items to ('visible', index) or ('expr', expression)."""
+        items = []
+        if order is None:
+            return items
+        for o in order.expressions:
+            e = o.this
+            desc = bool(o.args.get("desc"))
+            if isinstance(e, exp.Literal) and not e.is_string:
+                pos = int(e.this) - 1
+                if not (0 <= pos < len(names)):
+                    raise bad_field(e.this, "order clause")
+                items.append(("visible", pos, desc))
+                continue
+            if isinstance(e, exp.Column) and not e.table:
+                low = e.name.lower()
+                hits = [i for i, n in enumerate(names) if n.lower() == low]
+                alias_hits = [
+                    i for i in hits if not (isinstance(exprs[i], exp.Column) and exprs[i].name.lower() == low)
+                ]
+                if hits and (alias_hits or True):
+                    items.append(("visible", hits[0], desc))
+                    continue
+            for i, x in enumerate(exprs):
+                if x == e:
+                    items.append(("visible", i, desc))
+                    break
+            else:
+                items.append(("expr", e, desc))
+        return items
+
+    def _plan_plain(self, plan, sel, rel: Rel, exprs, names, key_exprs, order):
+        scope = rel.scope()
+        order_items = self._order_items(order, names, exprs)
+        proj_exprs = list(exprs)
+        proj_names = list(names)
+        key_pos = []
+        for k in key_exprs:
+            key_pos.append(len(proj_exprs))
+            proj_exprs.append(k)
+            proj_names.append(f"__key{len(key_pos)}")
+        order_spec = []
+        for kind, val, desc in order_items:
+            if kind == "visible":
+                order_spec.append((val, desc))
+            else:
+                if sel.args.get("distinct"):
+                    raise Unsupported("ORDER BY a column not in a DISTINCT select list")
+                order_spec.append((len(proj_exprs), desc))
+                proj_exprs.append(val)
+                proj_names.append(f"__order{len(order_spec)}")
+        out = self.project_rel(rel, proj_exprs, proj_names, scope)
+        if sel.args.get("distinct"):
+            if sel.args["distinct"].args.get("on"):
+                raise Unsupported("DISTINCT ON")
+            parent = out.node
+            node = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
+            out = Rel(node, out.cols, out.nullable, {})
+        plan.rel = Rel(out.node, out.cols[: len(exprs)] if False else out.cols, out.nullable, {})
+        plan.visible = len(exprs)
+        plan.key_pos = key_pos
+        plan.order = order_spec
+        plan.distinct = bool(sel.args.get("distinct"))
+        if len(out.cols) != len(exprs):
+            # as a relation (subquery), hidden columns must not leak
+            if key_pos or order_spec:
+                pass
+        plan.kinds = [k for _, _, k in out.cols[: len(exprs)]]
+        plan.nullable = out.nullable[: len(exprs)]
+
+    def _plan_aggregate(self, plan, sel, rel: Rel, exprs, names, key_exprs, group, having, order):
+        scope = rel.scope()
+        # GROUP BY items may name select aliases or ordinals
+        group_exprs: list[exp.Expression] = []
+        if group is not None:
+            for g in group.expressions:
+                if isinstance(g, exp.Literal) and not g.is_string:
+                    pos = int(g.this) - 1
+                    if not (0 <= pos < len(exprs)):
+                        raise bad_field(g.this, "group statement")
+                    g = exprs[pos]
+                elif isinstance(g, exp.Column) and not g.table:
+                    try:
+                        scope.resolve(g)
+                    except ProgrammingError:
+                        hits = [i for i, n in enumerate(names) if n.lower() == g.name.lower()]
+                        if not hits:
+                            raise
+                        g = exprs[hits[0]]
+                if g.find(*AGG_FUNCS.keys()):
+                    raise ProgrammingError("Can't group on an aggregate", 1056, "42000")
+                group_exprs.append(g)
+        implicit = group is None
+        group_canon = [self.canon(g, scope) for g in group_exprs]
+        multi = any(len(p) > 1 for p in plan.key_params)
+        for k in key_exprs:
+            c = self.canon(k, scope)
+            if c not in group_canon:
+                if multi and (implicit or True) and not implicit:
+                    raise Unsupported("IN parameters on a column that is not grouped")
+                if multi and implicit:
+                    raise Unsupported("IN parameters with an aggregate over all keys")
+                group_exprs.append(k)
+                group_canon.append(c)
+
+        # functional dependency: columns of a table whose primary key is grouped
+        def fd_ok(col: exp.Column) -> bool:
+            i, _ = scope.resolve(col)
+            for _q, pk in rel.pks.items():
+                if i in pk or not pk:
+                    continue
+                if all(f"#{p}" in group_canon for p in pk):
+                    # i must belong to the same table as pk
+                    qual = rel.cols[i][0]
+                    if qual is not None and (qual.lower() == _q):
+                        return True
+            return False
+
+        # collect aggregates
+        aggs: list[exp.Expression] = []
+        agg_canon: list[str] = []
+
+        def collect(e: exp.Expression):
+            for a in e.find_all(*AGG_FUNCS.keys()):
+                if a.find_ancestor(*AGG_FUNCS.keys()) is not None and a.find_ancestor(
+                    *AGG_FUNCS.keys()
+                ) is not a:
+                    parent = a.parent
+                    while parent is not None and not isinstance(parent, tuple(AGG_FUNCS.keys())):
+                        parent = parent.parent
+                    if parent is not None:
+                        raise ProgrammingError("Invalid use of group function", 1111, "HY000")
+                c = self.canon(a, scope)
+                if c not in agg_canon:
+                    agg_canon.append(c)
+                    aggs.append(a)
+
+        alias_map = {n.lower(): e for n, e in zip(names, exprs)}
+        having_expr = having.this if having is not None else None
+        if having_expr is not None:
+            having_expr = self._subst_aliases(having_expr, alias_map, scope)
+        for e in exprs:
+            collect(e)
+        if having_expr is not None:
+            collect(having_expr)
+        order_items = self._order_items(order, names, exprs)
+        for kind, val, _ in order_items:
+            if kind == "expr":
+                collect(val)
+
+        # bare columns outside aggregates must be grouped (or functionally dependent)
+        def check_bare(e: exp.Expression):
+            for col in e.find_all(exp.Column):
+                if col.find_ancestor(*AGG_FUNCS.keys()):
+                    continue
+                c = self.canon(col, scope)
+                if c in group_canon:
+                    continue
+                inside_group = False
+                for g, gc in zip(group_exprs, group_canon):
+                    if not isinstance(g, exp.Column) and gc in self.canon(e, scope):
+                        inside_group = True
+                if inside_group:
+                    continue
+                if fd_ok(col):
+                    group_exprs.append(col)
+                    group_canon.append(c)
+                    continue
+                raise Unsupported("non-aggregated column not in GROUP BY")
+
+        for e in exprs:
+            check_bare(e)
+        if having_expr is not None:
+            check_bare(having_expr)
+        for kind, val, _ in order_items:
+            if kind == "expr":
+                check_bare(val)
+
+        # the projection feeding the aggregate: group columns, then aggregate arguments
+        pre_exprs = list(group_exprs)
+        specs: list[AggSpec] = []
+        for a in aggs:
+            func = AGG_FUNCS[type(a)]
+            arg = a.this
+            distinct = False
+            order_spec = []
+            separator = ","
+            if func == "GROUP_CONCAT":
+                if a.args.get("separator") is not None:
+                    sep = a.args["separator"]
+                    if not isinstance(sep, exp.Literal):
+                        raise Unsupported("non-literal GROUP_CONCAT separator")
+                    separator = sep.this
+                if isinstance(arg, exp.Order):
+                    for o in arg.expressions:
+                        order_spec.append((o.this, bool(o.args.get("desc"))))
+                    arg = arg.this
+            if isinstance(arg, exp.Distinct):
+                distinct = True
+                arg_list = list(arg.expressions)
+            elif arg is None or isinstance(arg, exp.Star):
+                arg_list = []
+            else:
+                arg_list = [arg]
+            if func != "COUNT" and not arg_list:
+                raise ProgrammingError(f"{func}(*) is not valid", 1064, "42000")
+            if func in ("SUM", "AVG", "MIN", "MAX") and len(arg_list) != 1:
+                raise ProgrammingError(f"{func} takes one argument", 1064, "42000")
+            positions = []
+            kinds = []
+            scale = 0
+            for x in arg_list:
+                c = compile_expr(x, scope, allow_params=False)
+                positions.append(len(pre_exprs))
+                pre_exprs.append(x)
+                kinds.append(c.kind)
+                if c.col is not None:
+                    ct = self._column_type(rel, c.col)
+                    if ct is not None and ct.kind == V.DECIMAL:
+                        scale = ct.scale or 0
+            ord_pos = []
+            for x, d in order_spec:
+                ord_pos.append((len(pre_exprs), d))
+                pre_exprs.append(x)
+            specs.append(
+                AggSpec(
+                    func,
+                    positions,
+                    distinct,
+                    kinds[0] if kinds else V.INT,
+                    separator,
+                    ord_pos,
+                    scale,
+                )
+            )
+        ngroup = len(group_exprs)
+        pre_names = [f"__g{i}" for i in range(ngroup)] + [
+            f"__a{i}" for i in range(len(pre_exprs) - ngroup)
+        ]
+        pre = self.project_rel(rel, pre_exprs, pre_names, scope)
+        agg_names = pre_names[:ngroup] + [f"__agg{i}" for i in range(len(specs))]
+        agg_kinds = [k for _, _, k in pre.cols[:ngroup]] + [s.output_kind() for s in specs]
+        parent = pre.node
+        sig = f"aggregate({parent.signature};{ngroup};" + ";".join(
+            f"{s.func}|{s.args}|{s.distinct}|{s.separator}|{s.order}|{s.scale}" for s in specs
+        ) + ")"
+        agg_node = self._mk(
+            sig, lambda: Aggregate(parent, ngroup, specs, agg_names, agg_kinds)
+        )
+        # the scope after aggregation: group slots then aggregate results
+        post_cols = [(None, n, k) for n, k in zip(agg_names, agg_kinds)]
+        post_nullable = list(pre.nullable[:ngroup]) + [
+            s.func not in ("COUNT",) for s in specs
+        ]
+        post = Rel(agg_node, post_cols, post_nullable, {})
+        post_scope = post.scope()
+
+        def rewrite(e: exp.Expression) -> exp.Expression:
+            e = e.copy()
+
+            def repl(n):
+                if isinstance(n, tuple(AGG_FUNCS.keys())):
+                    c = self.canon(n, scope)
+                    return exp.column(f"__agg{agg_canon.index(c)}")
+                if isinstance(n, exp.Expression) and not isinstance(n, (exp.Literal, exp.Star)):
+                    try:
+                        c = self.canon(n, scope)
+                    except (ProgrammingError, Unsupported):
+                        return n
+                    if c in group_canon:
+                        return exp.column(f"__g{group_canon.index(c)}")
+                return n
+
+            return _transform_top_down(e, repl)
+
+        if having_expr is not None:
+            post = self.filter_rel(post, [rewrite(having_expr)])
+        proj_exprs = [rewrite(e) for e in exprs]
+        proj_names = list(names)
+        key_pos = []
+        for k in key_exprs:
+            key_pos.append(len(proj_exprs))
+            proj_exprs.append(rewrite(k))
+            proj_names.append(f"__key{len(key_pos)}")
+        order_spec = []
+        for kind, val, desc in order_items:
+            if kind == "visible":
+                order_spec.append((val, desc))
+            else:
+                if sel.args.get("distinct"):
+                    raise Unsupported("ORDER BY a column not in a DISTINCT select list")
+                order_spec.append((len(proj_exprs), desc))
+                proj_exprs.append(rewrite(val))
+                proj_names.append(f"__order{len(order_spec)}")
+        out = self.project_rel(post, proj_exprs, proj_names, post_scope)
+        if sel.args.get("distinct"):
+            parent2 = out.node
+            node = self._mk(f"distinct({parent2.signature})", lambda: Distinct(parent2))
+            out = Rel(node, out.cols, out.nullable, {})
+        plan.rel = out
+        plan.visible = len(exprs)
+        plan.key_pos = key_pos
+        plan.order = order_spec
+        plan.distinct = bool(sel.args.get("distinct"))
+        plan.kinds = [k for _, _, k in out.cols[: len(exprs)]]
+        plan.nullable = out.nullable[: len(exprs)]
+        if implicit and key_exprs:
+            # no GROUP BY, but grouped by the key: a key with no rows still yields one row
+            having_fn = None
+            if having_expr is not None:
+                having_fn = compile_expr(rewrite(having_expr), post_scope, allow_params=False).fn
+            proj_fns = [
+                compile_expr(e, post_scope, allow_params=False).fn for e in proj_exprs[: len(exprs)]
+            ]
+            key_slots = [group_canon.index(self.canon(k, scope)) for k in key_exprs]
+            agg_ref = agg_node
+            n_group = ngroup
+
+            def default_fn(key: tuple):
+                gkey = [None] * n_group
+                for slot, v in zip(key_slots, key):
+                    gkey[slot] = v
+                row = agg_ref.empty_row(tuple(gkey))
+                if having_fn is not None and not truthy(having_fn(row, None)):
+                    return ()
+                return (tuple(f(row, None) for f in proj_fns),)
+
+            plan.default_fn = default_fn
+
+    def _column_type(self, rel: Rel, i: int):
+        node = rel.node
+        # walk down through projections to a base table to find the declared type
+        while True:
+            if isinstance(node, BaseTable):
+                schema = self.storage.schemas.get(node.table.lower())
+                return schema.columns[i].ctype if schema else None
+            if isinstance(node, Project):
+                src = node.source_cols[i]
+                if src is None:
+                    return None
+                i = src
+                node = node.parents[0]
+            elif isinstance(node, (Filter, Distinct)):
+                node = node.parents[0]
+            elif isinstance(node, Join):
+                nl = len(node.parents[0].columns)
+                if i < nl:
+                    node = node.parents[0]
+                else:
+                    i -= nl
+                    node = node.parents[1]
+            else:
+                return None
+
+    def _subst_aliases(self, e: exp.Expression, alias_map, scope: Scope) -> exp.Expression:
+        def repl(n):
+            if isinstance(n, exp.Column) and not n.table:
+                try:
+                    scope.resolve(n)
+                    return n
+                except ProgrammingError:
+                    target = alias_map.get(n.name.lower())
+                    if target is not None:
+                        return target.copy()
+            return n
+
+        return e.copy().transform(repl)
+
+    # --- UNION -----------------------------------------------------------------------------
+    def union_rel(self, u: exp.Expression) -> Rel:
+        if not isinstance(u, exp.Union):
+            raise Unsupported(f"{type(u).__name__}")
+        branches = []
+        self._union_branches(u, branches)
+        rels = []
+        for b in branches:
+            if isinstance(b, exp.Select):
+                if b.args.get("limit") or b.args.get("order"):
+                    raise Unsupported("ORDER BY/LIMIT inside a UNION branch")
+                p = self.plan_select(b, top=False)
+                rels.append(p.rel)
+            else:
+                rels.append(self.relation_of_query(b))
+        width = len(rels[0].cols)
+        for r in rels:
+            if len(r.cols) != width:
+                raise ProgrammingError(
+                    "The used SELECT statements have a different number of columns", 1222, "21000"
+                )
+        names = [n for _, n, _ in rels[0].cols]
+        kinds = []
+        for i in range(width):
+            ks = {r.cols[i][2] for r in rels} - {V.NULL}
+            if len(ks) <= 1:
+                kinds.append(next(iter(ks)) if ks else V.NULL)
+            elif ks <= V.NUMERIC_KINDS:
+                kinds.append(V.FLOAT if V.FLOAT in ks else V.DECIMAL)
+            else:
+                raise Unsupported("UNION of columns with different types")
+        parents = [r.node for r in rels]
+        sig = "union(" + ";".join(p.signature for p in parents) + ")"
+        node = self._mk(sig, lambda: Union(parents, names, kinds))
+        nullable = [any(r.nullable[i] for r in rels) for i in range(width)]
+        rel = Rel(node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {})
+        if u.args.get("distinct", True) is not False and self._is_distinct(u):
+            parent = rel.node
+            dn = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
+            rel = Rel(dn, rel.cols, rel.nullable, {})
+        return rel
+
+    @staticmethod
+    def _is_distinct(u: exp.Union) -> bool:
+        return bool(u.args.get("distinct"))
+
+    def _union_branches(self, u: exp.Expression, out: list) -> None:
+        # flatten unions of the same kind (all UNION ALL, or all UNION)
+        if isinstance(u, exp.Union):
+            for side in (u.this, u.expression):
+                s = side.this if isinstance(side, exp.Subquery) and not side.alias else side
+                if (
+                    isinstance(s, exp.Union)
+                    and bool(s.args.get("distinct")) == bool(u.args.get("distinct"))
+                    and not s.args.get("order")
+                    and not s.args.get("limit")
+                ):
+                    self._union_branches(s, out)
+                else:
+                    out.append(s)
+        else:
+            out.append(u)
+
+    # --- top level -------------------------------------------------------------------------
+    def compile_query(self, q: exp.Expression, nparams: int) -> CompiledQuery:
+        if isinstance(q, exp.Select):
+            if q.args.get("from_") is None:
+                raise Unsupported("SELECT without FROM")
+            plan = self.plan_select(q, top=True)
+            limit, offset = self._limit(q)
+        elif isinstance(q, exp.Union):
+            if q.find(exp.Placeholder):
+                raise Unsupported("parameters in a UNION")
+            rel = self.union_rel(q)
+            plan = _Plan()
+            plan.rel = rel
+            plan.names = [n for _, n, _ in rel.cols]
+            plan.visible = len(rel.cols)
+            plan.key_pos = []
+            plan.key_params = []
+            plan.kinds = [k for _, _, k in rel.cols]
+            plan.nullable = rel.nullable
+            plan.order = []
+            order = q.args.get("order")
+            if order is not None:
+                exprs = [exp.column(n) for n in plan.names]
+                for kind, val, desc in self._order_items(order, plan.names, exprs):
+                    if kind != "visible":
+                        raise Unsupported("ORDER BY expression on a UNION")
+                    plan.order.append((val, desc))
+            limit, offset = self._limit(q)
+        else:
+            raise Unsupported(type(q).__name__)
+        multi = any(len(p) > 1 for p in plan.key_params)
+        parent = plan.rel.node
+        key_pos = plan.key_pos
+        order = plan.order
+        visible = plan.visible
+        merge_order = None
+        merge_limit = None
+        if multi and (order or limit is not None or offset):
+            r_limit = None if limit is None else limit + offset
+            r_offset = 0
+            r_visible = len(parent.columns)
+            from ..dataflow.ops.reader import make_sort_key
+
+            merge_order = make_sort_key(order) if order else None
+            merge_limit = (offset, limit)
+        else:
+            r_limit, r_offset, r_visible = limit, offset, visible
+        sig = f"reader({parent.signature};{key_pos};{order};{r_limit};{r_offset};{r_visible})"
+        reader = self._mk(
+            sig, lambda: Reader(parent, key_pos, r_visible, order, r_limit, r_offset)
+        )
+        key_kinds = [parent.kinds[i] for i in key_pos]
+        cq = CompiledQuery(
+            reader=reader,
+            names=plan.names,
+            kinds=plan.kinds,
+            nullable=plan.nullable,
+            key_params=plan.key_params,
+            key_kinds=key_kinds,
+            nodes=list(self.nodes),
+            new_nodes=list(self.new),
+            default_fn=plan.default_fn,
+            merge_order=merge_order,
+            merge_limit=merge_limit,
+            merge_distinct=plan.distinct and multi,
+            visible=visible,
+        )
+        return cq
+
+    @staticmethod
+    def _limit(q) -> tuple[int | None, int]:
+        limit = None
+        offset = 0
+        lim = q.args.get("limit")
+        if lim is not None:
+            e = lim.expression
+            if isinstance(e, exp.Literal) and not e.is_string:
+                limit = int(e.this)
+            else:
+                raise Unsupported("LIMIT that is not a constant")
+            if lim.args.get("offset") is not None:
+                o = lim.args["offset"]
+                if isinstance(o, exp.Literal) and not o.is_string:
+                    offset = int(o.this)
+                else:
+                    raise Unsupported("OFFSET that is not a constant")
+        off = q.args.get("offset")
+        if off is not None:
+            e = off.expression
+            if isinstance(e, exp.Literal) and not e.is_string:
+                offset = int(e.this)
+            else:
+                raise Unsupported("OFFSET that is not a constant")
+        return limit, offset
+
+
+class _Plan:
+    def __init__(self):
+        self.rel: Rel | None = None
+        self.names: list[str] = []
+        self.kinds: list[str] = []
+        self.nullable: list[bool] = []
+        self.visible = 0
+        self.key_pos: list[int] = []
+        self.key_params: list[list[int]] = []
+        self.order: list[tuple[int, bool]] = []
+        self.distinct = False
+        self.default_fn = None
+
+
+def _transform_top_down(e: exp.Expression, fn) -> exp.Expression:
+    """Replace subtrees top-down: a replaced node's children are not visited."""
+    new = fn(e)
+    if new is not e:
+        return new
+    for key, value in list(e.args.items()):
+        if isinstance(value, exp.Expression):
+            e.set(key, _transform_top_down(value, fn))
+        elif isinstance(value, list):
+            e.set(
+                key,
+                [_transform_top_down(v, fn) if isinstance(v, exp.Expression) else v for v in value],
+            )
+    return e
+
+
+def key_combinations(key_params: list[list[int]], params) -> list[tuple]:
+    """All reader keys a lookup asks for (the cartesian product of IN lists)."""
+    choices = [[params[i] for i in ps] for ps in key_params]
+    if all(len(c) == 1 for c in choices):
+        return [tuple(c[0] for c in choices)]
+    seen = []
+    for combo in itertools.product(*choices):
+        if combo not in seen:
+            seen.append(combo)
+    return seen

@@ -1,0 +1,83 @@
+"""SQL text -> one sqlglot statement (MySQL dialect), with ``?`` parameters numbered in text order.
+
+``?`` placeholders are renamed ``:p0, :p1, ...`` before parsing (outside strings, quoted
+identifiers and comments), so every ``exp.Placeholder`` knows its position in the parameter tuple
+regardless of where the parser puts it in the tree.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from ..errors import parse_error
+
+
+def number_placeholders(sql: str) -> tuple[str, int]:
+    out = []
+    n = 0
+    i = 0
+    L = len(sql)
+    while i < L:
+        c = sql[i]
+        if c in ("'", '"', "`"):
+            j = i + 1
+            while j < L:
+                if sql[j] == "\\" and c != "`":
+                    j += 2
+                    continue
+                if sql[j] == c:
+                    if j + 1 < L and sql[j + 1] == c:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            out.append(sql[i : j + 1])
+            i = j + 1
+            continue
+        if c == "-" and sql.startswith("--", i) or c == "#":
+            j = sql.find("\n", i)
+            j = L if j < 0 else j
+            out.append(sql[i:j])
+            i = j
+            continue
+        if c == "/" and sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            j = L if j < 0 else j + 2
+            out.append(sql[i:j])
+            i = j
+            continue
+        if c == "?":
+            out.append(f":p{n}")
+            n += 1
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), n
+
+
+def parse(sql: str) -> tuple[exp.Expression, int]:
+    """Parse exactly one statement; raise ProgrammingError (1064) on bad syntax."""
+    text, nparams = number_placeholders(sql)
+    try:
+        stmts = [s for s in sqlglot.parse(text, read="mysql") if s is not None]
+    except (ParseError, TokenError) as e:
+        msg = str(e).split("\n")[0]
+        raise parse_error(msg) from None
+    except Exception as e:  # sqlglot raises assorted errors on odd input
+        raise parse_error(str(e).split("\n")[0]) from None
+    if not stmts:
+        raise parse_error("empty statement")
+    if len(stmts) > 1:
+        raise parse_error("only one statement per execute() call")
+    stmt = stmts[0]
+    if isinstance(stmt, exp.Command) and not _known_command(stmt):
+        raise parse_error(f"near '{sql.strip()[:40]}'")
+    return stmt, nparams
+
+
+def _known_command(stmt: exp.Command) -> bool:
+    name = str(stmt.this).upper()
+    return name in {"SHOW", "DESCRIBE", "DESC", "EXPLAIN", "BEGIN", "START", "SET", "USE", "COMMIT", "ROLLBACK"}

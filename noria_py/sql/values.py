@@ -1,0 +1,388 @@
+"""SQL values with MySQL semantics: column kinds, coercion on write, and comparison helpers.
+
+Internally a value is ``None`` (NULL), ``int``, ``decimal.Decimal``, ``float``, ``str``,
+``bytes``, ``datetime.date`` or ``datetime.datetime``. Booleans are the integers 0 and 1, as in
+MySQL. Strings compare with a binary collation (``'a' != 'A'``); see the README.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from ..errors import ER_TRUNCATED_WRONG_VALUE, DataError
+
+# Internal column kinds.
+INT = "int"
+DECIMAL = "decimal"
+FLOAT = "float"
+STR = "str"
+BYTES = "bytes"
+DATE = "date"
+DATETIME = "datetime"
+TIME = "time"
+NULL = "null"
+
+NUMERIC_KINDS = frozenset((INT, DECIMAL, FLOAT))
+
+_INT_TYPES = {
+    "TINYINT": "TINYINT",
+    "UTINYINT": "TINYINT",
+    "SMALLINT": "SMALLINT",
+    "USMALLINT": "SMALLINT",
+    "MEDIUMINT": "MEDIUMINT",
+    "UMEDIUMINT": "MEDIUMINT",
+    "INT": "INT",
+    "UINT": "INT",
+    "BIGINT": "BIGINT",
+    "UBIGINT": "BIGINT",
+    "BOOLEAN": "TINYINT",
+    "BIT": "TINYINT",
+    "SERIAL": "BIGINT",
+}
+_INT_RANGES = {
+    ("TINYINT", False): (-128, 127),
+    ("TINYINT", True): (0, 255),
+    ("SMALLINT", False): (-32768, 32767),
+    ("SMALLINT", True): (0, 65535),
+    ("MEDIUMINT", False): (-8388608, 8388607),
+    ("MEDIUMINT", True): (0, 16777215),
+    ("INT", False): (-2147483648, 2147483647),
+    ("INT", True): (0, 4294967295),
+    ("BIGINT", False): (-(2**63), 2**63 - 1),
+    ("BIGINT", True): (0, 2**64 - 1),
+}
+_STR_TYPES = {
+    "CHAR",
+    "NCHAR",
+    "VARCHAR",
+    "NVARCHAR",
+    "TEXT",
+    "TINYTEXT",
+    "MEDIUMTEXT",
+    "LONGTEXT",
+    "ENUM",
+    "SET",
+    "JSON",
+    "UUID",
+}
+_BYTES_TYPES = {"BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY"}
+_FLOAT_TYPES = {"FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"}
+_DECIMAL_TYPES = {"DECIMAL", "NUMERIC", "DEC", "UDECIMAL", "BIGDECIMAL", "MONEY"}
+
+
+class ColumnType:
+    """A column's declared type: the internal kind plus what coercion and metadata need."""
+
+    __slots__ = ("kind", "mysql_name", "unsigned", "length", "precision", "scale")
+
+    def __init__(
+        self,
+        kind: str,
+        mysql_name: str,
+        unsigned: bool = False,
+        length: int | None = None,
+        precision: int | None = None,
+        scale: int | None = None,
+    ):
+        self.kind = kind
+        self.mysql_name = mysql_name
+        self.unsigned = unsigned
+        self.length = length
+        self.precision = precision
+        self.scale = scale
+
+    def __repr__(self) -> str:
+        return f"ColumnType({self.mysql_name})"
+
+    def sqlite_affinity(self) -> str:
+        if self.kind == INT:
+            return "INTEGER"
+        if self.kind in (FLOAT, DECIMAL):
+            return "REAL" if self.kind == FLOAT else "NUMERIC"
+        if self.kind == BYTES:
+            return "BLOB"
+        return "TEXT"
+
+
+def column_type_from_sqlglot(dtype) -> ColumnType:
+    """Map a sqlglot ``DataType`` from a MySQL ``CREATE TABLE`` to a ColumnType."""
+    name = dtype.this.name if hasattr(dtype.this, "name") else str(dtype.this)
+    params = [p.this for p in dtype.expressions] if dtype.expressions else []
+    nums = []
+    for p in params:
+        try:
+            nums.append(int(p.name if hasattr(p, "name") else p))
+        except (TypeError, ValueError):
+            pass
+    unsigned = name.startswith("U") and name[1:] in _INT_TYPES or name == "UDECIMAL"
+    if name in _INT_TYPES:
+        base = _INT_TYPES[name]
+        if name == "BOOLEAN":
+            return ColumnType(INT, "TINYINT", length=1)
+        return ColumnType(INT, base, unsigned=unsigned)
+    if name in _DECIMAL_TYPES:
+        precision = nums[0] if nums else 10
+        scale = nums[1] if len(nums) > 1 else 0
+        return ColumnType(DECIMAL, "DECIMAL", unsigned=unsigned, precision=precision, scale=scale)
+    if name in _FLOAT_TYPES:
+        return ColumnType(FLOAT, "DOUBLE" if name != "FLOAT" else "FLOAT")
+    if name in _STR_TYPES:
+        mysql = {"NCHAR": "CHAR", "NVARCHAR": "VARCHAR", "UUID": "CHAR"}.get(name, name)
+        length = nums[0] if nums and name in ("CHAR", "NCHAR", "VARCHAR", "NVARCHAR") else None
+        if name in ("ENUM", "SET", "JSON"):
+            mysql = "VARCHAR" if name != "JSON" else "JSON"
+        return ColumnType(STR, mysql, length=length)
+    if name in _BYTES_TYPES:
+        length = nums[0] if nums and name in ("BINARY", "VARBINARY") else None
+        return ColumnType(BYTES, name, length=length)
+    if name == "DATE":
+        return ColumnType(DATE, "DATE")
+    if name in ("DATETIME", "TIMESTAMP", "DATETIME64", "TIMESTAMPTZ", "TIMESTAMPLTZ"):
+        return ColumnType(DATETIME, "TIMESTAMP" if name.startswith("TIMESTAMP") else "DATETIME")
+    if name == "TIME":
+        return ColumnType(TIME, "TIME")
+    if name == "YEAR":
+        return ColumnType(INT, "YEAR")
+    raise DataError(f"Unsupported column type {name}", 1064, "42000")
+
+
+_NUM_PREFIX = re.compile(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
+_DATE_RE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
+_DATETIME_RE = re.compile(
+    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?\s*$"
+)
+
+
+def str_to_number(s: str):
+    """MySQL's string-to-number conversion in numeric context: the longest numeric prefix, else 0."""
+    m = _NUM_PREFIX.match(s)
+    if not m:
+        return 0
+    text = m.group(0).strip()
+    if any(c in text for c in ".eE"):
+        return float(text)
+    return int(text)
+
+
+def parse_date(s: str) -> _dt.date | None:
+    m = _DATE_RE.match(s)
+    if not m:
+        return None
+    try:
+        return _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def parse_datetime(s: str) -> _dt.datetime | None:
+    m = _DATETIME_RE.match(s)
+    if not m:
+        d = parse_date(s)
+        return _dt.datetime(d.year, d.month, d.day) if d else None
+    try:
+        frac = m.group(7) or "0"
+        return _dt.datetime(
+            int(m.group(1)),
+            int(m.group(2)),
+            int(m.group(3)),
+            int(m.group(4)),
+            int(m.group(5)),
+            int(m.group(6) or 0),
+            int(frac.ljust(6, "0")),
+        )
+    except ValueError:
+        return None
+
+
+def _bad(col: str, value, kind: str) -> DataError:
+    return DataError(
+        f"Incorrect {kind} value: '{value}' for column '{col}'", ER_TRUNCATED_WRONG_VALUE, "HY000"
+    )
+
+
+def coerce_for_column(value, ctype: ColumnType, col: str):
+    """Convert a value written to a column, as MySQL strict mode does (errors instead of warnings)."""
+    if value is None:
+        return None
+    kind = ctype.kind
+    if kind == INT:
+        if isinstance(value, bool):
+            value = int(value)
+        if isinstance(value, int):
+            v = value
+        elif isinstance(value, (float, Decimal)):
+            if isinstance(value, float) and value != value:
+                raise _bad(col, value, "integer")
+            v = int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        elif isinstance(value, str):
+            text = value.strip()
+            try:
+                v = int(text)
+            except ValueError:
+                try:
+                    v = int(Decimal(text).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+                except (InvalidOperation, ValueError):
+                    raise _bad(col, value, "integer") from None
+        else:
+            raise _bad(col, value, "integer")
+        rng = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned))
+        if rng and not (rng[0] <= v <= rng[1]):
+            raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
+        return v
+    if kind == STR:
+        if isinstance(value, str):
+            v = value
+        elif isinstance(value, bytes):
+            v = value.decode("utf-8", "replace")
+        elif isinstance(value, float):
+            v = repr(value)
+        elif isinstance(value, (_dt.datetime, _dt.date)):
+            v = format_value(value)
+        else:
+            v = str(value)
+        if ctype.length is not None and len(v) > ctype.length:
+            raise DataError(f"Data too long for column '{col}' at row 1", 1406, "22001")
+        return v
+    if kind == DECIMAL:
+        try:
+            if isinstance(value, float):
+                d = Decimal(repr(value))
+            elif isinstance(value, str):
+                d = Decimal(value.strip())
+            else:
+                d = Decimal(value)
+        except (InvalidOperation, ValueError, TypeError):
+            raise _bad(col, value, "decimal") from None
+        if not d.is_finite():
+            raise _bad(col, value, "decimal")
+        q = Decimal(1).scaleb(-(ctype.scale or 0))
+        d = d.quantize(q, rounding=ROUND_HALF_UP)
+        if ctype.precision is not None:
+            limit = Decimal(10) ** (ctype.precision - (ctype.scale or 0))
+            if abs(d) >= limit:
+                raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
+        return d
+    if kind == FLOAT:
+        if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                raise _bad(col, value, "double") from None
+        raise _bad(col, value, "double")
+    if kind == DATETIME:
+        if isinstance(value, _dt.datetime):
+            return value
+        if isinstance(value, _dt.date):
+            return _dt.datetime(value.year, value.month, value.day)
+        if isinstance(value, str):
+            v = parse_datetime(value)
+            if v is None:
+                raise _bad(col, value, "datetime")
+            return v
+        raise _bad(col, value, "datetime")
+    if kind == DATE:
+        if isinstance(value, _dt.datetime):
+            return value.date()
+        if isinstance(value, _dt.date):
+            return value
+        if isinstance(value, str):
+            v = parse_date(value)
+            if v is None:
+                dt = parse_datetime(value)
+                if dt is None:
+                    raise _bad(col, value, "date")
+                return dt.date()
+            return v
+        raise _bad(col, value, "date")
+    if kind == BYTES:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        return str(value).encode()
+    if kind == TIME:
+        return str(value)
+    return value
+
+
+def format_value(v) -> str:
+    """Text form of a value as MySQL prints it."""
+    if isinstance(v, _dt.datetime):
+        if v.microsecond:
+            return v.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(v, _dt.date):
+        return v.strftime("%Y-%m-%d")
+    if isinstance(v, float):
+        r = repr(v)
+        return r[:-2] if r.endswith(".0") else r
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return str(v)
+
+
+def to_storage(v):
+    """Value as stored in SQLite."""
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, (_dt.datetime, _dt.date)):
+        return format_value(v)
+    return v
+
+
+def from_storage(v, ctype: ColumnType):
+    """Value read back from SQLite into the column's internal kind."""
+    if v is None:
+        return None
+    kind = ctype.kind
+    if kind == INT:
+        return int(v)
+    if kind == DECIMAL:
+        d = Decimal(str(v)) if not isinstance(v, float) else Decimal(repr(v))
+        return d.quantize(Decimal(1).scaleb(-(ctype.scale or 0)), rounding=ROUND_HALF_UP)
+    if kind == FLOAT:
+        return float(v)
+    if kind == DATETIME:
+        return parse_datetime(v) if isinstance(v, str) else v
+    if kind == DATE:
+        return parse_date(v) if isinstance(v, str) else v
+    if kind == STR and not isinstance(v, str):
+        return format_value(v)
+    return v
+
+
+def kind_of_value(v) -> str:
+    if v is None:
+        return NULL
+    if isinstance(v, bool) or isinstance(v, int):
+        return INT
+    if isinstance(v, Decimal):
+        return DECIMAL
+    if isinstance(v, float):
+        return FLOAT
+    if isinstance(v, str):
+        return STR
+    if isinstance(v, bytes):
+        return BYTES
+    if isinstance(v, _dt.datetime):
+        return DATETIME
+    if isinstance(v, _dt.date):
+        return DATE
+    return STR
+
+
+MYSQL_NAME_OF_KIND = {
+    INT: "BIGINT",
+    DECIMAL: "DECIMAL",
+    FLOAT: "DOUBLE",
+    STR: "VARCHAR",
+    BYTES: "BLOB",
+    DATE: "DATE",
+    DATETIME: "DATETIME",
+    TIME: "TIME",
+    NULL: "NULL",
+}

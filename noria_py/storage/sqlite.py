@@ -1,0 +1,293 @@
+"""Base tables in SQLite: the durable source of truth below the dataflow.
+
+A file path gives a durable database (WAL journal); ``None`` keeps everything in ``:memory:``.
+The catalog (CREATE TABLE and CREATE VIEW statements, in order) lives in the same file, so
+reopening restores tables, rows and views. Every row has a SQLite rowid, which is how UPDATE and
+DELETE address the exact rows they change. Values are stored in SQLite-friendly form and
+converted back to their column kinds on the way out.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from ..errors import (
+    ER_BAD_NULL_ERROR,
+    ER_DUP_ENTRY,
+    IntegrityError,
+    OperationalError,
+)
+from ..sql import values as V
+
+CATALOG = "__noria_catalog"
+
+
+@dataclass
+class ColumnDef:
+    name: str
+    ctype: V.ColumnType
+    nullable: bool = True
+    default: object = None
+    has_default: bool = False
+    auto_increment: bool = False
+
+
+@dataclass
+class TableSchema:
+    name: str
+    columns: list[ColumnDef]
+    primary_key: list[int] = field(default_factory=list)
+    uniques: list[list[int]] = field(default_factory=list)
+    indexes: list[list[int]] = field(default_factory=list)
+    ddl: str = ""
+
+    def index_of(self, name: str) -> int | None:
+        low = name.lower()
+        for i, c in enumerate(self.columns):
+            if c.name.lower() == low:
+                return i
+        return None
+
+    @property
+    def auto_increment(self) -> int | None:
+        for i, c in enumerate(self.columns):
+            if c.auto_increment:
+                return i
+        return None
+
+
+def q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class SQLiteStorage:
+    def __init__(self, path: str | None):
+        self.path = path
+        self.conn = sqlite3.connect(
+            path or ":memory:", isolation_level=None, check_same_thread=False
+        )
+        if path:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {CATALOG} "
+            "(seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT, name TEXT, sql TEXT)"
+        )
+        self.schemas: dict[str, TableSchema] = {}
+        self._converters: dict[str, list | None] = {}
+        self._in_tx = False
+
+    # --- catalog ---------------------------------------------------------------------------
+    def catalog_entries(self) -> list[tuple[str, str, str]]:
+        return list(self.conn.execute(f"SELECT kind, name, sql FROM {CATALOG} ORDER BY seq"))
+
+    def catalog_add(self, kind: str, name: str, sql: str) -> None:
+        self.conn.execute(f"INSERT INTO {CATALOG} (kind, name, sql) VALUES (?, ?, ?)", (kind, name, sql))
+
+    def catalog_remove(self, kind: str, name: str) -> None:
+        self.conn.execute(f"DELETE FROM {CATALOG} WHERE kind = ? AND lower(name) = lower(?)", (kind, name))
+
+    # --- transactions ----------------------------------------------------------------------
+    def begin(self) -> None:
+        if not self._in_tx:
+            self.conn.execute("BEGIN")
+            self._in_tx = True
+
+    def commit(self) -> None:
+        if self._in_tx:
+            self.conn.execute("COMMIT")
+            self._in_tx = False
+
+    def rollback(self) -> None:
+        if self._in_tx:
+            self.conn.execute("ROLLBACK")
+            self._in_tx = False
+
+    def savepoint(self, name: str) -> None:
+        self.conn.execute(f"SAVEPOINT {name}")
+
+    def release(self, name: str) -> None:
+        self.conn.execute(f"RELEASE {name}")
+
+    def rollback_to(self, name: str) -> None:
+        self.conn.execute(f"ROLLBACK TO {name}")
+        self.conn.execute(f"RELEASE {name}")
+
+    # --- DDL -------------------------------------------------------------------------------
+    def register(self, schema: TableSchema) -> None:
+        """Know a table's schema (on create, or when reopening a file)."""
+        self.schemas[schema.name.lower()] = schema
+        convs = []
+        need = False
+        for c in schema.columns:
+            if c.ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME):
+                convs.append(c.ctype)
+                need = True
+            else:
+                convs.append(None)
+        self._converters[schema.name.lower()] = convs if need else None
+
+    def create_table(self, schema: TableSchema) -> None:
+        cols = []
+        pk = schema.primary_key
+        inline_pk = (
+            len(pk) == 1
+            and schema.columns[pk[0]].ctype.kind == V.INT
+            and schema.columns[pk[0]].auto_increment
+        )
+        for i, c in enumerate(schema.columns):
+            aff = c.ctype.sqlite_affinity()
+            part = f"{q(c.name)} {aff}"
+            if inline_pk and i == pk[0]:
+                part += " PRIMARY KEY AUTOINCREMENT"
+            elif not c.nullable:
+                part += " NOT NULL"
+            cols.append(part)
+        if pk and not inline_pk:
+            cols.append("PRIMARY KEY (" + ", ".join(q(schema.columns[i].name) for i in pk) + ")")
+        for u in schema.uniques:
+            cols.append("UNIQUE (" + ", ".join(q(schema.columns[i].name) for i in u) + ")")
+        self.conn.execute(f"CREATE TABLE {q(schema.name)} ({', '.join(cols)})")
+        for n, idx in enumerate(schema.indexes):
+            cols_sql = ", ".join(q(schema.columns[i].name) for i in idx)
+            self.conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {q(f'ix_{schema.name}_{n}')} "
+                f"ON {q(schema.name)} ({cols_sql})"
+            )
+        self.register(schema)
+
+    def ensure_index(self, table: str, cols: list[int]) -> None:
+        schema = self.schemas[table.lower()]
+        name = f"nx_{schema.name}_" + "_".join(str(c) for c in cols)
+        cols_sql = ", ".join(q(schema.columns[i].name) for i in cols)
+        self.conn.execute(f"CREATE INDEX IF NOT EXISTS {q(name)} ON {q(schema.name)} ({cols_sql})")
+
+    def drop_table(self, name: str) -> None:
+        schema = self.schemas.pop(name.lower())
+        self._converters.pop(name.lower(), None)
+        self.conn.execute(f"DROP TABLE {q(schema.name)}")
+
+    # --- reads -----------------------------------------------------------------------------
+    def _convert(self, table: str, rows) -> list[tuple]:
+        convs = self._converters.get(table.lower())
+        if convs is None:
+            return rows if isinstance(rows, list) else list(rows)
+        out = []
+        for r in rows:
+            out.append(
+                tuple(v if c is None or v is None else V.from_storage(v, c) for v, c in zip(r, convs))
+            )
+        return out
+
+    def scan(self, table: str) -> list[tuple]:
+        schema = self.schemas[table.lower()]
+        cur = self.conn.execute(f"SELECT * FROM {q(schema.name)}")
+        return self._convert(table, cur.fetchall())
+
+    def count(self, table: str) -> int:
+        schema = self.schemas[table.lower()]
+        return self.conn.execute(f"SELECT COUNT(*) FROM {q(schema.name)}").fetchone()[0]
+
+    def select_with_rowid(self, table: str, where_sql: str | None, params=()) -> list:
+        """(rowid, row) pairs of the rows matching a SQLite predicate (all rows when None)."""
+        schema = self.schemas[table.lower()]
+        sql = f"SELECT rowid, * FROM {q(schema.name)}"
+        if where_sql:
+            sql += f" WHERE {where_sql}"
+        raw = self.conn.execute(sql, params).fetchall()
+        convs = self._converters.get(table.lower())
+        if convs is None:
+            return [(r[0], r[1:]) for r in raw]
+        rows = self._convert(table, [r[1:] for r in raw])
+        return [(r[0], row) for r, row in zip(raw, rows)]
+
+    def lookup(self, table: str, cols: list[int], key: tuple) -> list[tuple]:
+        schema = self.schemas[table.lower()]
+        cond = " AND ".join(f"{q(schema.columns[c].name)} IS ?" for c in cols)
+        cur = self.conn.execute(
+            f"SELECT * FROM {q(schema.name)} WHERE {cond}", [V.to_storage(v) for v in key]
+        )
+        return self._convert(table, cur.fetchall())
+
+    # --- writes ----------------------------------------------------------------------------
+    def _integrity(self, schema: TableSchema, e: sqlite3.IntegrityError, row=None):
+        msg = str(e)
+        if "NOT NULL" in msg:
+            col = msg.rsplit(".", 1)[-1]
+            return IntegrityError(f"Column '{col}' cannot be null", ER_BAD_NULL_ERROR, "23000")
+        key = "PRIMARY"
+        if "UNIQUE" in msg:
+            cols = [c.split(".")[-1] for c in msg.split(":", 1)[-1].split(",")]
+            idx = [schema.index_of(c.strip()) for c in cols]
+            if schema.primary_key and idx == schema.primary_key:
+                key = "PRIMARY"
+            else:
+                key = "_".join(c.strip() for c in cols)
+            if row is not None and all(i is not None for i in idx):
+                entry = "-".join(V.format_value(row[i]) for i in idx)
+                return IntegrityError(
+                    f"Duplicate entry '{entry}' for key '{schema.name}.{key}'", ER_DUP_ENTRY, "23000"
+                )
+        return IntegrityError(f"Duplicate entry for key '{schema.name}.{key}'", ER_DUP_ENTRY, "23000")
+
+    def insert_rows(self, table: str, rows: list[list], auto_col: int | None) -> list[tuple]:
+        """Insert full rows; a None in ``auto_col`` is assigned by SQLite. Returns stored rows."""
+        schema = self.schemas[table.lower()]
+        names = ", ".join(q(c.name) for c in schema.columns)
+        marks = ", ".join("?" for _ in schema.columns)
+        sql = f"INSERT INTO {q(schema.name)} ({names}) VALUES ({marks})"
+        out = []
+        conn = self.conn
+        needs_conv = self._converters.get(table.lower()) is not None
+        try:
+            if auto_col is None or all(r[auto_col] is not None for r in rows):
+                if needs_conv:
+                    conn.executemany(sql, [[V.to_storage(v) for v in r] for r in rows])
+                else:
+                    conn.executemany(sql, rows)
+                return [tuple(r) for r in rows]
+            for r in rows:
+                cur = conn.execute(sql, [V.to_storage(v) for v in r] if needs_conv else r)
+                if r[auto_col] is None:
+                    r = list(r)
+                    r[auto_col] = cur.lastrowid
+                out.append(tuple(r))
+            return out
+        except sqlite3.IntegrityError as e:
+            bad = None
+            if len(rows) == 1:
+                bad = rows[0]
+            raise self._integrity(schema, e, bad) from None
+        except sqlite3.OperationalError as e:
+            raise OperationalError(str(e)) from None
+
+    def update_rows(self, table: str, changes: list[tuple[int, tuple]]) -> None:
+        schema = self.schemas[table.lower()]
+        sets = ", ".join(f"{q(c.name)} = ?" for c in schema.columns)
+        sql = f"UPDATE {q(schema.name)} SET {sets} WHERE rowid = ?"
+        try:
+            self.conn.executemany(
+                sql, [[V.to_storage(v) for v in row] + [rowid] for rowid, row in changes]
+            )
+        except sqlite3.IntegrityError as e:
+            bad = changes[0][1] if len(changes) == 1 else None
+            raise self._integrity(schema, e, bad) from None
+
+    def delete_rows(self, table: str, rowids: list[int]) -> None:
+        schema = self.schemas[table.lower()]
+        self.conn.executemany(
+            f"DELETE FROM {q(schema.name)} WHERE rowid = ?", [(r,) for r in rowids]
+        )
+
+    def next_auto_value(self, table: str) -> int | None:
+        row = self.conn.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = ?", (self.schemas[table.lower()].name,)
+        ).fetchone()
+        return row[0] if row else 0
+
+    def close(self) -> None:
+        try:
+            self.commit()
+        finally:
+            self.conn.close()

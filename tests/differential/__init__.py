@@ -1,0 +1,6 @@
+"""Differential tests: random schemas, queries and writes, checked against SQLite.
+
+``schema`` draws tables and literal values, ``queries`` draws SELECTs and views over them,
+``writes`` draws INSERT/UPDATE/DELETE statements, ``harness`` runs a scenario on noria_py and on
+an in-memory SQLite database side by side and compares every read.
+"""

@@ -1,0 +1,452 @@
+"""The PEP 249 surface of the embedded API: ``noria_py.connect()``, connections and cursors.
+
+Behaviour follows the stdlib ``sqlite3`` module where PEP 249 leaves a choice, and MySQL where the
+answer depends on SQL semantics (``rowcount`` counts rows actually changed, ``lastrowid`` after a
+multi-row INSERT is the first generated id).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import noria_py
+from noria_py import errors
+
+
+@pytest.fixture
+def conn():
+    connection = noria_py.connect()
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def people(conn):
+    """A table with an AUTO_INCREMENT key and three rows (ids 1, 2, 3)."""
+    cur = conn.cursor()
+    cur.execute(
+        "CREATE TABLE people ("
+        " id INT NOT NULL AUTO_INCREMENT,"
+        " name VARCHAR(50) NOT NULL,"
+        " age INT,"
+        " PRIMARY KEY (id)"
+        ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+    )
+    cur.executemany(
+        "INSERT INTO people (name, age) VALUES (?, ?)",
+        [("ann", 31), ("bob", 42), ("cid", None)],
+    )
+    return conn
+
+
+# --- module attributes ------------------------------------------------------------------------
+
+
+def test_module_globals():
+    assert noria_py.apilevel == "2.0"
+    assert noria_py.paramstyle == "qmark"
+    assert noria_py.threadsafety in (0, 1, 2, 3)
+
+
+def test_exception_hierarchy_is_exported():
+    names = [
+        "Warning",
+        "Error",
+        "InterfaceError",
+        "DatabaseError",
+        "DataError",
+        "OperationalError",
+        "IntegrityError",
+        "InternalError",
+        "ProgrammingError",
+        "NotSupportedError",
+    ]
+    for name in names:
+        assert getattr(noria_py, name) is getattr(errors, name), name
+    assert issubclass(noria_py.Warning, Exception)
+    assert issubclass(noria_py.Error, Exception)
+    assert issubclass(noria_py.InterfaceError, noria_py.Error)
+    assert issubclass(noria_py.DatabaseError, noria_py.Error)
+    for name in [
+        "DataError",
+        "OperationalError",
+        "IntegrityError",
+        "InternalError",
+        "ProgrammingError",
+        "NotSupportedError",
+    ]:
+        assert issubclass(getattr(noria_py, name), noria_py.DatabaseError), name
+
+
+# --- connect, cursor, execute -----------------------------------------------------------------
+
+
+def test_connect_returns_connection_with_cursor(conn):
+    cur = conn.cursor()
+    for method in ("execute", "executemany", "fetchone", "fetchmany", "fetchall", "close"):
+        assert callable(getattr(cur, method)), method
+    for method in ("cursor", "commit", "rollback", "close"):
+        assert callable(getattr(conn, method)), method
+    # Required by PEP 249 even when they do nothing.
+    cur.setinputsizes([None])
+    cur.setoutputsize(10)
+    cur.setoutputsize(10, 0)
+
+
+def test_execute_with_tuple_and_list_parameters(people):
+    cur = people.cursor()
+    cur.execute("SELECT name FROM people WHERE id = ?", (2,))
+    assert cur.fetchall() == [("bob",)]
+    cur.execute("SELECT name FROM people WHERE id = ?", [3])
+    assert cur.fetchall() == [("cid",)]
+
+
+def test_execute_returns_the_cursor_for_chaining(people):
+    cur = people.cursor()
+    assert cur.execute("SELECT name FROM people WHERE id = ?", (1,)) is cur
+    assert cur.execute("SELECT name FROM people WHERE id = ?", (1,)).fetchall() == [("ann",)]
+
+
+def test_connection_execute_shortcut_returns_a_cursor(people):
+    cur = people.execute("SELECT id, name FROM people WHERE id = ?", (1,))
+    assert cur.fetchall() == [(1, "ann")]
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (3,)
+    people.execute("INSERT INTO people (name, age) VALUES (?, ?)", ("dee", 5))
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (4,)
+
+
+def test_executemany_inserts_every_row(conn):
+    conn.execute("CREATE TABLE kv (k INT PRIMARY KEY, v VARCHAR(10))")
+    cur = conn.cursor()
+    cur.executemany("INSERT INTO kv (k, v) VALUES (?, ?)", [(i, f"v{i}") for i in range(50)])
+    assert cur.rowcount == 50
+    cur.execute("SELECT k, v FROM kv WHERE k = ?", (49,))
+    assert cur.fetchall() == [(49, "v49")]
+    cur.execute("SELECT COUNT(*) FROM kv")
+    assert cur.fetchone() == (50,)
+
+
+def test_executemany_accepts_a_generator(conn):
+    conn.execute("CREATE TABLE kv (k INT PRIMARY KEY, v INT)")
+    cur = conn.cursor()
+    cur.executemany("INSERT INTO kv VALUES (?, ?)", ((i, i * i) for i in range(5)))
+    cur.execute("SELECT v FROM kv WHERE k = ?", (4,))
+    assert cur.fetchall() == [(16,)]
+
+
+def test_values_round_trip_with_python_types(conn):
+    conn.execute(
+        "CREATE TABLE vals (id INT PRIMARY KEY, i BIGINT, f DOUBLE, s VARCHAR(20), t TEXT, n INT)"
+    )
+    conn.execute(
+        "INSERT INTO vals VALUES (?, ?, ?, ?, ?, ?)",
+        (1, 2**40, 1.5, "héllo", "long text", None),
+    )
+    row = conn.execute("SELECT i, f, s, t, n FROM vals WHERE id = ?", (1,)).fetchone()
+    assert row == (2**40, 1.5, "héllo", "long text", None)
+    assert type(row[0]) is int
+    assert type(row[1]) is float
+    assert type(row[2]) is str
+
+
+def test_two_cursors_are_independent(people):
+    a = people.cursor()
+    b = people.cursor()
+    a.execute("SELECT name FROM people WHERE id = ?", (1,))
+    b.execute("SELECT name FROM people WHERE id = ?", (2,))
+    assert a.fetchall() == [("ann",)]
+    assert b.fetchall() == [("bob",)]
+
+
+def test_reads_see_earlier_writes(people):
+    cur = people.cursor()
+    cur.execute("SELECT name, age FROM people WHERE id = ?", (1,))
+    assert cur.fetchall() == [("ann", 31)]
+    cur.execute("UPDATE people SET age = ? WHERE id = ?", (32, 1))
+    cur.execute("SELECT name, age FROM people WHERE id = ?", (1,))
+    assert cur.fetchall() == [("ann", 32)]
+    cur.execute("DELETE FROM people WHERE id = ?", (1,))
+    cur.execute("SELECT name, age FROM people WHERE id = ?", (1,))
+    assert cur.fetchall() == []
+
+
+# --- fetching ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def numbers(conn):
+    conn.execute("CREATE TABLE nums (n INT PRIMARY KEY, grp INT NOT NULL)")
+    conn.executemany("INSERT INTO nums VALUES (?, ?)", [(i, i % 2) for i in range(1, 11)])
+    return conn
+
+
+def _ordered(cur):
+    cur.execute("SELECT n FROM nums ORDER BY n")
+    return cur
+
+
+def test_fetchone_until_exhausted(numbers):
+    cur = _ordered(numbers.cursor())
+    got = []
+    while (row := cur.fetchone()) is not None:
+        got.append(row)
+    assert got == [(i,) for i in range(1, 11)]
+    assert cur.fetchone() is None
+
+
+def test_fetchmany_with_size_and_arraysize(numbers):
+    cur = _ordered(numbers.cursor())
+    assert cur.arraysize == 1
+    assert cur.fetchmany() == [(1,)]
+    assert cur.fetchmany(3) == [(2,), (3,), (4,)]
+    cur.arraysize = 4
+    assert cur.fetchmany() == [(5,), (6,), (7,), (8,)]
+    assert cur.fetchmany(5) == [(9,), (10,)]
+    assert cur.fetchmany(5) == []
+
+
+def test_fetchall_returns_the_rest(numbers):
+    cur = _ordered(numbers.cursor())
+    assert cur.fetchone() == (1,)
+    assert cur.fetchall() == [(i,) for i in range(2, 11)]
+    assert cur.fetchall() == []
+
+
+def test_rows_are_tuples(numbers):
+    cur = _ordered(numbers.cursor())
+    rows = cur.fetchall()
+    assert all(type(r) is tuple for r in rows)
+    assert isinstance(rows, list)
+
+
+def test_cursor_iteration(numbers):
+    cur = _ordered(numbers.cursor())
+    assert [r[0] for r in cur] == list(range(1, 11))
+    cur.execute("SELECT n FROM nums WHERE grp = ? ORDER BY n", (0,))
+    assert list(cur) == [(2,), (4,), (6,), (8,), (10,)]
+
+
+def test_new_execute_discards_unfetched_rows(numbers):
+    cur = _ordered(numbers.cursor())
+    cur.fetchone()
+    cur.execute("SELECT n FROM nums WHERE n = ?", (7,))
+    assert cur.fetchall() == [(7,)]
+
+
+# --- description ------------------------------------------------------------------------------
+
+
+def test_description_names_are_first_of_seven(people):
+    cur = people.cursor()
+    cur.execute("SELECT id, name AS who, age FROM people WHERE id = ?", (1,))
+    assert cur.description is not None
+    assert all(len(col) == 7 for col in cur.description)
+    assert [col[0] for col in cur.description] == ["id", "who", "age"]
+
+
+def test_description_of_aggregate_alias(people):
+    cur = people.execute("SELECT COUNT(*) AS n FROM people")
+    assert [col[0] for col in cur.description] == ["n"]
+    assert cur.fetchall() == [(3,)]
+
+
+def test_description_present_for_empty_result(people):
+    cur = people.execute("SELECT id, name FROM people WHERE id = ?", (999,))
+    assert [col[0] for col in cur.description] == ["id", "name"]
+    assert cur.fetchall() == []
+
+
+def test_description_is_none_after_a_write(people):
+    cur = people.cursor()
+    assert cur.description is None
+    cur.execute("SELECT id FROM people WHERE id = ?", (1,))
+    assert cur.description is not None
+    cur.execute("INSERT INTO people (name) VALUES (?)", ("eve",))
+    assert cur.description is None
+
+
+# --- rowcount ---------------------------------------------------------------------------------
+
+
+def test_rowcount_insert(conn):
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    cur = conn.cursor()
+    cur.execute("INSERT INTO t VALUES (1, 10)")
+    assert cur.rowcount == 1
+    cur.execute("INSERT INTO t VALUES (2, 20), (3, 30), (4, 40)")
+    assert cur.rowcount == 3
+    cur.executemany("INSERT INTO t VALUES (?, ?)", [(5, 50), (6, 60)])
+    assert cur.rowcount == 2
+
+
+def test_rowcount_update_counts_changed_rows(people):
+    cur = people.cursor()
+    cur.execute("UPDATE people SET age = 42 WHERE id IN (1, 2, 3)")
+    # bob is already 42: MySQL reports the rows actually changed, not the rows matched.
+    assert cur.rowcount == 2
+    cur.execute("UPDATE people SET age = 42 WHERE id IN (1, 2, 3)")
+    assert cur.rowcount == 0
+    cur.execute("UPDATE people SET age = ? WHERE id = ?", (7, 999))
+    assert cur.rowcount == 0
+    cur.execute("UPDATE people SET age = age + 1")
+    assert cur.rowcount == 3
+
+
+def test_rowcount_delete(people):
+    cur = people.cursor()
+    cur.execute("DELETE FROM people WHERE id = ?", (999,))
+    assert cur.rowcount == 0
+    cur.execute("DELETE FROM people WHERE id >= ?", (2,))
+    assert cur.rowcount == 2
+    cur.execute("DELETE FROM people")
+    assert cur.rowcount == 1
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (0,)
+
+
+def test_rowcount_before_any_execute(conn):
+    assert conn.cursor().rowcount == -1
+
+
+def test_rowcount_select(people):
+    cur = people.cursor()
+    cur.execute("SELECT id FROM people WHERE age IS NOT NULL")
+    rows = cur.fetchall()
+    assert len(rows) == 2
+    # PEP 249 allows either the number of rows produced or -1 when it is not determined.
+    assert cur.rowcount in (-1, 2)
+
+
+# --- lastrowid --------------------------------------------------------------------------------
+
+
+def test_lastrowid_after_auto_increment_inserts(conn):
+    conn.execute("CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(5))")
+    cur = conn.cursor()
+    assert cur.lastrowid is None
+    cur.execute("INSERT INTO a (v) VALUES (?)", ("x",))
+    assert cur.lastrowid == 1
+    cur.execute("INSERT INTO a (v) VALUES (?)", ("y",))
+    assert cur.lastrowid == 2
+    assert conn.execute("SELECT id, v FROM a WHERE id = ?", (2,)).fetchall() == [(2, "y")]
+
+
+def test_lastrowid_multi_row_insert_is_first_generated_id(conn):
+    conn.execute("CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(5))")
+    cur = conn.cursor()
+    cur.execute("INSERT INTO a (v) VALUES ('p')")
+    assert cur.lastrowid == 1
+    cur.execute("INSERT INTO a (v) VALUES ('q'), ('r'), ('s')")
+    assert cur.lastrowid == 2
+    rows = conn.execute("SELECT id, v FROM a ORDER BY id").fetchall()
+    assert rows == [(1, "p"), (2, "q"), (3, "r"), (4, "s")]
+
+
+def test_auto_increment_continues_after_explicit_id(conn):
+    conn.execute("CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(5))")
+    conn.execute("INSERT INTO a (id, v) VALUES (10, 'x')")
+    cur = conn.execute("INSERT INTO a (v) VALUES ('y')")
+    assert cur.lastrowid == 11
+    assert conn.execute("SELECT v FROM a WHERE id = ?", (11,)).fetchall() == [("y",)]
+
+
+def test_lastrowid_per_cursor(conn):
+    conn.execute("CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+    c1 = conn.cursor()
+    c2 = conn.cursor()
+    c1.execute("INSERT INTO a (v) VALUES (1)")
+    c2.execute("INSERT INTO a (v) VALUES (2)")
+    assert (c1.lastrowid, c2.lastrowid) == (1, 2)
+
+
+# --- closing ----------------------------------------------------------------------------------
+
+CLOSED_ERRORS = (noria_py.InterfaceError, noria_py.ProgrammingError)
+
+
+def test_closed_cursor_refuses_work(people):
+    cur = people.cursor()
+    cur.execute("SELECT id FROM people WHERE id = ?", (1,))
+    cur.close()
+    with pytest.raises(CLOSED_ERRORS):
+        cur.execute("SELECT id FROM people WHERE id = ?", (1,))
+    with pytest.raises(CLOSED_ERRORS):
+        cur.executemany("INSERT INTO people (name) VALUES (?)", [("zed",)])
+    with pytest.raises(CLOSED_ERRORS):
+        cur.fetchone()
+    with pytest.raises(CLOSED_ERRORS):
+        cur.fetchall()
+    with pytest.raises(CLOSED_ERRORS):
+        cur.fetchmany(2)
+    # The connection is unaffected by one cursor closing.
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (3,)
+
+
+def test_closed_connection_refuses_work():
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    cur = conn.cursor()
+    conn.close()
+    with pytest.raises(CLOSED_ERRORS):
+        conn.cursor()
+    with pytest.raises(CLOSED_ERRORS):
+        conn.execute("SELECT id FROM t")
+    with pytest.raises(CLOSED_ERRORS):
+        cur.execute("INSERT INTO t VALUES (1)")
+    with pytest.raises(CLOSED_ERRORS):
+        conn.commit()
+
+
+def test_close_twice_is_harmless():
+    conn = noria_py.connect()
+    cur = conn.cursor()
+    cur.close()
+    cur.close()
+    conn.close()
+    conn.close()
+
+
+def test_context_manager_closes_the_connection():
+    with noria_py.connect() as conn:
+        conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        conn.execute("INSERT INTO t VALUES (1)")
+        assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (1,)
+    with pytest.raises(CLOSED_ERRORS):
+        conn.execute("SELECT COUNT(*) FROM t")
+
+
+def test_context_manager_closes_on_exception_and_propagates():
+    with pytest.raises(ZeroDivisionError):
+        with noria_py.connect() as conn:
+            conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+            1 / 0  # noqa: B018
+    with pytest.raises(CLOSED_ERRORS):
+        conn.cursor()
+
+
+def test_context_manager_keeps_file_backed_writes(tmp_path):
+    path = str(tmp_path / "ctx.db")
+    with noria_py.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        conn.execute("INSERT INTO t VALUES (1, 100)")
+    with noria_py.connect(path) as conn:
+        assert conn.execute("SELECT v FROM t WHERE id = ?", (1,)).fetchall() == [(100,)]
+
+
+# --- transactions -----------------------------------------------------------------------------
+
+
+def test_commit_is_a_no_op_because_writes_autocommit(people):
+    people.execute("INSERT INTO people (name) VALUES ('fay')")
+    # Visible before any commit: every write is committed when execute() returns.
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (4,)
+    people.commit()
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (4,)
+
+
+def test_rollback_does_not_undo_autocommitted_writes(people):
+    people.execute("INSERT INTO people (name) VALUES ('gus')")
+    people.rollback()
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (4,)
+    # The connection stays usable.
+    people.execute("INSERT INTO people (name) VALUES ('hal')")
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (5,)
