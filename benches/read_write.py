@@ -251,9 +251,14 @@ def main(argv: Sequence[str] | None = None) -> dict:
     del votes
 
     ecur = conn.cursor()
+    # The first execution of the query installs it in the dataflow (and computes whatever state
+    # the engine keeps fully materialized).
+    start = time.perf_counter()
+    ecur.execute(READ_SQL, (1,)).fetchall()
+    engine_install_s = time.perf_counter() - start
     explain = [" | ".join(map(str, row)) for row in ecur.execute("EXPLAIN " + READ_SQL)]
 
-    # (a) point reads. The first engine pass fills the partial view on misses; the second pass
+    # (a) point reads. The first engine pass fills partial state on misses; the second pass
     # reads the same ids again and measures the steady state.
     ids = [rng.randint(1, args.stories) for _ in range(args.reads)]
     log(f"reads: {args.reads} random story ids per pass")
@@ -297,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "engine_batch_writes_per_s": round(args.writes / engine_batch_s, 1),
         "sqlite_batch_writes_per_s": round(args.writes / sqlite_batch_s, 1),
         "batch_write_ratio": round(sqlite_batch_s / engine_batch_s, 3),
+        "engine_install_query_s": round(engine_install_s, 3),
         "engine_load_votes_per_s": round(args.votes / engine_load_s, 1),
         "sqlite_load_votes_per_s": round(args.votes / sqlite_load_s, 1),
         "read_mismatches": read_mismatches[:20],
@@ -342,6 +348,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         print(f"{label:<28}" + "".join(cells))
     if read_mismatches or write_mismatches:
         print(f"WRONG ANSWERS: reads {read_mismatches[:5]}, after writes {write_mismatches[:5]}")
+    print(f"installing the query in the engine took {engine_install_s:.2f}s")
     print(f"results: {args.out}")
     return result
 

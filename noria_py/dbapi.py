@@ -197,6 +197,13 @@ class Connection:
     def executemany(self, sql: str, seq_of_params) -> Cursor:
         return self.cursor().executemany(sql, seq_of_params)
 
+    def backfill(self, table: str, source, **options) -> int:
+        """Load a base table from a large source through Spark (see ``noria_py.spark.backfill``)."""
+        self._check()
+        from .spark.backfill import backfill
+
+        return backfill(self._engine, table, source, **options)
+
     def begin(self) -> None:
         self._check()
         self._engine._begin()

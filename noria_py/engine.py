@@ -488,6 +488,95 @@ class Engine:
         prep = self._prepare_ast(ast, _count_params(ast), ast.sql("mysql"))
         return prep.run(self, params)
 
+    def load_rows(self, table: str, columns: list[str] | None, rows, on_duplicate: str = "error") -> int:
+        """Bulk-load rows (sequences in ``columns`` order) into a base table as one batch.
+
+        Values are coerced to the column types (DataError naming the column when impossible).
+        ``on_duplicate``: ``"error"`` (IntegrityError, nothing from this call is applied),
+        ``"ignore"`` (keep the existing row) or ``"replace"`` (the loaded row wins). Fully
+        materialized nodes below the table receive the rows as one delta. Returns rows loaded.
+        """
+        if self._closed:
+            raise E.OperationalError("the database is closed", 2006, "HY000")
+        schema = self._schema(table)
+        cols = schema.columns
+        if columns is None:
+            positions = list(range(len(cols)))
+        else:
+            positions = []
+            for c in columns:
+                i = schema.index_of(c)
+                if i is None:
+                    raise E.bad_field(c)
+                positions.append(i)
+        full_rows = []
+        width = len(cols)
+        for vals in rows:
+            row = [None] * width
+            for pos, v in zip(positions, vals):
+                row[pos] = v
+            for i, c in enumerate(cols):
+                v = row[i]
+                if i not in positions:
+                    if c.has_default:
+                        v = c.default() if callable(c.default) else c.default
+                    elif not c.nullable and not c.auto_increment:
+                        raise E.DataError(f"Field '{c.name}' doesn't have a default value", 1364)
+                if v is not None:
+                    v = V.coerce_for_column(v, c.ctype, c.name)
+                elif not c.nullable and not c.auto_increment:
+                    raise E.IntegrityError(f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000")
+                row[i] = v
+            full_rows.append(row)
+        if not full_rows:
+            return 0
+        if on_duplicate not in ("error", "ignore", "replace"):
+            raise E.ProgrammingError("on_duplicate must be 'error', 'ignore' or 'replace'")
+        auto = schema.auto_increment
+
+        def apply():
+            if on_duplicate == "error":
+                stored = self.storage.insert_rows(schema.name, full_rows, auto)
+                return [(r, 1) for r in stored]
+            batch = []
+            keysets = [schema.primary_key] + schema.uniques if schema.primary_key else schema.uniques
+            for r in full_rows:
+                self.storage.savepoint("ld")
+                try:
+                    stored = self.storage.insert_rows(schema.name, [r], auto)
+                    self.storage.release("ld")
+                    batch.extend((s, 1) for s in stored)
+                except E.IntegrityError:
+                    self.storage.rollback_to("ld")
+                    if on_duplicate == "ignore":
+                        continue
+                    # replace: delete the rows that conflict, then insert
+                    for ks in keysets:
+                        if not ks:
+                            continue
+                        cond = " AND ".join(f"{q(cols[i].name)} = ?" for i in ks)
+                        old = self.storage.select_with_rowid(
+                            schema.name, cond, [V.to_storage(r[i]) for i in ks]
+                        )
+                        if old:
+                            self.storage.delete_rows(schema.name, [rid for rid, _ in old])
+                            batch.extend((o, -1) for _, o in old)
+                    stored = self.storage.insert_rows(schema.name, [r], auto)
+                    batch.extend((s, 1) for s in stored)
+            return batch
+
+        self._write(schema.name, apply)
+        return len(full_rows)
+
+    def load_arrow(self, table: str, batches, on_duplicate: str = "error") -> int:
+        """Bulk-load ``pyarrow.RecordBatch``/``Table`` objects (columns matched by name)."""
+        total = 0
+        for b in batches:
+            names = list(b.schema.names)
+            cols = [b.column(i).to_pylist() for i in range(len(names))]
+            total += self.load_rows(table, names, zip(*cols), on_duplicate)
+        return total
+
     def table_names(self) -> list[str]:
         return [s.name for s in self.storage.schemas.values()]
 

@@ -450,3 +450,64 @@ def test_rollback_does_not_undo_autocommitted_writes(people):
     # The connection stays usable.
     people.execute("INSERT INTO people (name) VALUES ('hal')")
     assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (5,)
+
+
+# Explicit transactions: BEGIN / START TRANSACTION (or conn.begin()) defers writes until
+# commit(), which applies them as one batch; rollback() discards them. Reads inside the
+# transaction see the views as of the last commit.
+
+
+def test_rollback_discards_an_explicit_transaction(people):
+    people.begin()
+    assert people.in_transaction
+    people.execute("INSERT INTO people (name, age) VALUES ('ivy', 20)")
+    people.execute("UPDATE people SET age = 99 WHERE id = 1")
+    people.execute("DELETE FROM people WHERE id = 2")
+    people.rollback()
+    assert not people.in_transaction
+    rows = people.execute("SELECT id, name, age FROM people ORDER BY id").fetchall()
+    assert rows == [(1, "ann", 31), (2, "bob", 42), (3, "cid", None)]
+    assert people.execute("SELECT age FROM people WHERE id = ?", (1,)).fetchall() == [(31,)]
+
+
+def test_commit_applies_an_explicit_transaction(people):
+    before = people.execute("SELECT age FROM people WHERE id = ?", (1,)).fetchall()
+    assert before == [(31,)]
+    people.execute("START TRANSACTION")
+    assert people.in_transaction
+    people.execute("UPDATE people SET age = 50 WHERE id = 1")
+    people.execute("INSERT INTO people (name, age) VALUES ('jo', 7)")
+    # The view still answers as of the last commit.
+    assert people.execute("SELECT age FROM people WHERE id = ?", (1,)).fetchall() == [(31,)]
+    people.commit()
+    assert not people.in_transaction
+    assert people.execute("SELECT age FROM people WHERE id = ?", (1,)).fetchall() == [(50,)]
+    assert people.execute("SELECT name FROM people WHERE age = ?", (7,)).fetchall() == [("jo",)]
+
+
+def test_sql_commit_and_rollback_statements(people):
+    people.execute("BEGIN")
+    people.execute("DELETE FROM people")
+    people.execute("ROLLBACK")
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (3,)
+    people.execute("BEGIN")
+    people.execute("DELETE FROM people WHERE id = 3")
+    people.execute("COMMIT")
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (2,)
+
+
+def test_context_manager_rolls_back_an_open_transaction_on_error(tmp_path):
+    path = str(tmp_path / "tx.db")
+    with noria_py.connect(path) as conn:
+        conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        conn.execute("INSERT INTO t VALUES (1)")
+    with pytest.raises(RuntimeError):
+        with noria_py.connect(path) as conn:
+            conn.begin()
+            conn.execute("INSERT INTO t VALUES (2)")
+            raise RuntimeError("boom")
+    with noria_py.connect(path) as conn:
+        conn.begin()
+        conn.execute("INSERT INTO t VALUES (3)")
+    with noria_py.connect(path) as conn:
+        assert conn.execute("SELECT id FROM t ORDER BY id").fetchall() == [(1,), (3,)]

@@ -142,6 +142,9 @@ def test_malformed_commands_keep_the_connection(server, watcher):
     good += struct.pack("<q", 1)
     first = c.command(good)
     assert first == b"\x01"  # one column follows
+    packets = [c.read_packet() for _ in range(4)]  # column, EOF, row, EOF
+    assert packets[1][0] == 0xFE and packets[3][0] == 0xFE
+    assert packets[2] == b"\x00\x00\x03one"  # binary row: header, NULL bitmap, 'one'
     assert c.command(b"\x0e")[0] == 0x00  # ping still answered on the same connection
     c.close()
     _works(server)

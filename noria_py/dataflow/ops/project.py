@@ -15,7 +15,9 @@ class Project(Node):
         self.fns = fns
         self.text = text
         self.source_cols = cols  # input column per output column, None when computed
-        if all(c is not None for c in cols):
+        if not cols:
+            self._map = lambda r: ()
+        elif all(c is not None for c in cols):
             if len(cols) == 1:
                 c0 = cols[0]
                 self._map = lambda r: (r[c0],)

@@ -1,0 +1,332 @@
+"""Real drivers against `noria-py serve`: pymysql, mysql-connector-python (plain and prepared
+cursors) and the mariadb command-line client."""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+import subprocess
+
+import mysql.connector
+import pymysql
+import pytest
+
+pytestmark = pytest.mark.wire
+
+TRICKY = [
+    "it's",
+    'say "hi"',
+    "back\\slash",
+    "\\'; DROP TABLE people; --",
+    "a\\\\b\\'c''d",
+    "percent % underscore _ \\% \\_",
+    "new\nline\ttab\0nul",
+    "ünïcødé ✓ 😀",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def people(server):
+    conn = server.pymysql()
+    with conn.cursor() as cur:
+        cur.execute(
+            "CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(100) NOT NULL, "
+            "age INT, score DOUBLE, born DATE)"
+        )
+        cur.executemany(
+            "INSERT INTO people (id, name, age, score, born) VALUES (%s, %s, %s, %s, %s)",
+            [
+                (1, "ann", 31, 1.5, datetime.date(1993, 4, 1)),
+                (2, "bob", None, None, None),
+                (3, "cy", 44, -2.25, datetime.date(1980, 12, 31)),
+            ],
+        )
+    conn.close()
+    return "people"
+
+
+def test_pymysql_select_metadata_and_values(server, people):
+    conn = server.pymysql()
+    with conn.cursor() as cur:
+        n = cur.execute("SELECT id, name, age, score, born FROM people WHERE id = %s", (1,))
+        assert n == 1
+        assert cur.fetchall() == ((1, "ann", 31, 1.5, datetime.date(1993, 4, 1)),)
+        desc = {d[0]: d for d in cur.description}
+        assert list(desc) == ["id", "name", "age", "score", "born"]
+        assert desc["id"][1] in (pymysql.constants.FIELD_TYPE.LONG, pymysql.constants.FIELD_TYPE.LONGLONG)
+        assert desc["name"][1] == pymysql.constants.FIELD_TYPE.VAR_STRING
+        assert desc["score"][1] == pymysql.constants.FIELD_TYPE.DOUBLE
+        assert desc["born"][1] == pymysql.constants.FIELD_TYPE.DATE
+        assert desc["id"][6] is False and desc["name"][6] is False  # NOT NULL flags
+        assert desc["age"][6] is True
+        cur.execute("SELECT id, age, score, born FROM people WHERE id = %s", (2,))
+        assert cur.fetchall() == ((2, None, None, None),)
+        cur.execute("SELECT id FROM people WHERE id = %s", (999,))
+        assert cur.fetchall() == ()
+    conn.close()
+
+
+def test_pymysql_writes_report_affected_rows_and_last_insert_id(server):
+    conn = server.pymysql()
+    with conn.cursor() as cur:
+        cur.execute("CREATE TABLE auto_ids (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(10))")
+        assert cur.execute("INSERT INTO auto_ids (v) VALUES ('a')") == 1
+        first = cur.lastrowid
+        assert first >= 1
+        assert cur.execute("INSERT INTO auto_ids (v) VALUES ('b')") == 1
+        assert cur.lastrowid == first + 1
+        cur.execute("SELECT LAST_INSERT_ID()")
+        assert cur.fetchone() == (first + 1,)
+        assert cur.execute("INSERT INTO auto_ids (v) VALUES ('c'), ('d'), ('e')") == 3
+        assert cur.execute("UPDATE auto_ids SET v = 'z' WHERE id > %s", (first,)) == 4
+        assert cur.execute("DELETE FROM auto_ids WHERE v = 'z'") == 4
+        assert cur.execute("DELETE FROM auto_ids WHERE v = 'nothing'") == 0
+    conn.close()
+
+
+@pytest.mark.parametrize("driver", ["pymysql", "connector", "connector-prepared"])
+def test_string_parameters_round_trip(server, driver):
+    table = "tricky_" + driver.replace("-", "_")
+    admin = server.pymysql()
+    with admin.cursor() as cur:
+        cur.execute(f"CREATE TABLE {table} (id INT PRIMARY KEY, s VARCHAR(200))")
+    admin.close()
+    if driver == "pymysql":
+        conn = server.pymysql()
+        cur = conn.cursor()
+    else:
+        conn = server.connector()
+        cur = conn.cursor(prepared=driver.endswith("prepared"))
+    for i, s in enumerate(TRICKY):
+        cur.execute(f"INSERT INTO {table} (id, s) VALUES (%s, %s)", (i, s))
+    for i, s in enumerate(TRICKY):
+        cur.execute(f"SELECT id, s FROM {table} WHERE s = %s", (s,))
+        assert cur.fetchall() in ([(i, s)], ((i, s),)), s
+        cur.execute(f"SELECT s FROM {table} WHERE id = %s", (i,))
+        assert [tuple(r) for r in cur.fetchall()] == [(s,)]
+    cur.execute(f"SELECT COUNT(*) FROM {table}")
+    assert cur.fetchall()[0][0] == len(TRICKY)  # nothing was dropped or injected
+    conn.close()
+
+
+def test_connector_prepared_metadata_null_params_and_types(server, people):
+    conn = server.connector()
+    cur = conn.cursor(prepared=True)
+    cur.execute("SELECT id, name, age, score, born FROM people WHERE id = %s", (3,))
+    assert cur.fetchall() == [(3, "cy", 44, -2.25, datetime.date(1980, 12, 31))]
+    names = [d[0] for d in cur.description]
+    assert names == ["id", "name", "age", "score", "born"]
+    flags = {d[0]: d[6] for d in cur.description}  # null_ok
+    assert flags["id"] in (0, False) and flags["age"] in (1, True)
+    cur.execute("SELECT id FROM people WHERE age = %s", (None,))
+    assert cur.fetchall() == []  # = NULL matches nothing
+    cur.execute("SELECT id, name FROM people WHERE id = %s AND name = %s", (1, "ann"))
+    assert cur.fetchall() == [(1, "ann")]
+    # the same prepared statement, many executions
+    for key, name in [(1, "ann"), (2, "bob"), (3, "cy"), (1, "ann")]:
+        cur.execute("SELECT name FROM people WHERE id = %s", (key,))
+        assert cur.fetchall() == [(name,)]
+    conn.close()
+
+
+def test_connector_plain_cursor(server, people):
+    conn = server.connector()
+    cur = conn.cursor()
+    cur.execute("SELECT name, born FROM people WHERE id = %s", (1,))
+    assert cur.fetchall() == [("ann", datetime.date(1993, 4, 1))]
+    cur.execute("SELECT @@version, DATABASE()")
+    version, db = cur.fetchone()
+    assert version.startswith("8.0") and db == "noria"
+    conn.close()
+
+
+@pytest.mark.parametrize("driver", ["pymysql", "connector", "connector-prepared"])
+def test_errors_carry_mysql_codes(server, people, driver):
+    if driver == "pymysql":
+        conn = server.pymysql()
+        cur = conn.cursor()
+
+        def code_of(exc):
+            return exc.args[0]
+
+        base = pymysql.err.MySQLError
+    else:
+        conn = server.connector()
+        cur = conn.cursor(prepared=driver.endswith("prepared"))
+
+        def code_of(exc):
+            return exc.errno, exc.sqlstate
+
+        base = mysql.connector.Error
+    cases = [
+        ("SELECT * FROM no_such_table", (), 1146, "42S02"),
+        ("SELECT no_such_column FROM people", (), 1054, "42S22"),
+        ("INSERT INTO people (id, name) VALUES (%s, %s)", (1, "dup"), 1062, "23000"),
+        ("INSERT INTO people (id, name) VALUES (%s, %s)", (77, None), 1048, "23000"),
+    ]
+    if driver != "connector-prepared":
+        cases.append(("SELECT FROM WHERE", (), 1064, "42000"))
+    for sql, params, errno, state in cases:
+        with pytest.raises(base) as info:
+            cur.execute(sql, params)
+        if driver == "pymysql":
+            assert code_of(info.value) == errno, sql
+        else:
+            assert code_of(info.value) == (errno, state), sql
+    cur.execute("SELECT name FROM people WHERE id = %s", (1,))  # the connection still works
+    assert [tuple(r) for r in cur.fetchall()] == [("ann",)]
+    conn.close()
+
+
+def test_session_statements(server):
+    conn = server.pymysql()
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT @@version_comment, @@max_allowed_packet, @@session.transaction_isolation, "
+            "@@tx_isolation, @@character_set_client, @@lower_case_table_names, @@autocommit"
+        )
+        row = cur.fetchone()
+        assert row[0] == "noria_py dataflow database"
+        assert row[1] == 4 * 1024 * 1024
+        assert row[2] == row[3] == "READ-COMMITTED"
+        assert row[4:] == ("utf8mb4", 0, 1)
+        cur.execute("SELECT @@version_comment LIMIT 1")
+        assert [d[0] for d in cur.description] == ["@@version_comment"]
+        cur.execute("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci")
+        cur.execute("SET SESSION sql_mode = 'ANSI', @@session.wait_timeout = 100, autocommit = 1")
+        cur.execute("SELECT @@sql_mode AS m, @@wait_timeout")
+        assert cur.fetchone() == ("ANSI", 100)
+        assert [d[0] for d in cur.description] == ["m", "@@wait_timeout"]
+        cur.execute("SHOW VARIABLES LIKE 'sql_mode'")
+        assert cur.fetchall() == (("sql_mode", "ANSI"),)
+        cur.execute("SHOW VARIABLES LIKE 'lower_case%'")
+        assert cur.fetchall() == (("lower_case_table_names", "0"),)
+        cur.execute("SHOW DATABASES")
+        assert ("noria",) in cur.fetchall()
+        cur.execute("USE otherdb")
+        cur.execute("SELECT DATABASE()")
+        assert cur.fetchone() == ("otherdb",)
+        cur.execute("SHOW WARNINGS")
+        assert cur.fetchall() == ()
+        cur.execute("SELECT 1")
+        assert cur.fetchall() == ((1,),)
+        with pytest.raises(pymysql.err.MySQLError) as info:
+            cur.execute("SELECT @@no_such_variable")
+        assert info.value.args[0] == 1193
+        with pytest.raises(pymysql.err.MySQLError) as info:
+            cur.execute("SET @@version = 'x'")
+        assert info.value.args[0] == 1238
+    conn.close()
+
+
+def test_transactions(server):
+    a = server.pymysql()
+    b = server.pymysql()
+    ca, cb = a.cursor(), b.cursor()
+    ca.execute("CREATE TABLE accounts (id INT PRIMARY KEY, balance INT NOT NULL)")
+    ca.execute("INSERT INTO accounts VALUES (1, 100), (2, 100)")
+
+    def balances(cur):
+        cur.execute("SELECT id, balance FROM accounts WHERE id = %s", (1,))
+        one = cur.fetchall()
+        cur.execute("SELECT id, balance FROM accounts WHERE id = %s", (2,))
+        return one + cur.fetchall()
+
+    a.begin()
+    assert ca.execute("UPDATE accounts SET balance = balance - 30 WHERE id = %s", (1,)) == 1
+    assert ca.execute("UPDATE accounts SET balance = balance + 30 WHERE id = %s", (2,)) == 1
+    # nobody, not even the writer, sees uncommitted writes
+    assert balances(cb) == ((1, 100), (2, 100))
+    assert balances(ca) == ((1, 100), (2, 100))
+    a.commit()
+    assert balances(cb) == ((1, 70), (2, 130))
+
+    a.begin()
+    ca.execute("UPDATE accounts SET balance = 0 WHERE id = %s", (1,))
+    a.rollback()
+    assert balances(cb) == ((1, 70), (2, 130))
+
+    # a COMMIT that fails applies nothing
+    a.begin()
+    ca.execute("INSERT INTO accounts VALUES (3, 5)")
+    ca.execute("INSERT INTO accounts VALUES (1, 999)")  # duplicate key, found at COMMIT
+    with pytest.raises(pymysql.err.IntegrityError) as info:
+        a.commit()
+    assert info.value.args[0] == 1062
+    cb.execute("SELECT COUNT(*) FROM accounts")
+    assert cb.fetchone() == (2,)
+    assert balances(cb) == ((1, 70), (2, 130))
+
+    # autocommit off: a transaction starts implicitly; pool-style ROLLBACK on release
+    a.autocommit(False)
+    ca.execute("INSERT INTO accounts VALUES (4, 1)")
+    cb.execute("SELECT COUNT(*) FROM accounts")
+    assert cb.fetchone() == (2,)
+    a.rollback()
+    a.rollback()  # a second ROLLBACK with nothing open is fine
+    ca.execute("INSERT INTO accounts VALUES (5, 1)")
+    a.commit()
+    cb.execute("SELECT id FROM accounts WHERE id = %s", (5,))
+    assert cb.fetchall() == ((5,),)
+    cb.execute("SELECT id FROM accounts WHERE id = %s", (4,))
+    assert cb.fetchall() == ()
+    # a write of an unknown table is refused when it arrives, not at COMMIT
+    with pytest.raises(pymysql.err.ProgrammingError) as info:
+        ca.execute("INSERT INTO no_such_table VALUES (1)")
+    assert info.value.args[0] == 1146
+    a.rollback()
+    a.close()
+    b.close()
+
+
+def test_connector_transaction_and_reset(server):
+    conn = server.connector(autocommit=False)
+    cur = conn.cursor(prepared=True)
+    cur.execute("CREATE TABLE conn_tx (id INT PRIMARY KEY, v INT)")
+    cur.execute("INSERT INTO conn_tx (id, v) VALUES (%s, %s)", (1, 10))
+    conn.commit()
+    cur.execute("UPDATE conn_tx SET v = %s WHERE id = %s", (11, 1))
+    assert cur.rowcount == 1
+    conn.rollback()
+    cur.execute("SELECT v FROM conn_tx WHERE id = %s", (1,))
+    assert cur.fetchall() == [(10,)]
+    cur.execute("INSERT INTO conn_tx (id, v) VALUES (%s, %s)", (2, 20))  # buffered
+    conn.cmd_reset_connection()  # drops the open transaction
+    conn.commit()
+    cur = conn.cursor()
+    cur.execute("SELECT COUNT(*) FROM conn_tx")
+    assert cur.fetchall() == [(1,)]
+    conn.close()
+
+
+def _mariadb(server, *args, sql=None):
+    exe = shutil.which("mariadb") or shutil.which("mysql")
+    assert exe, "the mariadb command-line client is required (apt-get install mariadb-client)"
+    cmd = [exe, "-h", server.host, "-P", str(server.port), "-u", "cli", "--batch", *args]
+    return subprocess.run(cmd, input=sql, capture_output=True, text=True, timeout=60)
+
+
+def test_mariadb_command_line_client(server):
+    sql = """
+    CREATE TABLE cli_t (id INT PRIMARY KEY, name VARCHAR(20));
+    INSERT INTO cli_t VALUES (1, 'one'), (2, 'it''s two'), (3, NULL);
+    SELECT id, name FROM cli_t WHERE id = 2;
+    SELECT name FROM cli_t WHERE id = 3;
+    SHOW TABLES;
+    SELECT DATABASE();
+    """
+    out = _mariadb(server, "noria", sql=sql)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "2\tit's two" in lines
+    assert "NULL" in lines
+    assert "cli_t" in lines
+    assert "noria" in lines
+    # interactive startup queries (version comment, auto-rehash) are answered too
+    out = _mariadb(server, "noria", "-e", "SELECT name FROM cli_t WHERE id = 1", "--auto-rehash")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["name", "one"]
+    out = _mariadb(server, "-e", "SELECT * FROM missing_table")
+    assert out.returncode != 0
+    assert "ERROR 1146 (42S02)" in out.stderr
