@@ -511,3 +511,27 @@ def test_context_manager_rolls_back_an_open_transaction_on_error(tmp_path):
         conn.execute("INSERT INTO t VALUES (3)")
     with noria_py.connect(path) as conn:
         assert conn.execute("SELECT id FROM t ORDER BY id").fetchall() == [(1,), (3,)]
+
+
+# --- parameter values -------------------------------------------------------------------------
+
+
+def test_null_parameter_matches_nothing(people):
+    # ``age = NULL`` is never true in SQL, even for rows whose age is NULL.
+    assert people.execute("SELECT name FROM people WHERE age = ?", (None,)).fetchall() == []
+    assert people.execute("SELECT name FROM people WHERE age IS NULL").fetchall() == [("cid",)]
+
+
+def test_parameter_compared_with_mysql_conversions(people):
+    # MySQL compares an INT column with a string or float argument numerically.
+    assert people.execute("SELECT name FROM people WHERE id = ?", ("2",)).fetchall() == [("bob",)]
+    assert people.execute("SELECT name FROM people WHERE id = ?", (2.0,)).fetchall() == [("bob",)]
+    assert people.execute("SELECT name FROM people WHERE id = ?", (True,)).fetchall() == [("ann",)]
+
+
+@pytest.mark.parametrize("value", [object(), [1, 2], {"a": 1}], ids=["object", "list", "dict"])
+def test_unsupported_parameter_type_is_rejected(people, value):
+    # Like sqlite3: a value with no SQL equivalent is an error, never stored as its repr().
+    with pytest.raises((noria_py.InterfaceError, noria_py.ProgrammingError)):
+        people.execute("INSERT INTO people (name, age) VALUES (?, ?)", (value, 1))
+    assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (3,)

@@ -457,3 +457,85 @@ def test_same_cursor_works_after_each_error(conn):
         cur.execute("SELECT sku FROM items WHERE id = ?", (1,))
         assert cur.fetchall() == [("a",)]
     assert cur.execute("SELECT n, total FROM item_totals").fetchall() == [(2, 30)]
+
+
+# --- more names -------------------------------------------------------------------------------
+
+
+def test_ambiguous_column(conn):
+    conn.execute("CREATE TABLE tags (id INT PRIMARY KEY, item_id INT NOT NULL)")
+    check(
+        conn,
+        "SELECT id FROM items JOIN tags ON tags.item_id = items.id WHERE items.id = ?",
+        (1,),
+        exc=noria_py.ProgrammingError,
+        errno=errors.ER_NON_UNIQ_ERROR,
+        mentions=("id",),
+    )
+
+
+def test_view_with_unknown_column_is_not_created(conn):
+    check(
+        conn,
+        "CREATE VIEW bad_view AS SELECT nope FROM items",
+        exc=noria_py.ProgrammingError,
+        errno=errors.ER_BAD_FIELD_ERROR,
+        mentions=("nope",),
+    )
+    with pytest.raises(noria_py.ProgrammingError) as info:
+        conn.execute("SELECT * FROM bad_view")
+    assert info.value.errno == errors.ER_NO_SUCH_TABLE
+
+
+def test_create_existing_view(conn):
+    check(
+        conn,
+        "CREATE VIEW item_totals AS SELECT id FROM items",
+        exc=noria_py.ProgrammingError,
+        errno=errors.ER_TABLE_EXISTS_ERROR,
+        mentions=("item_totals",),
+    )
+
+
+def test_drop_unknown_view(conn):
+    check(
+        conn,
+        "DROP VIEW nope",
+        exc=noria_py.ProgrammingError,
+        errno=errors.ER_BAD_TABLE_ERROR,
+        mentions=("nope",),
+    )
+
+
+def test_insert_without_column_list_needs_every_value(conn):
+    check(
+        conn,
+        "INSERT INTO items VALUES (3, 'c')",
+        exc=noria_py.DatabaseError,
+        errno=errors.ER_WRONG_VALUE_COUNT_ON_ROW,
+    )
+
+
+# --- errors inside an explicit transaction ------------------------------------------------------
+
+
+def test_failed_statement_inside_a_transaction_is_undone_alone(conn):
+    snapshot(conn)
+    conn.begin()
+    conn.execute("INSERT INTO items (id, sku, qty) VALUES (3, 'c', 5)")
+    with pytest.raises(noria_py.IntegrityError):
+        conn.execute("INSERT INTO items (id, sku, qty) VALUES (4, 'd', 6), (1, 'x', 7)")
+    with pytest.raises(noria_py.DataError):
+        conn.execute("UPDATE items SET qty = 'abc' WHERE id = 3")
+    conn.execute("UPDATE items SET qty = qty + 1 WHERE id = 3")
+    conn.commit()
+    snap = snapshot(conn)
+    assert snap["rows"] == [
+        (1, "a", 10, None, None),
+        (2, "b", 20, None, None),
+        (3, "c", 6, None, None),
+    ]
+    assert snap["totals"] == [(3, 36)]
+    assert snap["by_id"][3] == [("c", 6)]
+    assert snap["by_id"][4] == []
+    assert snap["by_sku"]["d"] == []

@@ -54,7 +54,10 @@ def test_pymysql_select_metadata_and_values(server, people):
         assert cur.fetchall() == ((1, "ann", 31, 1.5, datetime.date(1993, 4, 1)),)
         desc = {d[0]: d for d in cur.description}
         assert list(desc) == ["id", "name", "age", "score", "born"]
-        assert desc["id"][1] in (pymysql.constants.FIELD_TYPE.LONG, pymysql.constants.FIELD_TYPE.LONGLONG)
+        assert desc["id"][1] in (
+            pymysql.constants.FIELD_TYPE.LONG,
+            pymysql.constants.FIELD_TYPE.LONGLONG,
+        )
         assert desc["name"][1] == pymysql.constants.FIELD_TYPE.VAR_STRING
         assert desc["score"][1] == pymysql.constants.FIELD_TYPE.DOUBLE
         assert desc["born"][1] == pymysql.constants.FIELD_TYPE.DATE

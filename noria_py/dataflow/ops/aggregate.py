@@ -254,7 +254,7 @@ class _ConcatAcc:
                 for c, desc in self.spec.order
             )
         else:
-            key = (value,)
+            key = tuple(_null_first(p) for p in parts)  # no ORDER BY: ascending by value
         return (key, value)
 
     def add(self, row, m):
