@@ -634,8 +634,19 @@ class Engine:
             if node is not None and node.children:
                 self.graph.propagate(node, merged[table])
 
-    def _write(self, table: str, fn) -> None:
-        """Run ``fn`` (which changes SQLite and returns a delta) atomically, then propagate."""
+    def _write(self, table: str, fn, single: bool = False) -> None:
+        """Run ``fn`` (which changes SQLite and returns a delta) atomically, then propagate.
+
+        ``single`` says ``fn`` issues exactly one SQLite statement, which SQLite already applies
+        atomically, so no explicit transaction is needed.
+        """
+        if single and not self._tx:
+            batch = fn()
+            if batch:
+                node = self.graph.lookup(f"base({table})")
+                if node is not None and node.children:
+                    self.graph.propagate(node, batch)
+            return
         if self._tx:
             self.storage.savepoint("stmt")
             try:
@@ -828,7 +839,7 @@ class Engine:
             stored_holder.append(stored)
             return [(r, 1) for r in stored]
 
-        self._write(table, apply)
+        self._write(table, apply, single=len(rows_all) == 1 and not prep.ignore)
         stored = stored_holder[0]
         lastrowid = None
         if prep.auto_col is not None:

@@ -384,8 +384,17 @@ def test_closed_cursor_refuses_work(people):
 def test_closed_connection_refuses_work():
     conn = noria_py.connect()
     conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    conn.execute("INSERT INTO t VALUES (1), (2)")
     cur = conn.cursor()
+    pending = conn.execute("SELECT id FROM t ORDER BY id")
     conn.close()
+    # A cursor with unfetched rows refuses every fetch once its connection is closed.
+    with pytest.raises(CLOSED_ERRORS):
+        pending.fetchone()
+    with pytest.raises(CLOSED_ERRORS):
+        pending.fetchmany(1)
+    with pytest.raises(CLOSED_ERRORS):
+        pending.fetchall()
     with pytest.raises(CLOSED_ERRORS):
         conn.cursor()
     with pytest.raises(CLOSED_ERRORS):
@@ -527,6 +536,17 @@ def test_parameter_compared_with_mysql_conversions(people):
     assert people.execute("SELECT name FROM people WHERE id = ?", ("2",)).fetchall() == [("bob",)]
     assert people.execute("SELECT name FROM people WHERE id = ?", (2.0,)).fetchall() == [("bob",)]
     assert people.execute("SELECT name FROM people WHERE id = ?", (True,)).fetchall() == [("ann",)]
+
+
+def test_named_parameters_are_rejected(people):
+    sql = "SELECT name FROM people WHERE id = ?"
+    with pytest.raises(noria_py.ProgrammingError):
+        people.execute(sql, {"id": 1})
+    assert people.execute(sql, (1,)).fetchall() == [("ann",)]
+    # The same statement again, now that the engine has prepared it.
+    with pytest.raises(noria_py.ProgrammingError):
+        people.execute(sql, {"id": 1})
+    assert people.execute(sql, (1,)).fetchall() == [("ann",)]
 
 
 @pytest.mark.parametrize("value", [object(), [1, 2], {"a": 1}], ids=["object", "list", "dict"])

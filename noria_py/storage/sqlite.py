@@ -77,6 +77,7 @@ class SQLiteStorage:
         self.schemas: dict[str, TableSchema] = {}
         self._converters: dict[str, list | None] = {}
         self._in_tx = False
+        self._insert_sql: dict[str, str] = {}
 
     # --- catalog ---------------------------------------------------------------------------
     def catalog_entries(self) -> list[tuple[str, str, str]]:
@@ -165,6 +166,7 @@ class SQLiteStorage:
 
     def drop_table(self, name: str) -> None:
         schema = self.schemas.pop(name.lower())
+        self._insert_sql.pop(schema.name, None)
         self._converters.pop(name.lower(), None)
         self.conn.execute(f"DROP TABLE {q(schema.name)}")
 
@@ -234,13 +236,19 @@ class SQLiteStorage:
     def insert_rows(self, table: str, rows: list[list], auto_col: int | None) -> list[tuple]:
         """Insert full rows; a None in ``auto_col`` is assigned by SQLite. Returns stored rows."""
         schema = self.schemas[table.lower()]
-        names = ", ".join(q(c.name) for c in schema.columns)
-        marks = ", ".join("?" for _ in schema.columns)
-        sql = f"INSERT INTO {q(schema.name)} ({names}) VALUES ({marks})"
+        sql = self._insert_sql.get(schema.name)
+        if sql is None:
+            names = ", ".join(q(c.name) for c in schema.columns)
+            marks = ", ".join("?" for _ in schema.columns)
+            sql = f"INSERT INTO {q(schema.name)} ({names}) VALUES ({marks})"
+            self._insert_sql[schema.name] = sql
         out = []
         conn = self.conn
         needs_conv = self._converters.get(table.lower()) is not None
         try:
+            if len(rows) == 1 and (auto_col is None or rows[0][auto_col] is not None):
+                conn.execute(sql, [V.to_storage(v) for v in rows[0]] if needs_conv else rows[0])
+                return [tuple(rows[0])]
             if auto_col is None or all(r[auto_col] is not None for r in rows):
                 if needs_conv:
                     conn.executemany(sql, [[V.to_storage(v) for v in r] for r in rows])

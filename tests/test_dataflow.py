@@ -1,0 +1,151 @@
+"""The shared graph: node reuse by signature, migrations on live data, the statement cache."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+import noria_py
+from noria_py.sql import parse as parse_mod
+
+
+@pytest.fixture
+def conn():
+    c = noria_py.connect()
+    c.execute("CREATE TABLE stories (id INT PRIMARY KEY, title VARCHAR(50), author INT)")
+    c.execute("CREATE TABLE votes (user_id INT, story_id INT)")
+    c.execute("CREATE TABLE users (id INT PRIMARY KEY, name VARCHAR(20))")
+    c.executemany("INSERT INTO stories VALUES (?, ?, ?)", [(i, f"s{i}", i % 3) for i in range(10)])
+    c.executemany("INSERT INTO users VALUES (?, ?)", [(i, f"u{i}") for i in range(3)])
+    c.executemany("INSERT INTO votes VALUES (?, ?)", [(u, s) for u in range(3) for s in range(5)])
+    yield c
+    c.close()
+
+
+def nodes(c) -> int:
+    return len(c.engine.graph.nodes)
+
+
+def test_same_query_twice_adds_no_node(conn):
+    q = "SELECT title FROM stories WHERE author = ?"
+    conn.execute(q, (1,))
+    n = nodes(conn)
+    # other text, same plan (whitespace and case of keywords differ)
+    conn.execute("select title  from stories where author = ?", (2,))
+    assert nodes(conn) == n
+    caches = conn.execute("SHOW CACHES").fetchall()
+    assert len(caches) == 1 and caches[0][4] == 2  # one query, read twice
+
+
+def test_queries_sharing_a_join_share_it(conn):
+    conn.execute(
+        "SELECT s.title, u.name FROM stories s JOIN users u ON s.author = u.id WHERE s.id = ?", (1,)
+    )
+    joins_before = [n for n in conn.engine.graph.nodes.values() if n.kind == "join"]
+    n = nodes(conn)
+    conn.execute(
+        "SELECT s.title, u.name FROM stories s JOIN users u ON s.author = u.id WHERE u.id = ?", (1,)
+    )
+    joins_after = [n for n in conn.engine.graph.nodes.values() if n.kind == "join"]
+    assert len(joins_before) == len(joins_after) == 1
+    # only a new projection and a new reader
+    assert nodes(conn) == n + 2
+    rows = conn.execute("EXPLAIN SELECT s.title, u.name FROM stories s JOIN users u "
+                        "ON s.author = u.id WHERE u.id = ?").fetchall()
+    by_kind = {r[1]: r[7] for r in rows}
+    assert by_kind["join"] == "yes" and by_kind["base"] == "yes"
+
+
+def test_view_reused_by_queries_over_it(conn):
+    conn.execute("CREATE VIEW vc AS SELECT story_id, COUNT(*) AS n FROM votes GROUP BY story_id")
+    n = nodes(conn)
+    assert conn.execute("SELECT n FROM vc WHERE story_id = ?", (1,)).fetchall() == [(3,)]
+    aggs = [x for x in conn.engine.graph.nodes.values() if x.kind == "aggregate"]
+    assert len(aggs) == 1
+    assert nodes(conn) == n + 2  # a filter-free projection + reader keyed by story_id
+
+
+def test_new_query_on_live_data_sees_everything_and_stays_current(conn):
+    q1 = "SELECT story_id, COUNT(*) FROM votes WHERE story_id = ? GROUP BY story_id"
+    assert conn.execute(q1, (2,)).fetchall() == [(2, 3)]
+    conn.execute("INSERT INTO votes VALUES (9, 2)")
+    # a second query installed after writes: its join replays the current contents
+    q2 = ("SELECT s.title, COUNT(v.user_id) FROM stories s LEFT JOIN votes v "
+          "ON v.story_id = s.id WHERE s.id = ? GROUP BY s.id, s.title")
+    assert conn.execute(q2, (2,)).fetchall() == [("s2", 4)]
+    conn.execute("DELETE FROM votes WHERE user_id = 0")
+    assert conn.execute(q1, (2,)).fetchall() == [(2, 3)]
+    assert conn.execute(q2, (2,)).fetchall() == [("s2", 3)]
+    assert conn.execute(q2, (7,)).fetchall() == [("s7", 0)]
+
+
+def test_dropping_a_view_removes_nodes_no_one_else_uses(conn):
+    base = nodes(conn)
+    conn.execute("CREATE VIEW a AS SELECT author, COUNT(*) AS n FROM stories GROUP BY author")
+    with_a = nodes(conn)
+    conn.execute("CREATE VIEW b AS SELECT author, COUNT(*) AS n FROM stories GROUP BY author")
+    # b shares everything with a except its reader? both read the same plan: no new node
+    assert nodes(conn) == with_a
+    conn.execute("DROP VIEW a")
+    assert nodes(conn) == with_a  # still used by b
+    assert conn.execute("SELECT n FROM b WHERE author = ?", (0,)).fetchall() == [(4,)]
+    conn.execute("DROP VIEW b")
+    # only the queries installed by the SELECT above remain
+    remaining = {n.kind for n in conn.engine.graph.nodes.values()}
+    assert nodes(conn) < with_a + 2
+    assert base <= nodes(conn)
+    assert "base" in remaining
+
+
+def test_statement_text_is_parsed_once(conn, monkeypatch):
+    calls = []
+    real = parse_mod.parse
+
+    def counting(sql):
+        calls.append(sql)
+        return real(sql)
+
+    monkeypatch.setattr("noria_py.engine.parse", counting)
+    q = "SELECT title FROM stories WHERE id = ?"
+    for i in range(50):
+        conn.execute(q, (i % 10,))
+    ins = "INSERT INTO votes (user_id, story_id) VALUES (?, ?)"
+    for i in range(20):
+        conn.execute(ins, (i, i))
+    assert calls.count(q) == 1
+    assert calls.count(ins) == 1
+
+
+def test_views_match_sqlite_after_mixed_writes(conn):
+    queries = [
+        "SELECT s.id, s.title, COUNT(v.user_id) FROM stories s LEFT JOIN votes v "
+        "ON v.story_id = s.id GROUP BY s.id, s.title",
+        "SELECT u.name, COUNT(*) FROM votes v JOIN users u ON u.id = v.user_id GROUP BY u.name",
+        "SELECT DISTINCT author FROM stories",
+        "SELECT title FROM stories WHERE author = 1 UNION ALL SELECT name FROM users",
+    ]
+    for q in queries:
+        conn.execute(q)
+    conn.execute("UPDATE stories SET author = 2 WHERE id < 4")
+    conn.execute("DELETE FROM votes WHERE story_id = 3")
+    conn.execute("UPDATE votes SET story_id = 8 WHERE user_id = 1 AND story_id = 0")
+    conn.execute("INSERT INTO users VALUES (7, 'u7')")
+    conn.execute("INSERT INTO votes VALUES (7, 9), (7, 9)")
+    ref = sqlite3.connect(":memory:")
+    for t in ("stories", "votes", "users"):
+        rows = conn.execute(f"SELECT * FROM {t}").fetchall()
+        cols = len(rows[0])
+        ref.execute(f"CREATE TABLE {t} ({', '.join(f'c{i}' for i in range(cols))})")
+        ref.executemany(f"INSERT INTO {t} VALUES ({', '.join('?' * cols)})", rows)
+    ref.execute("ALTER TABLE stories RENAME c0 TO id")
+    ref.execute("ALTER TABLE stories RENAME c1 TO title")
+    ref.execute("ALTER TABLE stories RENAME c2 TO author")
+    ref.execute("ALTER TABLE votes RENAME c0 TO user_id")
+    ref.execute("ALTER TABLE votes RENAME c1 TO story_id")
+    ref.execute("ALTER TABLE users RENAME c0 TO id")
+    ref.execute("ALTER TABLE users RENAME c1 TO name")
+    for q in queries:
+        got = sorted(conn.execute(q).fetchall(), key=repr)
+        want = sorted(ref.execute(q).fetchall(), key=repr)
+        assert got == want, q
