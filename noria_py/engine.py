@@ -87,6 +87,7 @@ class SelectPrepared(Prepared):
         kp = [ps[0] for ps in cq.key_params]
         kk = cq.key_kinds
         self._published = cq.reader.published
+        self._evictor = cq.reader.graph.evictor if cq.reader.graph is not None else None
         if len(kp) == 1 and kk[0] == V.INT:
             i0 = kp[0]
             self._key = lambda p: (_int_key(p[i0]),)
@@ -97,10 +98,23 @@ class SelectPrepared(Prepared):
 
     def rows(self, params) -> tuple:
         if self.simple:
-            r = self._published.get(self._key(params))
-            self.entry.hits += 1
-            return r if r is not None else ()
+            key = self._key(params)
+            r = self._published.get(key)
+            if r is not None:
+                self.entry.hits += 1
+                if self._evictor is not None:
+                    self._evictor.touch(self.reader, key, len(r))
+                return r
+            return self._miss(key)
         return self._rows_general(params)
+
+    def _miss(self, key) -> tuple:
+        reader = self.reader
+        if not reader.partial or _NoMatch in key:
+            self.entry.hits += 1
+            return ()
+        self.entry.misses += 1
+        return reader.fill(key)
 
     def _rows_general(self, params):
         cq = self.cq
@@ -109,9 +123,12 @@ class SelectPrepared(Prepared):
         out: list = []
         for k in keys:
             k = tuple(_coerce_key(v, kind) for v, kind in zip(k, self.key_kinds))
-            self.entry.hits += 1
             rows = reader.published.get(k)
-            if rows is None and cq.default_fn is not None:
+            if rows is None:
+                rows = self._miss(k)
+            else:
+                self.entry.hits += 1
+            if not rows and cq.default_fn is not None and _NoMatch not in k:
                 rows = cq.default_fn(k)
             if rows:
                 out.extend(rows)
@@ -392,9 +409,14 @@ class Engine:
     def __init__(self, path: str | None = None, **options):
         self.path = path
         self.options = options
-        self.partial = options.get("partial", False)
+        self.partial = bool(options.get("partial", True))
         self.storage = SQLiteStorage(path)
         self.graph = Graph()
+        limit = options.get("memory_limit")
+        if limit is not None:
+            from .dataflow.eviction import Evictor, parse_size
+
+            self.graph.evictor = Evictor(parse_size(limit))
         self.views: dict[str, exp.Expression] = {}
         self.view_sql: dict[str, str] = {}
         self.view_names: dict[str, str] = {}
@@ -604,6 +626,7 @@ class Engine:
         self.storage.begin()
         self._tx = True
         self._tx_deltas = []
+        self.graph.fill_log = []
 
     def _commit(self):
         if not self._tx:
@@ -611,6 +634,7 @@ class Engine:
         self.storage.commit()
         self._tx = False
         deltas, self._tx_deltas = self._tx_deltas, []
+        self._forget_tx_fills()
         self._push(deltas)
 
     def _rollback(self):
@@ -619,6 +643,14 @@ class Engine:
         self.storage.rollback()
         self._tx = False
         self._tx_deltas = []
+        self._forget_tx_fills()
+
+    def _forget_tx_fills(self) -> None:
+        """Keys filled inside a transaction read its uncommitted writes: drop them."""
+        log, self.graph.fill_log = self.graph.fill_log, None
+        for node, key in log or ():
+            if node.graph is not None:
+                node.evict_key(key)
 
     def _push(self, deltas: list) -> None:
         """Send base-table deltas into the dataflow, merging consecutive ones per table."""
@@ -785,6 +817,17 @@ class Engine:
             self.graph.remove(n)
 
     def _install(self, cq: CompiledQuery) -> None:
+        from .dataflow.plan_upqueries import plan
+
+        to_full = plan(cq.reader, cq.new_nodes, self.partial, self.storage)
+        new_ids = {id(n) for n in cq.new_nodes}
+        for n in to_full:
+            if id(n) in new_ids:
+                n.partial = False  # installed full below (replayed from its parents)
+                if hasattr(n, "fill_cols"):
+                    n.fill_cols = []
+            else:
+                n.make_full()
         for n in cq.nodes:
             n.refcount += 1
         self.graph.install(cq.new_nodes)

@@ -303,17 +303,33 @@ def test_rowcount_delete(people):
     assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (0,)
 
 
+def test_rowcount_executemany_sums_rows_changed(conn):
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, 0) for i in range(10)])
+    # (0, 2) changes nothing and id 99 does not exist.
+    cur = conn.executemany("UPDATE t SET v = ? WHERE id = ?", [(1, 1), (0, 2), (5, 3), (5, 99)])
+    assert cur.rowcount == 2
+    cur = conn.executemany("DELETE FROM t WHERE id = ?", [(1,), (2,), (1,)])
+    assert cur.rowcount == 2
+    assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (8,)
+
+
 def test_rowcount_before_any_execute(conn):
     assert conn.cursor().rowcount == -1
 
 
-def test_rowcount_select(people):
+def test_rowcount_select_is_the_number_of_rows(people):
+    # PEP 249 allows -1 here; the engine returns whole result sets, so like MySQL's buffered
+    # cursors it reports the number of rows, on the first execution and on repeated ones.
     cur = people.cursor()
-    cur.execute("SELECT id FROM people WHERE age IS NOT NULL")
-    rows = cur.fetchall()
-    assert len(rows) == 2
-    # PEP 249 allows either the number of rows produced or -1 when it is not determined.
-    assert cur.rowcount in (-1, 2)
+    for _ in range(2):
+        cur.execute("SELECT id FROM people WHERE age IS NOT NULL")
+        assert cur.rowcount == 2
+        assert len(cur.fetchall()) == 2
+        cur.execute("SELECT name FROM people WHERE id = ?", (1,))
+        assert cur.rowcount == 1
+        cur.execute("SELECT name FROM people WHERE id = ?", (99,))
+        assert cur.rowcount == 0
 
 
 # --- lastrowid --------------------------------------------------------------------------------
@@ -347,6 +363,16 @@ def test_auto_increment_continues_after_explicit_id(conn):
     cur = conn.execute("INSERT INTO a (v) VALUES ('y')")
     assert cur.lastrowid == 11
     assert conn.execute("SELECT v FROM a WHERE id = ?", (11,)).fetchall() == [("y",)]
+
+
+def test_null_and_zero_generate_auto_increment_ids(conn):
+    conn.execute("CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(5))")
+    assert conn.execute("INSERT INTO a (id, v) VALUES (NULL, 'x')").lastrowid == 1
+    assert conn.execute("INSERT INTO a (id, v) VALUES (0, 'y')").lastrowid == 2
+    assert conn.execute("INSERT INTO a VALUES (NULL, 'z'), (NULL, 'w')").lastrowid == 3
+    assert conn.execute("INSERT INTO a (id, v) VALUES (?, ?)", (None, "p")).lastrowid == 5
+    rows = conn.execute("SELECT id, v FROM a ORDER BY id").fetchall()
+    assert rows == [(1, "x"), (2, "y"), (3, "z"), (4, "w"), (5, "p")]
 
 
 def test_lastrowid_per_cursor(conn):

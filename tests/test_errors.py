@@ -101,6 +101,10 @@ def test_baseline_snapshot(conn):
         "UPDATE items SET WHERE id = 1",
         "CREATE TABLE broken (id INT PRIMARY KEY,)",
         "DELETE FROM items WHERE id = 1 AND",
+        "SELECT id,, qty FROM items",
+        "SELECT FROM items",
+        "SELECT id FROM items WHERE qty IN ()",
+        "CREATE TABLE empty_cols ()",
     ],
 )
 def test_syntax_error(conn, sql):
@@ -211,12 +215,23 @@ def test_wrong_parameter_count(conn, sql, params):
     assert_unchanged_and_usable(conn, before)
 
 
-def test_executemany_wrong_parameter_count_keeps_views_consistent(conn):
+@pytest.mark.parametrize(
+    "bad_row, exc",
+    [
+        ((7,), noria_py.ProgrammingError),
+        ((1, "x", 1), noria_py.IntegrityError),
+        ((7, "g", None), noria_py.IntegrityError),
+        ((7, "g", "abc"), noria_py.DataError),
+    ],
+    ids=["param-count", "duplicate", "null", "bad-int"],
+)
+def test_executemany_with_a_bad_row_keeps_views_consistent(conn, bad_row, exc):
     snapshot(conn)
     cur = conn.cursor()
-    with pytest.raises(noria_py.ProgrammingError):
+    with pytest.raises(exc):
         cur.executemany(
-            "INSERT INTO items (id, sku) VALUES (?, ?)", [(5, "e"), (6, "f"), (7,), (8, "h")]
+            "INSERT INTO items (id, sku, qty) VALUES (?, ?, ?)",
+            [(5, "e", 1), (6, "f", 2), bad_row, (8, "h", 3)],
         )
     # Whether rows before the bad one were written is the engine's choice; the views must agree
     # with the base table either way, and no row after the bad one may have been written.
@@ -226,9 +241,10 @@ def test_executemany_wrong_parameter_count_keeps_views_consistent(conn):
     assert conn.execute("SELECT n, total FROM item_totals").fetchall() == [
         (len(rows), sum(r[1] for r in rows))
     ]
-    for i in (5, 6, 7, 8):
-        expected = [("e" if i == 5 else "f", 0)] if i in ids else []
+    for i, sku, qty in ((5, "e", 1), (6, "f", 2), (7, "g", 0), (8, "h", 3)):
+        expected = [(sku, qty)] if i in ids else []
         assert conn.execute("SELECT sku, qty FROM items WHERE id = ?", (i,)).fetchall() == expected
+    assert conn.execute("SELECT sku, qty FROM items WHERE id = ?", (1,)).fetchall() == [("a", 10)]
 
 
 def test_insert_value_count_mismatch(conn):
@@ -260,6 +276,21 @@ def test_duplicate_primary_key(conn):
     assert "Duplicate" in str(err)
 
 
+def test_duplicate_key_message_names_the_value_and_the_key(conn):
+    # MySQL: Duplicate entry '<value>' for key '<table>.<key>'
+    with pytest.raises(noria_py.IntegrityError) as info:
+        conn.execute("INSERT INTO items (id, sku) VALUES (2, 'x')")
+    assert "Duplicate entry '2' for key" in str(info.value)
+    assert "PRIMARY" in str(info.value)
+    with pytest.raises(noria_py.IntegrityError) as info:
+        conn.execute("INSERT INTO items (id, sku) VALUES (3, 'b')")
+    assert "Duplicate entry 'b' for key" in str(info.value)
+    assert "sku_unique" in str(info.value)
+    with pytest.raises(noria_py.IntegrityError) as info:
+        conn.execute("INSERT INTO items (id, sku) VALUES (3, 'c'), (1, 'x')")
+    assert "Duplicate entry '1' for key" in str(info.value)
+
+
 def test_duplicate_primary_key_with_parameters(conn):
     check(
         conn,
@@ -273,7 +304,8 @@ def test_duplicate_primary_key_with_parameters(conn):
 def test_multi_row_insert_with_duplicate_third_row_inserts_nothing(conn):
     check(
         conn,
-        "INSERT INTO items (id, sku, qty) VALUES (3, 'c', 1), (4, 'd', 1), (1, 'x', 1), (5, 'e', 1)",
+        "INSERT INTO items (id, sku, qty)"
+        " VALUES (3, 'c', 1), (4, 'd', 1), (1, 'x', 1), (5, 'e', 1)",
         exc=noria_py.IntegrityError,
         errno=errors.ER_DUP_ENTRY,
     )
@@ -539,3 +571,53 @@ def test_failed_statement_inside_a_transaction_is_undone_alone(conn):
     assert snap["by_id"][3] == [("c", 6)]
     assert snap["by_id"][4] == []
     assert snap["by_sku"]["d"] == []
+
+
+# --- more strict-mode values --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("i", 2**31),
+        ("u", -1),
+        ("u", 256),
+        ("d", 12345.6),
+        ("d", "x1"),
+        ("dt", "2024-02-30"),
+        ("dt", "yesterday"),
+    ],
+)
+def test_bad_values_are_rejected_and_nothing_is_written(column, value):
+    with noria_py.connect() as conn:
+        conn.execute(
+            "CREATE TABLE vals (id INT PRIMARY KEY, i INT, u TINYINT UNSIGNED,"
+            " d DECIMAL(5,2), dt DATE)"
+        )
+        conn.execute("INSERT INTO vals (id, i) VALUES (1, 1)")
+        conn.execute("CREATE VIEW nvals AS SELECT COUNT(*) AS n FROM vals")
+        assert conn.execute("SELECT n FROM nvals").fetchall() == [(1,)]
+        with pytest.raises(noria_py.DataError) as info:
+            conn.execute(f"INSERT INTO vals (id, {column}) VALUES (?, ?), (?, ?)", (2, 0, 3, value))
+        assert column in str(info.value)
+        with pytest.raises(noria_py.DataError):
+            conn.execute(f"UPDATE vals SET {column} = ? WHERE id = 1", (value,))
+        assert conn.execute("SELECT n FROM nvals").fetchall() == [(1,)]
+        assert conn.execute("SELECT id, i, u, d, dt FROM vals").fetchall() == [
+            (1, 1, None, None, None)
+        ]
+
+
+def test_values_are_rounded_like_mysql():
+    with noria_py.connect() as conn:
+        conn.execute("CREATE TABLE vals (id INT PRIMARY KEY, i INT, d DECIMAL(5,2))")
+        conn.executemany(
+            "INSERT INTO vals VALUES (?, ?, ?)",
+            [(1, 2.5, 1.005), (2, -2.5, "2.345"), (3, "7", "-0.125")],
+        )
+        rows = conn.execute("SELECT id, i, d FROM vals ORDER BY id").fetchall()
+        assert [(r[0], r[1], str(r[2])) for r in rows] == [
+            (1, 3, "1.01"),
+            (2, -3, "2.35"),
+            (3, 7, "-0.13"),
+        ]

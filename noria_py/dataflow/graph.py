@@ -21,6 +21,9 @@ class Graph:
         self.by_signature: dict[str, Node] = {}
         self.nx = nx.DiGraph()
         self._next_id = 0
+        self.evictor = None  # eviction policy, when a memory budget is set
+        self.probes_sent = 0
+        self.fill_log: list | None = None  # keys filled inside an open transaction
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:
@@ -44,6 +47,7 @@ class Graph:
         for p in node.parents:
             self.nx.add_edge(p.id, node.id)
         node._installed = False
+        node.graph = self
         return node
 
     def install(self, new_nodes: list[Node]) -> None:
@@ -52,10 +56,11 @@ class Graph:
         order = [n for n in nx.topological_sort(self.nx) if self.nodes[n] in new_nodes]
         for nid in order:
             node = self.nodes[nid]
-            for port, parent in enumerate(node.parents):
-                batch = parent.contents()
-                if batch:
-                    node.on_input(port, batch)
+            if not node.partial:  # a partial node starts empty and fills on demand
+                for port, parent in enumerate(node.parents):
+                    batch = parent.contents()
+                    if batch:
+                        node.on_input(port, batch)
             for port, parent in enumerate(node.parents):
                 parent.children.append((node, port))
             node._installed = True
@@ -98,6 +103,27 @@ class Graph:
             if out:
                 for child, cport in node.children:
                     queue.append((child, cport, out))
+
+    def probe(self, source: Node, rows: list) -> None:
+        """Records were dropped at (or evicted from) ``source``: let everything below evict what
+        they may affect (see ``partial.py``)."""
+        if not rows:
+            return
+        self.probes_sent += len(rows)
+        for child, port in list(source.children):
+            out = child.on_probe(port, rows)
+            if out:
+                self.probe(child, out)
+
+    def filled(self, node: Node, key, size: int) -> None:
+        if self.fill_log is not None:
+            self.fill_log.append((node, key))
+        if self.evictor is not None:
+            self.evictor.filled(node, key, size)
+
+    def evicted(self, node: Node, key) -> None:
+        if self.evictor is not None:
+            self.evictor.forget(node, key)
 
     def to_dot(self) -> str:
         lines = ["digraph noria {", "  node [shape=box, fontname=monospace];"]

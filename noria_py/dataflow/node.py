@@ -51,6 +51,23 @@ class Node:
     def on_removed(self) -> None:
         """Called when the node leaves the graph: drop state."""
 
+    # --- partial state -------------------------------------------------------------------
+    partial = False
+
+    def query(self, cols: list[int], key: tuple) -> list:
+        """Current output rows whose ``cols`` equal ``key`` (an upquery), filling partial state
+        on the way. The default recomputes from the full contents."""
+        from .partial import matches
+
+        return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+
+    def on_probe(self, port: int, rows: list) -> list:
+        """A record was dropped upstream: evict what it may affect here, return probes to pass on."""
+        return rows
+
+    def make_full(self) -> None:
+        """Turn a partial node full: rebuild its state from its (full) parents' contents."""
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id} {self.describe()}>"
 

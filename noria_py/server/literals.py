@@ -193,3 +193,72 @@ def lift_literals(sql: str) -> tuple[str, list[Any]] | None:
         pos = stop
     parts.append(sql[pos:])
     return "".join(parts), params
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-shape cache
+#
+# Splitting a text at its integer and single-quoted string literals gives its *shape* (the text
+# between the literals). Two texts of one shape differ only inside literals, which the analysis
+# above treats as opaque tokens, so it reaches the same decision for both: which literal slots to
+# lift. The cache maps a shape to those slots, so a repeated lookup shape costs one regex split.
+
+_SLOTS = re.compile(r"('(?:[^'\\]|\\.|'')*'|\b\d+\b)")
+_shape_cache: dict[tuple[str, ...], tuple[int, ...] | None] = {}
+_SHAPE_CACHE_LIMIT = 10000
+
+
+def lift_literals_cached(sql: str) -> tuple[str, list[Any]] | None:
+    """``lift_literals`` with the per-shape cache (texts with backticks or double quotes, whose
+    quoting the split does not follow, always take the full analysis)."""
+    if "`" in sql or '"' in sql:
+        return lift_literals(sql)
+    parts = _SLOTS.split(sql)
+    shape = tuple(parts[0::2])
+    slots = _shape_cache.get(shape, _MISSING)
+    if slots is _MISSING:
+        result = lift_literals(sql)
+        slots = _slots_of(parts, sql, result)
+        if len(_shape_cache) >= _SHAPE_CACHE_LIMIT:
+            _shape_cache.clear()
+        _shape_cache[shape] = slots
+        return result if slots is not None else None
+    if slots is None:
+        return None
+    params: list[Any] = []
+    out = list(parts)
+    for i in slots:
+        lit = parts[2 * i + 1]
+        params.append(_unescape(lit[1:-1]) if lit[0] == "'" else int(lit))
+        out[2 * i + 1] = "?"
+    return "".join(out), params
+
+
+_MISSING: Any = object()
+
+
+def _slots_of(parts: list[str], sql: str, result: tuple[str, list[Any]] | None) -> Any:
+    """Which literal slots the analysis lifted, or None; ``_MISSING`` is never returned."""
+    if result is None:
+        return None
+    # Rebuild the lifted text slot by slot and check it reproduces the analysis exactly.
+    lifted, params = result
+    chosen = []
+    out = list(parts)
+    values: list[Any] = []
+    rebuilt_params = iter(params)
+    pending = next(rebuilt_params, _MISSING)
+    for i in range(1, len(parts), 2):
+        lit = parts[i]
+        value = _unescape(lit[1:-1]) if lit[0] == "'" else int(lit)
+        candidate = out.copy()
+        candidate[i] = "?"
+        prefix = "".join(candidate[: i + 1])
+        if pending is not _MISSING and lifted.startswith(prefix) and value == pending:
+            out = candidate
+            chosen.append(i // 2)
+            values.append(value)
+            pending = next(rebuilt_params, _MISSING)
+    if "".join(out) != lifted or values != params:
+        return None  # the analysis lifted something the split cannot reproduce: do not lift
+    return tuple(chosen)

@@ -276,7 +276,7 @@ class WireConnection(MimicConnection):
             self._send_error_now(P.ER_HANDSHAKE_ERROR, "08S01", "Bad handshake")
             return
         except Exception as e:  # garbage in the handshake response
-            log.warning("handshake failed: %r", e, exc_info=True)
+            log.debug("handshake failed: %r", e)
             self._send_error_now(P.ER_HANDSHAKE_ERROR, "08S01", "Bad handshake")
             return
         if Capabilities.CLIENT_PROTOCOL_41 not in self.capabilities:

@@ -41,7 +41,7 @@ from noria_py import errors
 from noria_py.result import Result
 
 from . import protocol as P
-from .literals import lift_literals
+from .literals import lift_literals_cached as lift_literals
 
 SERVER_VERSION = "8.0.36-noria-py"
 

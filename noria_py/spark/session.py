@@ -14,6 +14,7 @@ in UTC, and logs only errors.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -41,6 +42,10 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 """
 
 _lock = threading.Lock()
@@ -64,7 +69,8 @@ def resolve_master(master: str | None = None) -> str:
 
 
 def _log_config_path() -> str:
-    path = os.path.join(tempfile.gettempdir(), f"noria_py-log4j2-{os.getuid()}.properties")
+    digest = hashlib.sha1(_LOG4J2.encode()).hexdigest()[:12]
+    path = os.path.join(tempfile.gettempdir(), f"noria_py-log4j2-{os.getuid()}-{digest}.properties")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}"
         with open(tmp, "w") as f:
@@ -73,8 +79,11 @@ def _log_config_path() -> str:
     return path
 
 
-def get_session(master: str | None = None) -> SparkSession:
+def get_session(master: str | None = None, config: dict[str, str] | None = None) -> SparkSession:
     """Return the process's SparkSession, starting it on ``master`` if none is running.
+
+    ``config`` adds Spark settings (``{"spark.jars": "/path/driver.jar"}``) to a session started
+    here; it has no effect on a session that is already running.
 
     A session that is already running is reused when ``master`` is None or names the same
     master; asking for a different master is an error (call ``stop_session()`` first), since a
@@ -123,8 +132,11 @@ def get_session(master: str | None = None) -> SparkSession:
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.shuffle.partitions", "8")
+            .config("spark.sql.files.maxPartitionBytes", "32m")
             .config("spark.pyspark.python", sys.executable)
         )
+        for key, value in (config or {}).items():
+            builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         _session, _master = session, url

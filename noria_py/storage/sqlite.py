@@ -78,6 +78,7 @@ class SQLiteStorage:
         self._converters: dict[str, list | None] = {}
         self._in_tx = False
         self._insert_sql: dict[str, str] = {}
+        self._lookup_sql: dict[tuple, str] = {}
 
     # --- catalog ---------------------------------------------------------------------------
     def catalog_entries(self) -> list[tuple[str, str, str]]:
@@ -167,6 +168,7 @@ class SQLiteStorage:
     def drop_table(self, name: str) -> None:
         schema = self.schemas.pop(name.lower())
         self._insert_sql.pop(schema.name, None)
+        self._lookup_sql = {k: v for k, v in self._lookup_sql.items() if k[0].lower() != name.lower()}
         self._converters.pop(name.lower(), None)
         self.conn.execute(f"DROP TABLE {q(schema.name)}")
 
@@ -205,11 +207,16 @@ class SQLiteStorage:
         return [(r[0], row) for r, row in zip(raw, rows)]
 
     def lookup(self, table: str, cols: list[int], key: tuple) -> list[tuple]:
-        schema = self.schemas[table.lower()]
-        cond = " AND ".join(f"{q(schema.columns[c].name)} IS ?" for c in cols)
-        cur = self.conn.execute(
-            f"SELECT * FROM {q(schema.name)} WHERE {cond}", [V.to_storage(v) for v in key]
-        )
+        """Rows whose ``cols`` equal ``key`` (NULL matches NULL): an upquery reaching base storage."""
+        if not cols:
+            return self.scan(table)
+        sql = self._lookup_sql.get((table, tuple(cols)))
+        if sql is None:
+            schema = self.schemas[table.lower()]
+            cond = " AND ".join(f"{q(schema.columns[c].name)} IS ?" for c in cols)
+            sql = f"SELECT * FROM {q(schema.name)} WHERE {cond}"
+            self._lookup_sql[(table, tuple(cols))] = sql
+        cur = self.conn.execute(sql, [V.to_storage(v) for v in key])
         return self._convert(table, cur.fetchall())
 
     # --- writes ----------------------------------------------------------------------------

@@ -3,8 +3,8 @@ connection."""
 
 from __future__ import annotations
 
-import subprocess
 import shutil
+import subprocess
 
 import mysql.connector
 import pymysql

@@ -19,7 +19,8 @@ from fractions import Fraction
 from sortedcontainers import SortedList
 
 from ...sql import values as V
-from ..node import FULL, Node
+from ..node import FULL, PARTIAL, Node
+from ..partial import UNKNOWN, matches
 
 GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
 
@@ -295,7 +296,6 @@ class _Group:
 
 class Aggregate(Node):
     kind = "aggregate"
-    materialization = FULL
 
     def __init__(self, parent: Node, ngroup: int, aggs: list[AggSpec], names, kinds):
         super().__init__([parent], names, kinds)
@@ -305,6 +305,121 @@ class Aggregate(Node):
         self.global_group = ngroup == 0
         if self.global_group:
             self.groups[()] = _Group(aggs)
+        self.partial = False
+        self.fill_cols: list[int] = []  # group positions that key the partial state
+        self.filled: set = set()
+        self.fidx: dict = {}  # fill key -> set of group keys
+        self.graph = None
+
+    @property
+    def materialization(self):
+        return PARTIAL if self.partial else FULL
+
+    def set_partial(self, cols: list[int]) -> None:
+        self.partial = True
+        self.fill_cols = list(cols)
+        self.filled = set()
+        self.fidx = {}
+        self.groups = {}
+
+    def _fkey(self, row) -> tuple:
+        return tuple([row[c] for c in self.fill_cols])
+
+    def ensure(self, fk: tuple) -> None:
+        if fk in self.filled:
+            return
+        rows = self.parents[0].query(self.fill_cols, fk)
+        self.filled.add(fk)
+        self.fidx.setdefault(fk, set())
+        self._apply(rows)
+        if self.graph is not None:
+            self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
+
+    def _apply(self, batch) -> None:
+        groups = self.groups
+        ng = self.ngroup
+        for row, m in batch:
+            key = row[:ng]
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = _Group(self.aggs)
+                if self.partial:
+                    self.fidx.setdefault(self._fkey(row), set()).add(key)
+            g.rows += m
+            for acc in g.accs:
+                acc.add(row, m)
+        for key in [k for k, g in groups.items() if g.rows == 0 and not self.global_group]:
+            del groups[key]
+            if self.partial:
+                s_ = self.fidx.get(self._fkey(key))
+                if s_ is not None:
+                    s_.discard(key)
+
+    def evict_key(self, fk: tuple) -> None:
+        if fk not in self.filled:
+            return
+        self.filled.discard(fk)
+        keys = self.fidx.pop(fk, set())
+        derived = []
+        for k in keys:
+            g = self.groups.pop(k, None)
+            if g is not None and g.rows > 0:
+                derived.append(self._output(k, g))
+        if self.graph is not None:
+            self.graph.evicted(self, fk)
+            if derived:
+                self.graph.probe(self, derived)
+
+    def evict_all(self) -> None:
+        for fk in list(self.filled):
+            self.evict_key(fk)
+
+    def on_probe(self, port: int, rows: list) -> list:
+        out = []
+        ng = self.ngroup
+        pad = (UNKNOWN,) * len(self.aggs)
+        for row in rows:
+            if self.partial:
+                fk = self._fkey(row)
+                if UNKNOWN in fk:
+                    self.evict_all()
+                elif fk in self.filled:
+                    self.evict_key(fk)
+            elif not self.partial and self.graph is not None:
+                pass
+            out.append(tuple(row[:ng]) + pad)
+        return out
+
+    def query(self, cols, key) -> list:
+        ng = self.ngroup
+        if self.partial and all(c < ng for c in cols) and sorted(cols) == sorted(self.fill_cols):
+            d = dict(zip(cols, key))
+            fk = tuple(d[c] for c in self.fill_cols)
+            self.ensure(fk)
+            out = []
+            for gk in self.fidx.get(fk, ()):
+                g = self.groups.get(gk)
+                if g is not None and g.rows > 0:
+                    out.append((self._output(gk, g), 1))
+            return out
+        if self.partial:
+            # another key than the one this state is filled by: compute from the parent
+            scratch = Aggregate(self.parents[0], ng, self.aggs, self.columns, self.kinds)
+            scratch.groups = {}
+            if all(c < ng for c in cols):
+                scratch._apply(self.parents[0].query(list(cols), tuple(key)))
+            else:
+                scratch._apply(self.parents[0].contents())
+            return [(r, m) for r, m in scratch.contents() if matches(r, cols, key)]
+        return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+
+    def make_full(self) -> None:
+        self.partial = False
+        self.fill_cols = []
+        self.filled = set()
+        self.fidx = {}
+        self.groups = {}
+        self._apply(self.parents[0].contents())
 
     def _output(self, key, g: _Group):
         return key + tuple(a.value() for a in g.accs)
@@ -313,12 +428,27 @@ class Aggregate(Node):
         groups = self.groups
         ng = self.ngroup
         touched: dict = {}
+        if self.partial:
+            keep = []
+            dropped = []
+            filled = self.filled
+            pad = (UNKNOWN,) * len(self.aggs)
+            for rec in batch:
+                if self._fkey(rec[0]) in filled:
+                    keep.append(rec)
+                else:
+                    dropped.append(tuple(rec[0][:ng]) + pad)
+            if dropped and self.graph is not None:
+                self.graph.probe(self, dropped)
+            batch = keep
         for row, m in batch:
             key = row[:ng]
             g = groups.get(key)
             if g is None:
                 g = groups[key] = _Group(self.aggs)
                 touched.setdefault(key, None)
+                if self.partial:
+                    self.fidx.setdefault(self._fkey(row), set()).add(key)
             elif key not in touched:
                 touched[key] = self._output(key, g) if (g.rows > 0 or self.global_group) else None
             g.rows += m
@@ -333,6 +463,10 @@ class Aggregate(Node):
                 new = None
                 if g.rows == 0:
                     del groups[key]
+                    if self.partial:
+                        s_ = self.fidx.get(self._fkey(key))
+                        if s_ is not None:
+                            s_.discard(key)
             if old == new:
                 continue
             if old is not None:
@@ -364,3 +498,5 @@ class Aggregate(Node):
 
     def on_removed(self):
         self.groups = {}
+        self.fidx = {}
+        self.filled = set()

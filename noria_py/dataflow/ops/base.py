@@ -19,5 +19,8 @@ class BaseTable(Node):
     def contents(self) -> list:
         return [(row, 1) for row in self.storage.scan(self.table)]
 
+    def query(self, cols, key) -> list:
+        return [(row, 1) for row in self.storage.lookup(self.table, list(cols), tuple(key))]
+
     def describe(self) -> str:
         return f"base {self.table}"

@@ -1,39 +1,140 @@
-"""Distinct: emits a row when its count rises from zero and retracts it when it falls to zero."""
+"""Distinct: emits a row when its count rises from zero and retracts it when it falls to zero.
+
+Partial, it is filled per key of ``fill_cols`` (the columns downstream looks rows up by).
+"""
 
 from __future__ import annotations
 
-from ..node import FULL, Node
+from ..node import FULL, PARTIAL, Node
+from ..partial import UNKNOWN, matches
 
 
 class Distinct(Node):
     kind = "distinct"
-    materialization = FULL
 
     def __init__(self, parent: Node):
         super().__init__([parent], parent.columns, parent.kinds)
         self.counts: dict = {}
+        self.partial = False
+        self.fill_cols: list[int] = []
+        self.filled: set = set()
+        self.fidx: dict = {}
+        self.graph = None
+
+    @property
+    def materialization(self):
+        return PARTIAL if self.partial else FULL
+
+    def set_partial(self, cols: list[int]) -> None:
+        self.partial = True
+        self.fill_cols = list(cols)
+        self.counts = {}
+        self.filled = set()
+        self.fidx = {}
+
+    def _fkey(self, row) -> tuple:
+        return tuple([row[c] for c in self.fill_cols])
+
+    def _count(self, row, m) -> int:
+        counts = self.counts
+        old = counts.get(row, 0)
+        new = old + m
+        if new:
+            counts[row] = new
+            if old == 0 and self.partial:
+                self.fidx.setdefault(self._fkey(row), set()).add(row)
+        else:
+            del counts[row]
+            if self.partial:
+                s = self.fidx.get(self._fkey(row))
+                if s is not None:
+                    s.discard(row)
+        return old
 
     def on_input(self, port: int, batch: list) -> list:
-        counts = self.counts
+        if self.partial:
+            keep = []
+            dropped = []
+            for rec in batch:
+                if self._fkey(rec[0]) in self.filled:
+                    keep.append(rec)
+                else:
+                    dropped.append(rec[0])
+            if dropped and self.graph is not None:
+                self.graph.probe(self, dropped)
+            batch = keep
         out = []
         for row, m in batch:
-            old = counts.get(row, 0)
+            old = self._count(row, m)
             new = old + m
-            if new:
-                counts[row] = new
-            else:
-                del counts[row]
             if old <= 0 < new:
                 out.append((row, 1))
             elif new <= 0 < old:
                 out.append((row, -1))
         return out
 
+    def ensure(self, fk: tuple) -> None:
+        if fk in self.filled:
+            return
+        self.filled.add(fk)
+        self.fidx.setdefault(fk, set())
+        for row, m in self.parents[0].query(self.fill_cols, fk):
+            self._count(row, m)
+        if self.graph is not None:
+            self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
+
+    def query(self, cols, key) -> list:
+        if self.partial and sorted(cols) == sorted(self.fill_cols):
+            d = dict(zip(cols, key))
+            fk = tuple(d[c] for c in self.fill_cols)
+            self.ensure(fk)
+            return [(r, 1) for r in self.fidx.get(fk, ()) if self.counts.get(r, 0) > 0]
+        if self.partial:
+            rows: dict = {}
+            for r, m in self.parents[0].query(list(cols), tuple(key)):
+                rows[r] = rows.get(r, 0) + m
+            return [(r, 1) for r, c in rows.items() if c > 0]
+        return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+
+    def evict_key(self, fk: tuple) -> None:
+        if fk not in self.filled:
+            return
+        self.filled.discard(fk)
+        rows = self.fidx.pop(fk, set())
+        derived = []
+        for r in rows:
+            if self.counts.pop(r, 0) > 0:
+                derived.append(r)
+        if self.graph is not None:
+            self.graph.evicted(self, fk)
+            if derived:
+                self.graph.probe(self, derived)
+
+    def on_probe(self, port: int, rows: list) -> list:
+        if self.partial:
+            for row in rows:
+                fk = self._fkey(row)
+                if UNKNOWN in fk:
+                    for k in list(self.filled):
+                        self.evict_key(k)
+                elif fk in self.filled:
+                    self.evict_key(fk)
+        return rows
+
     def contents(self) -> list:
         return [(row, 1) for row, c in self.counts.items() if c > 0]
 
+    def make_full(self) -> None:
+        self.partial = False
+        self.counts = {}
+        self.filled = set()
+        self.fidx = {}
+        self.on_input(0, self.parents[0].contents())
+
     def state_size(self):
-        return (len(self.counts), len(self.counts))
+        return (len(self.filled) if self.partial else len(self.counts), len(self.counts))
 
     def on_removed(self):
         self.counts = {}
+        self.fidx = {}
+        self.filled = set()

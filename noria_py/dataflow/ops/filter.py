@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..node import Node
+from ..partial import has_unknown
 
 
 class Filter(Node):
@@ -19,6 +20,13 @@ class Filter(Node):
 
     def contents(self) -> list:
         return self.on_input(0, self.parents[0].contents())
+
+    def query(self, cols, key) -> list:
+        return self.on_input(0, self.parents[0].query(cols, key))
+
+    def on_probe(self, port: int, rows: list) -> list:
+        pred = self.pred
+        return [r for r in rows if has_unknown(r) or pred(r, None)]
 
     def describe(self) -> str:
         return f"filter {self.text}"

@@ -11,12 +11,12 @@ Rows whose key contains NULL never match (SQL equality); for a left join they ar
 
 from __future__ import annotations
 
-from ..node import FULL, Node
+from ..node import FULL, PARTIAL, Node
+from ..partial import UNKNOWN, has_unknown, matches
 
 
 class Join(Node):
     kind = "join"
-    materialization = FULL
 
     def __init__(self, left: Node, right: Node, left_key: list[int], right_key: list[int], outer):
         names = left.columns + right.columns
@@ -41,6 +41,144 @@ class Join(Node):
             ks2 = self.right_key
             self._rk = lambda r: tuple([r[i] for i in ks2])
         self._multi = len(left_key) > 1
+        self.partial = False
+        self.filled: set = set()
+        self.graph = None  # set by the graph: where probes and eviction bookkeeping go
+
+    @property
+    def materialization(self):
+        return PARTIAL if self.partial else FULL
+
+    # --- partial state ---------------------------------------------------------------------
+    def _tuple(self, key) -> tuple:
+        return key if self._multi else (key,)
+
+    def ensure(self, key) -> None:
+        """Fill join key ``key`` on both sides (an upquery to each parent)."""
+        if not self.partial or key in self.filled:
+            return
+        kt = self._tuple(key)
+        left, right = self.parents
+        lbag: dict = {}
+        for row, m in left.query(list(self.left_key), kt):
+            lbag[row] = lbag.get(row, 0) + m
+        rbag: dict = {}
+        if not self._has_null(key):
+            for row, m in right.query(list(self.right_key), kt):
+                rbag[row] = rbag.get(row, 0) + m
+        lbag = {r: c for r, c in lbag.items() if c}
+        rbag = {r: c for r, c in rbag.items() if c}
+        if lbag:
+            self.left_state[key] = lbag
+        else:
+            self.left_state.pop(key, None)
+        if rbag:
+            self.right_state[key] = rbag
+        else:
+            self.right_state.pop(key, None)
+        self.filled.add(key)
+        if self.graph is not None:
+            self.graph.filled(self, key, len(lbag) + len(rbag))
+
+    def _output_for(self, key) -> list:
+        out = []
+        matches_ = self.right_state.get(key) if not self._has_null(key) else None
+        for lrow, lc in self.left_state.get(key, {}).items():
+            if matches_:
+                for rrow, rc in matches_.items():
+                    out.append(lrow + rrow)
+            elif self.outer:
+                out.append(lrow + self.pad)
+        return out
+
+    def evict_key(self, key) -> None:
+        if key not in self.filled:
+            return
+        derived = self._output_for(key)
+        self.filled.discard(key)
+        self.left_state.pop(key, None)
+        self.right_state.pop(key, None)
+        if self.graph is not None:
+            self.graph.evicted(self, key)
+            if derived:
+                self.graph.probe(self, derived)
+
+    def evict_all(self) -> None:
+        for key in list(self.filled):
+            self.evict_key(key)
+
+    def _probe_row(self, port: int, row) -> tuple:
+        """The output row a dropped input row would have produced, other side unknown."""
+        nl = len(self.parents[0].columns)
+        nr = len(self.parents[1].columns)
+        if port == 0:
+            other = [UNKNOWN] * nr
+            for lk, rk in zip(self.left_key, self.right_key):
+                other[rk] = row[lk]
+            return tuple(row) + tuple(other)
+        other = [UNKNOWN] * nl
+        for lk, rk in zip(self.left_key, self.right_key):
+            other[lk] = row[rk]
+        return tuple(other) + tuple(row)
+
+    def on_probe(self, port: int, rows: list) -> list:
+        out = []
+        keyf = self._lk if port == 0 else self._rk
+        for row in rows:
+            key = keyf(row)
+            if (self._multi and UNKNOWN in key) or key is UNKNOWN:
+                self.evict_all()
+            elif key in self.filled:
+                self.evict_key(key)
+            out.append(self._probe_row(port, row))
+        return out
+
+    def _split(self, port: int, batch: list) -> list:
+        """Keep the records whose join key is filled; probe downstream for the others."""
+        keyf = self._lk if port == 0 else self._rk
+        filled = self.filled
+        keep = []
+        dropped = []
+        for rec in batch:
+            if keyf(rec[0]) in filled:
+                keep.append(rec)
+            else:
+                dropped.append(self._probe_row(port, rec[0]))
+        if dropped and self.graph is not None:
+            self.graph.probe(self, dropped)
+        return keep
+
+    def query(self, cols, key) -> list:
+        """Output rows whose ``cols`` equal ``key``: ask the side those columns come from, fill the
+        join keys those rows have, and join them with the other side."""
+        nl = len(self.parents[0].columns)
+        lsel = [(c, k) for c, k in zip(cols, key) if c < nl]
+        rsel = [(c - nl, k) for c, k in zip(cols, key) if c >= nl]
+        out = []
+        if lsel or self.outer:
+            if lsel:
+                rows = self.parents[0].query([c for c, _ in lsel], tuple(k for _, k in lsel))
+            else:
+                rows = self.parents[0].contents()
+            for row, m in rows:
+                j = self._lk(row)
+                self.ensure(j)
+                others = self.right_state.get(j) if not self._has_null(j) else None
+                if others:
+                    for rrow, rc in others.items():
+                        out.append((row + rrow, m * rc))
+                elif self.outer:
+                    out.append((row + self.pad, m))
+        else:
+            rows = self.parents[1].query([c for c, _ in rsel], tuple(k for _, k in rsel))
+            for row, m in rows:
+                j = self._rk(row)
+                if self._has_null(j):
+                    continue
+                self.ensure(j)
+                for lrow, lc in self.left_state.get(j, {}).items():
+                    out.append((lrow + row, m * lc))
+        return [(r, m) for r, m in out if matches(r, cols, key)]
 
     def _has_null(self, key) -> bool:
         if self._multi:
@@ -48,6 +186,8 @@ class Join(Node):
         return key is None
 
     def on_input(self, port: int, batch: list) -> list:
+        if self.partial:
+            batch = self._split(port, batch)
         if port == 0:
             return self._from_left(batch)
         return self._from_right(batch)
@@ -148,3 +288,12 @@ class Join(Node):
     def on_removed(self):
         self.left_state = {}
         self.right_state = {}
+        self.filled = set()
+
+    def make_full(self) -> None:
+        self.partial = False
+        self.filled = set()
+        self.left_state = {}
+        self.right_state = {}
+        self.on_input(0, self.parents[0].contents())
+        self.on_input(1, self.parents[1].contents())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from operator import itemgetter
 
 from ..node import Node
+from ..partial import UNKNOWN, has_unknown, matches
 
 
 class Project(Node):
@@ -12,7 +13,7 @@ class Project(Node):
 
     def __init__(self, parent: Node, fns: list, cols: list[int | None], names, kinds, text: str):
         super().__init__([parent], names, kinds)
-        self.fns = fns
+        self.fns = fns if fns and len(fns) == len(cols) else [None] * len(cols)
         self.text = text
         self.source_cols = cols  # input column per output column, None when computed
         if not cols:
@@ -37,6 +38,29 @@ class Project(Node):
 
     def contents(self) -> list:
         return self.on_input(0, self.parents[0].contents())
+
+    def query(self, cols, key) -> list:
+        mapped = [self.source_cols[c] for c in cols]
+        if any(m is None for m in mapped):
+            return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+        return self.on_input(0, self.parents[0].query(mapped, key))
+
+    def on_probe(self, port: int, rows: list) -> list:
+        out = []
+        fns = self.fns
+        src = self.source_cols
+        for r in rows:
+            unknown = has_unknown(r)
+            row = []
+            for f, c in zip(fns, src):
+                if c is not None:
+                    row.append(r[c])
+                elif unknown:
+                    row.append(UNKNOWN)
+                else:
+                    row.append(f(r, None))
+            out.append(tuple(row))
+        return out
 
     def describe(self) -> str:
         return f"project {self.text}"

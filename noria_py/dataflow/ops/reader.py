@@ -13,7 +13,8 @@ from operator import itemgetter
 
 from sortedcontainers import SortedKeyList
 
-from ..node import FULL, Node
+from ..node import FULL, PARTIAL, Node
+from ..partial import UNKNOWN
 
 
 class _Desc:
@@ -80,7 +81,6 @@ class _RowTie:
 
 class Reader(Node):
     kind = "reader"
-    materialization = FULL
 
     def __init__(
         self,
@@ -118,11 +118,62 @@ class Reader(Node):
         else:
             self._vis = itemgetter(*range(visible))
         self._sort_key = make_sort_key(self.order) if self.order else None
+        self.partial = False
+        self.graph = None
+
+    @property
+    def materialization(self):
+        return PARTIAL if self.partial else FULL
+
+    # --- partial state ---------------------------------------------------------------------
+    def fill(self, key: tuple) -> tuple:
+        """A read missed: upquery the parent for ``key`` and publish the result."""
+        rows = self.parents[0].query(list(self.key_cols), key)
+        self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
+        self.published[key] = ()
+        if rows:
+            self._apply(rows, fill_key=key)
+        else:
+            self._publish(key)
+        if self.graph is not None:
+            self.graph.filled(self, key, len(self.state.get(key, ())))
+        return self.published.get(key, ())
+
+    def evict_key(self, key) -> None:
+        if key in self.published or key in self.state:
+            self.published.pop(key, None)
+            self.state.pop(key, None)
+            if self.graph is not None:
+                self.graph.evicted(self, key)
+
+    def on_probe(self, port: int, rows: list) -> list:
+        if not self.partial:
+            return []
+        for row in rows:
+            k = self._key(row)
+            if UNKNOWN in k:
+                for key in list(self.published):
+                    self.evict_key(key)
+                break
+            self.evict_key(k)
+        return []
 
     def on_input(self, port: int, batch: list) -> list:
+        if self.partial:
+            published = self.published
+            keyf = self._key
+            batch = [rec for rec in batch if keyf(rec[0]) in published]
+            if not batch:
+                return []
+        self._apply(batch)
+        return []
+
+    def _apply(self, batch: list, fill_key=None) -> None:
         state = self.state
         keyf = self._key
         touched = set()
+        if fill_key is not None:
+            touched.add(fill_key)
         if self._sort_key is None:
             for row, m in batch:
                 k = keyf(row)
@@ -150,11 +201,13 @@ class Reader(Node):
                 touched.add(k)
         for k in touched:
             self._publish(k)
-        return []
 
     def _publish(self, k) -> None:
         rows = self.state.get(k)
         if not rows:
+            if self.partial:
+                self.published[k] = ()
+                return
             self.state.pop(k, None)
             self.published.pop(k, None)
             return
@@ -184,6 +237,9 @@ class Reader(Node):
         """Published result rows for ``key`` (a tuple of parameter values)."""
         rows = self.published.get(key)
         if rows is None:
+            if self.partial:
+                self.misses += 1
+                return self.fill(key)
             return ()
         return rows
 
@@ -215,3 +271,9 @@ class Reader(Node):
     def on_removed(self):
         self.state = {}
         self.published = {}
+
+    def make_full(self) -> None:
+        self.partial = False
+        self.state = {}
+        self.published = {}
+        self._apply(self.parents[0].contents())

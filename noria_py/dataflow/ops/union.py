@@ -21,5 +21,11 @@ class Union(Node):
             out.extend(p.contents())
         return out
 
+    def query(self, cols, key) -> list:
+        out = []
+        for p in self.parents:
+            out.extend(p.query(cols, key))
+        return out
+
     def describe(self) -> str:
         return f"union of {len(self.parents)}"

@@ -1,0 +1,167 @@
+"""Which states are partial, what key fills each, and which indexes base storage needs.
+
+Run when a query is installed, over its new nodes. A consumer that will look a node up by some
+columns (a reader by its parameters, an aggregate by its group columns, a join by its join key)
+asks ``need(node, cols)``; a consumer that needs every row (a full state) asks with ``None``.
+
+Key provenance: a projection maps each output column to its input column or breaks the trace
+(a computed column); a filter and a distinct keep columns; a union passes the same columns to
+every parent; an inner join traces a column to the side it comes from (either side), a left
+join only to its left side; an aggregate keeps its group columns and breaks on aggregate values.
+A state whose key cannot be traced to base columns is full, and so is every state above it
+(partial state never sits above full state). A join is filled per join key on both sides, so
+its parents are looked up by the join key.
+"""
+
+from __future__ import annotations
+
+from .node import Node
+from .ops.aggregate import Aggregate
+from .ops.base import BaseTable
+from .ops.distinct import Distinct
+from .ops.filter import Filter
+from .ops.join import Join
+from .ops.project import Project
+from .ops.reader import Reader
+from .ops.union import Union
+
+
+def traceable(node: Node, cols: list[int]) -> bool:
+    """Can ``node.query(cols, key)`` be answered by lookups instead of a full scan?"""
+    if not cols:
+        return False
+    if isinstance(node, BaseTable):
+        return True
+    if isinstance(node, (Filter, Distinct)):
+        return traceable(node.parents[0], cols)
+    if isinstance(node, Project):
+        mapped = [node.source_cols[c] for c in cols]
+        return all(m is not None for m in mapped) and traceable(node.parents[0], mapped)
+    if isinstance(node, Union):
+        return all(traceable(p, cols) for p in node.parents)
+    if isinstance(node, Join):
+        nl = len(node.parents[0].columns)
+        lcols = [c for c in cols if c < nl]
+        rcols = [c - nl for c in cols if c >= nl]
+        if lcols and traceable(node.parents[0], lcols):
+            return True
+        return bool(not node.outer and rcols and traceable(node.parents[1], rcols))
+    if isinstance(node, Aggregate):
+        return all(c < node.ngroup for c in cols) and traceable(node.parents[0], cols)
+    return False
+
+
+class Planner:
+    def __init__(self, new_nodes: list[Node], enabled: bool, storage):
+        self.new = {id(n) for n in new_nodes}
+        self.enabled = enabled
+        self.storage = storage
+        self.planned: set[int] = set()
+        self.to_full: list[Node] = []
+
+    def plan_reader(self, reader: Reader) -> None:
+        if id(reader) not in self.new:
+            return
+        cols = list(reader.key_cols)
+        parent = reader.parents[0]
+        if self.enabled and cols and traceable(parent, cols):
+            reader.partial = True
+            self.need(parent, cols)
+        else:
+            self.need(parent, None)
+
+    def need(self, node: Node, cols: list[int] | None) -> None:
+        if isinstance(node, BaseTable):
+            if cols:
+                self.storage.ensure_index(node.table, cols)
+            return
+        if id(node) not in self.new or id(node) in self.planned:
+            if cols is None:
+                self.require_full(node)
+            else:
+                self._pass_through(node, cols)
+            return
+        self.planned.add(id(node))
+        if isinstance(node, (Filter, Union, Project)):
+            self._pass_through(node, cols)
+        elif isinstance(node, Join):
+            if cols is not None and self.enabled and traceable(node, cols):
+                lk, rk = list(node.left_key), list(node.right_key)
+                if traceable(node.parents[0], lk) and traceable(node.parents[1], rk):
+                    node.partial = True
+                    self.need(node.parents[0], lk)
+                    self.need(node.parents[1], rk)
+                    self._pass_through(node, cols)
+                    return
+            self.need(node.parents[0], None)
+            self.need(node.parents[1], None)
+        elif isinstance(node, Aggregate):
+            if (
+                cols is not None
+                and self.enabled
+                and all(c < node.ngroup for c in cols)
+                and traceable(node.parents[0], cols)
+            ):
+                node.set_partial(cols)
+                self.need(node.parents[0], cols)
+            else:
+                self.need(node.parents[0], None)
+        elif isinstance(node, Distinct):
+            if cols is not None and self.enabled and traceable(node.parents[0], cols):
+                node.set_partial(cols)
+                self.need(node.parents[0], cols)
+            else:
+                self.need(node.parents[0], None)
+        else:
+            for p in node.parents:
+                self.need(p, None)
+
+    def _pass_through(self, node: Node, cols: list[int] | None) -> None:
+        """Index obligations (and full requirements) for the nodes a lookup on ``node`` visits."""
+        if cols is None:
+            self.require_full(node)
+            return
+        if isinstance(node, BaseTable):
+            self.storage.ensure_index(node.table, cols)
+        elif isinstance(node, (Filter, Distinct)):
+            self.need(node.parents[0], cols)
+        elif isinstance(node, Aggregate):
+            ok = all(c < node.ngroup for c in cols)
+            self.need(node.parents[0], cols if ok else None)
+        elif isinstance(node, Project):
+            mapped = [node.source_cols[c] for c in cols]
+            self.need(node.parents[0], None if any(m is None for m in mapped) else mapped)
+        elif isinstance(node, Union):
+            for p in node.parents:
+                self.need(p, cols)
+        elif isinstance(node, Join):
+            nl = len(node.parents[0].columns)
+            lcols = [c for c in cols if c < nl]
+            rcols = [c - nl for c in cols if c >= nl]
+            if lcols and traceable(node.parents[0], lcols):
+                self.need(node.parents[0], lcols)
+            elif rcols:
+                self.need(node.parents[1], rcols)
+
+    def require_full(self, node: Node) -> None:
+        """``node`` must hold (or produce) every row: make it and its ancestors full."""
+        if isinstance(node, BaseTable):
+            return
+        if id(node) in self.new and id(node) not in self.planned:
+            self.need(node, None)
+            return
+        for p in node.parents:
+            self.require_full(p)
+        if node.partial and node not in self.to_full:
+            self.to_full.append(node)
+
+
+def plan(reader: Reader, new_nodes: list[Node], enabled: bool, storage) -> list[Node]:
+    """Decide partial/full for the new nodes of a query; return existing partial nodes that
+    must become full (in ancestor-first order)."""
+    planner = Planner(new_nodes, enabled, storage)
+    planner.plan_reader(reader)
+    for n in new_nodes:  # anything not reached (defensive): full
+        if id(n) not in planner.planned and not isinstance(n, (BaseTable, Reader)):
+            planner.planned.add(id(n))
+    return planner.to_full
