@@ -71,6 +71,7 @@ class Cursor:
         prep = eng._cache.get(sql)
         if (
             prep is not None
+            and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
             and len(params) == prep.param_count
@@ -127,7 +128,7 @@ class Cursor:
         return out
 
     def fetchall(self) -> list:
-        if self._closed:
+        if self._closed or self.connection._closed:
             self._check()
         if self._pos == 0:
             self._pos = len(self._rows)

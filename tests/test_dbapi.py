@@ -581,3 +581,12 @@ def test_unsupported_parameter_type_is_rejected(people, value):
     with pytest.raises((noria_py.InterfaceError, noria_py.ProgrammingError)):
         people.execute("INSERT INTO people (name, age) VALUES (?, ?)", (value, 1))
     assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (3,)
+
+
+@pytest.mark.parametrize("value", [object(), [1, 2], {"a": 1}], ids=["object", "list", "dict"])
+def test_unsupported_parameter_type_in_a_read_is_rejected(people, value):
+    sql = "SELECT name FROM people WHERE id = ?"
+    for _ in range(2):  # before and after the statement has been prepared by a good execution
+        with pytest.raises((noria_py.InterfaceError, noria_py.ProgrammingError)):
+            people.execute(sql, (value,))
+        assert people.execute(sql, (1,)).fetchall() == [("ann",)]

@@ -325,21 +325,16 @@ def test_reopen_can_recreate_a_dropped_view(tmp_path):
         assert sorted(conn.execute("SELECT id FROM doomed").fetchall()) == [(1,), (4,)]
 
 
-def test_in_memory_database_is_not_persisted(tmp_path):
+def test_in_memory_database_is_not_persisted(tmp_path, monkeypatch):
     # No path: nothing is written next to the process, and a new connection starts empty.
-    before = set(os.listdir(tmp_path))
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        with noria_py.connect() as conn:
-            conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
-            conn.execute("INSERT INTO t VALUES (1)")
-        with noria_py.connect() as conn:
-            with pytest.raises(noria_py.ProgrammingError):
-                conn.execute("SELECT id FROM t")
-    finally:
-        os.chdir(cwd)
-    assert set(os.listdir(tmp_path)) == before
+    monkeypatch.chdir(tmp_path)
+    with noria_py.connect() as conn:
+        conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        conn.execute("INSERT INTO t VALUES (1)")
+    with noria_py.connect() as conn:
+        with pytest.raises(noria_py.ProgrammingError):
+            conn.execute("SELECT id FROM t")
+    assert os.listdir(tmp_path) == []
 
 
 TX_WRITER = textwrap.dedent(

@@ -156,10 +156,15 @@ def backfill(
                     with lock:
                         loaded += engine.load_arrow(schema.name, [arrow], on_duplicate)
                 except E.IntegrityError as e:
+                    done = (
+                        f"after loading {loaded} rows, which stay loaded (run it again with"
+                        " on_duplicate='ignore' to load the rest)"
+                        if loaded
+                        else "before loading anything"
+                    )
                     raise type(e)(
-                        f"{e.msg}; the backfill of '{schema.name}' stopped at batch {batches + 1}"
-                        f" after loading {loaded} rows, which stay loaded (run it again with"
-                        " on_duplicate='ignore' to load the rest)",
+                        f"{e.msg}; the backfill of '{schema.name}' stopped at batch"
+                        f" {batches + 1} {done}",
                         e.errno,
                         e.sqlstate,
                     ) from e

@@ -525,6 +525,21 @@ class _Compiler:
         self.allow_params = allow_params
 
     def compile(self, n: exp.Expression) -> Compiled:
+        c = self._compile(n)
+        inner = n.this if isinstance(n, exp.Escape) else n
+        if isinstance(inner, exp.Expression) and inner.args.get("negate"):
+            f = c.fn
+
+            def neg(r, p, f=f):
+                v = f(r, p)
+                if v is None:
+                    return None
+                return 0 if truthy(v) else 1
+
+            return Compiled(neg, V.INT)
+        return c
+
+    def _compile(self, n: exp.Expression) -> Compiled:
         m = getattr(self, "c_" + type(n).__name__, None)
         if m is None:
             if isinstance(n, exp.AggFunc):

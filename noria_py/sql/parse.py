@@ -75,7 +75,52 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     stmt = stmts[0]
     if isinstance(stmt, exp.Command) and not _known_command(stmt):
         raise parse_error(f"near '{sql.strip()[:40]}'")
+    _check_tokens(text)
+    _check_tree(stmt, sql)
     return stmt, nparams
+
+
+_TOKENIZER = None
+
+
+def _check_tokens(text: str) -> None:
+    """Reject token sequences the parser tolerates but MySQL does not (``a,, b``, ``(a,)``)."""
+    global _TOKENIZER
+    from sqlglot.tokens import TokenType
+
+    if _TOKENIZER is None:
+        from sqlglot.dialects.mysql import MySQL
+
+        _TOKENIZER = MySQL().tokenizer_class()
+    try:
+        toks = _TOKENIZER.tokenize(text)
+    except Exception as e:  # noqa: BLE001
+        raise parse_error(str(e).split("\n")[0]) from None
+    bad_after_comma = {TokenType.COMMA, TokenType.R_PAREN, TokenType.FROM, TokenType.WHERE}
+    for a, b in zip(toks, toks[1:]):
+        if a.token_type == TokenType.COMMA and b.token_type in bad_after_comma:
+            raise parse_error(f"near '{b.text}'")
+        if a.token_type == TokenType.L_PAREN and b.token_type == TokenType.COMMA:
+            raise parse_error("near ','")
+        if a.token_type == TokenType.SELECT and b.token_type == TokenType.FROM:
+            raise parse_error("near 'FROM'")
+        if a.token_type == TokenType.SET and b.token_type == TokenType.WHERE:
+            raise parse_error("near 'WHERE'")
+    if toks and toks[-1].token_type == TokenType.COMMA:
+        raise parse_error("unexpected end of statement")
+
+
+def _check_tree(stmt: exp.Expression, sql: str) -> None:
+    for node in stmt.find_all(exp.In):
+        if not node.expressions and not node.args.get("query") and not node.args.get("unnest"):
+            raise parse_error("near ')': empty IN list")
+    if isinstance(stmt, exp.Select) and not stmt.expressions:
+        raise parse_error("empty select list")
+    if isinstance(stmt, exp.Update) and not stmt.expressions:
+        raise parse_error("UPDATE without SET")
+    if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
+        if not stmt.this.expressions:
+            raise parse_error("a table must have at least one column")
 
 
 def _known_command(stmt: exp.Command) -> bool:

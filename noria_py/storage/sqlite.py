@@ -41,6 +41,7 @@ class TableSchema:
     uniques: list[list[int]] = field(default_factory=list)
     indexes: list[list[int]] = field(default_factory=list)
     ddl: str = ""
+    unique_names: list[str] = field(default_factory=list)
 
     def index_of(self, name: str) -> int | None:
         low = name.lower()
@@ -232,7 +233,10 @@ class SQLiteStorage:
             if schema.primary_key and idx == schema.primary_key:
                 key = "PRIMARY"
             else:
-                key = "_".join(c.strip() for c in cols)
+                key = cols[0].strip()
+                for n, u in enumerate(schema.uniques):
+                    if u == idx and n < len(schema.unique_names) and schema.unique_names[n]:
+                        key = schema.unique_names[n]
             if row is not None and all(i is not None for i in idx):
                 entry = "-".join(V.format_value(row[i]) for i in idx)
                 return IntegrityError(
@@ -257,10 +261,23 @@ class SQLiteStorage:
                 conn.execute(sql, [V.to_storage(v) for v in rows[0]] if needs_conv else rows[0])
                 return [tuple(rows[0])]
             if auto_col is None or all(r[auto_col] is not None for r in rows):
-                if needs_conv:
-                    conn.executemany(sql, [[V.to_storage(v) for v in r] for r in rows])
-                else:
-                    conn.executemany(sql, rows)
+                data = [[V.to_storage(v) for v in r] for r in rows] if needs_conv else rows
+                conn.execute("SAVEPOINT bulk")
+                try:
+                    conn.executemany(sql, data)
+                except sqlite3.IntegrityError as e:
+                    conn.execute("ROLLBACK TO bulk")
+                    bad = None
+                    for r, d in zip(rows, data):  # find the row that conflicts, for the message
+                        try:
+                            conn.execute(sql, d)
+                        except sqlite3.IntegrityError:
+                            bad = r
+                            break
+                    conn.execute("ROLLBACK TO bulk")
+                    conn.execute("RELEASE bulk")
+                    raise self._integrity(schema, e, bad) from None
+                conn.execute("RELEASE bulk")
                 return [tuple(r) for r in rows]
             for r in rows:
                 cur = conn.execute(sql, [V.to_storage(v) for v in r] if needs_conv else r)

@@ -316,7 +316,10 @@ class Workload:
                 kind = name
                 break
             r -= w
-        uid = self.users.sample(rng)
+        return self.make_request(rng, self.users.sample(rng), kind)
+
+    def make_request(self, rng: random.Random, uid: int, kind: str) -> Request:
+        """A request of ``kind`` by ``uid`` with its parameters drawn (LOBSTERS.md 1.5)."""
         req = Request(kind, uid)
         if kind == "story":
             req.story = self.story_votes.sample(rng)
@@ -333,8 +336,7 @@ class Workload:
             req.story = self.story_comments.sample(rng)
             if kind == "comment_reply":
                 rounds = max(1, self.ncomments // self.nstories)
-                parent = req.story + self.nstories * rng.randrange(rounds)
-                req.parent = parent if parent < self.ncomments else None
+                req.parent = req.story + self.nstories * rng.randrange(rounds)
         elif kind == "submit":
             req.story = self._new_id(rng, self.nstories, self._used_stories)
         return req

@@ -48,12 +48,30 @@ def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
 
+SIGNED_SCORE = "(CAST(upvotes AS SIGNED) - CAST(downvotes AS SIGNED))"
+
+
 def _col(names: list[str], name: str) -> int:
     return names.index(name)
 
 
-def _now() -> dt.datetime:
+def wall_clock() -> dt.datetime:
+    """Local wall-clock time in whole seconds (what DATETIME columns store)."""
     return dt.datetime.now().replace(microsecond=0)
+
+
+_clock: Callable[[], dt.datetime] = wall_clock
+
+
+def set_clock(fn: Callable[[], dt.datetime]) -> Callable[[], dt.datetime]:
+    """Make pages take timestamps from ``fn`` (tests use a deterministic clock); returns the old."""
+    global _clock
+    old, _clock = _clock, fn
+    return old
+
+
+def _now() -> dt.datetime:
+    return _clock()
 
 
 def _distinct(values) -> list:
@@ -111,8 +129,8 @@ def story(s: Session, req: Request, optimized: bool) -> None:
     s.query("SELECT id FROM stories WHERE merged_story_id = ?", (sid,))
     if optimized:
         names, comments = s.query(
-            "SELECT * FROM comments WHERE story_id = ? ORDER BY "
-            "(CAST(upvotes AS SIGNED) - CAST(downvotes AS SIGNED) < 0) ASC, confidence DESC",
+            f"SELECT * FROM comments WHERE story_id = ? ORDER BY ({SIGNED_SCORE} < 0) ASC, "
+            "confidence DESC",
             (sid,),
         )
     else:
@@ -165,7 +183,6 @@ def _story_list_tail(s: Session, uid: int, ids: list, authors: list, optimized: 
     _select_in(s, "SELECT * FROM saved_stories WHERE user_id = ? AND story_id", ids, prefix=(uid,))
 
 
-SIGNED_SCORE = "(CAST(upvotes AS SIGNED) - CAST(downvotes AS SIGNED))"
 FRONTPAGE_TOP = "SELECT id FROM story_hotness ORDER BY hotness {o}, id {o} LIMIT 51"
 
 
@@ -225,7 +242,9 @@ def comments(s: Session, req: Request, optimized: bool) -> None:
             "SELECT id FROM comments WHERE is_deleted = 0 AND is_moderated = 0 "
             "ORDER BY id DESC LIMIT 40 OFFSET 0"
         )
-        names, rows = _select_in(s, "SELECT * FROM comment_with_votes WHERE id", [r[0] for r in top])
+        names, rows = _select_in(
+            s, "SELECT * FROM comment_with_votes WHERE id", [r[0] for r in top]
+        )
     if rows:
         ci, ui, si = _col(names, "id"), _col(names, "user_id"), _col(names, "story_id")
         comment_ids = [r[ci] for r in rows]
@@ -233,12 +252,16 @@ def comments(s: Session, req: Request, optimized: bool) -> None:
         story_ids = _distinct(r[si] for r in rows)
     else:
         comment_ids, authors, story_ids = [], [], []
-    _select_in(s, "SELECT 1 FROM hidden_stories WHERE user_id = ? AND story_id", story_ids, prefix=(uid,))
+    _select_in(
+        s, "SELECT 1 FROM hidden_stories WHERE user_id = ? AND story_id", story_ids, prefix=(uid,)
+    )
     _select_in(s, "SELECT * FROM users WHERE id", authors)
     table = "stories" if optimized else "story_with_votes"
     names, stories = _select_in(s, f"SELECT * FROM {table} WHERE id", story_ids)
     story_authors = _distinct(r[_col(names, "user_id")] for r in stories) if stories else []
-    _select_in(s, "SELECT * FROM votes WHERE user_id = ? AND comment_id", comment_ids, prefix=(uid,))
+    _select_in(
+        s, "SELECT * FROM votes WHERE user_id = ? AND comment_id", comment_ids, prefix=(uid,)
+    )
     _select_in(s, "SELECT * FROM users WHERE id", story_authors)
     _notifications(s, uid, optimized)
 

@@ -1,0 +1,266 @@
+"""Lobsters: the highest load each backend sustains with p95 sojourn latency under 50 ms.
+
+For each backend (the embedded engine, ``noria-py serve`` over the MySQL protocol, MariaDB with
+the natural queries, MariaDB with the hand-optimized queries) the data set is primed once, then
+the offered rate climbs geometrically; each step runs open-loop for a short warm-up plus a
+measured window. A step passes when the p95 sojourn latency over all pages stays under the
+threshold, every measured request finished, and nothing failed. The best passing step's achieved
+pages/s and the RSS of the database process at that point are reported.
+
+    python benches/lobsters.py                    # default sweep, a few minutes
+    python benches/lobsters.py --scale 0.2 --duration 10 --backends embedded,mariadb-optimized
+
+Writes benches/results/lobsters.json and benches/results/lobsters.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from noria_py.workloads.lobsters import backends as B
+from noria_py.workloads.lobsters import report
+from noria_py.workloads.lobsters.data import Workload
+from noria_py.workloads.lobsters.driver import RunConfig, run
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ALL_BACKENDS = ("embedded", "noria-serve", "mariadb-natural", "mariadb-optimized")
+
+
+def start_noria_server(timeout: float = 60.0):
+    """``python -m noria_py.server.mysql`` on a free loopback port -> (process, url)."""
+    cmd = [sys.executable, "-m", "noria_py.server.mysql", "--host", "127.0.0.1", "--port", "0"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1")
+    )
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited with code {proc.returncode}")
+            if sel.select(timeout=0.2):
+                line = proc.stdout.readline()
+                if "serving MySQL protocol on" in line:
+                    addr = line.split(" on ", 1)[1].split()[0]
+                    host, port = addr.rsplit(":", 1)
+                    return proc, f"mysql://bench@{host}:{port}/noria"
+        raise RuntimeError("server did not report readiness")
+    except BaseException:
+        stop_process(proc)
+        raise
+    finally:
+        sel.close()
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def sweep(backend, label: str, args, variant: str, log) -> dict:
+    workload = Workload(args.scale, args.seed)
+    t = time.perf_counter()
+    B.prime(backend, workload, variant, drop_existing=not isinstance(backend, B.EmbeddedBackend))
+    prime_s = time.perf_counter() - t
+    log(f"{label}: primed in {prime_s:.1f} s")
+    steps = []
+    best = None
+    rate = args.start_rate
+    failures = 0
+    while rate <= args.max_rate:
+        cfg = RunConfig(
+            rate=rate,
+            duration=args.duration,
+            warmup=args.warmup,
+            in_flight=args.in_flight,
+            seed=args.seed + len(steps),
+            variant=variant,
+            drain=max(5.0, args.duration),
+        )
+        result = run(backend, workload, cfg)
+        for s in result.sessions:
+            s.close()
+        summary = report.summarize(result, rss_mb=backend.rss_mb())
+        ok = (
+            summary["p95_ms"] is not None
+            and summary["p95_ms"] < args.threshold_ms
+            and summary["unfinished"] == 0
+            and summary["errors"] == 0
+        )
+        step = {
+            "offered_pages_per_s": rate,
+            "pages_per_s": summary["pages_per_s"],
+            "p95_ms": summary["p95_ms"],
+            "mean_ms": summary["mean_ms"],
+            "errors": summary["errors"],
+            "unfinished": summary["unfinished"],
+            "rss_mb": summary["rss_mb"],
+            "passed": ok,
+        }
+        if summary.get("error_samples"):
+            step["error_samples"] = summary["error_samples"][:3]
+        steps.append(step)
+        log(
+            f"{label}: offered {rate:7.1f}  achieved {step['pages_per_s']:7.1f}  "
+            f"p95 {step['p95_ms']} ms  {'ok' if ok else 'over'}"
+        )
+        if ok:
+            best = step
+            failures = 0
+        else:
+            failures += 1
+            if failures >= 2 or step["p95_ms"] is None or step["p95_ms"] > 4 * args.threshold_ms:
+                break
+        rate = round(rate * args.factor, 1)
+    out = {
+        "variant": variant,
+        "prime_s": round(prime_s, 1),
+        "max_pages_per_s": best["pages_per_s"] if best else 0.0,
+        "offered_at_max": best["offered_pages_per_s"] if best else None,
+        "rss_mb_at_max": best["rss_mb"] if best else None,
+        "steps": steps,
+    }
+    cache = backend.cache_stats()
+    if cache:
+        out["cache"] = {k: v for k, v in cache.items() if k != "proxied"}
+    return out
+
+
+def run_backend(name: str, args, log) -> dict:
+    if name == "embedded":
+        backend = B.EmbeddedBackend()
+        try:
+            return sweep(backend, name, args, "natural", log)
+        finally:
+            backend.close()
+    if name == "noria-serve":
+        try:
+            import noria_py.server.mysql  # noqa: F401
+        except ImportError as e:
+            return {"skipped": f"noria_py.server.mysql is not importable: {e}"}
+        proc, url = start_noria_server()
+        backend = B.MySQLBackend(url, rss_pid=proc.pid, name=name)
+        try:
+            return sweep(backend, name, args, "natural", log)
+        finally:
+            backend.close()
+            stop_process(proc)
+    if name.startswith("mariadb-"):
+        if not B.mariadb_available():
+            return {"skipped": "mariadbd is not installed"}
+        variant = name.split("-", 1)[1]
+        server = B.MariaDBServer().start()
+        backend = server.backend(name)
+        try:
+            return sweep(backend, name, args, variant, log)
+        finally:
+            backend.close()
+            server.stop()
+    raise ValueError(f"unknown backend {name}")
+
+
+def plot(results: dict, path: Path, threshold: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, res in results["backends"].items():
+        steps = res.get("steps")
+        if not steps:
+            continue
+        xs = [s["offered_pages_per_s"] for s in steps]
+        ax1.plot(xs, [s["p95_ms"] for s in steps], marker="o", label=name)
+        ax2.plot(xs, [s["pages_per_s"] for s in steps], marker="o", label=name)
+    ax1.axhline(threshold, color="grey", linestyle="--", linewidth=1)
+    ax1.set_xscale("log")
+    ax1.set_yscale("log")
+    ax1.set_xlabel("offered pages/s")
+    ax1.set_ylabel("p95 sojourn (ms)")
+    ax1.set_title(f"Lobsters latency (scale {results['config']['scale']})")
+    ax1.legend()
+    ax2.set_xscale("log")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("offered pages/s")
+    ax2.set_ylabel("achieved pages/s")
+    ax2.set_title("throughput")
+    lim = [min(ax2.get_xlim()[0], ax2.get_ylim()[0]), max(ax2.get_xlim()[1], ax2.get_ylim()[1])]
+    ax2.plot(lim, lim, color="grey", linestyle=":", linewidth=1)
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--backends", default=",".join(ALL_BACKENDS), help="comma-separated subset")
+    p.add_argument("--scale", type=float, default=0.1, help="data scale (default: %(default)s)")
+    p.add_argument("--start-rate", type=float, default=5.0, help="first offered rate")
+    p.add_argument("--factor", type=float, default=1.6, help="rate multiplier per step")
+    p.add_argument("--max-rate", type=float, default=5000.0)
+    p.add_argument("--duration", type=float, default=6.0, help="measured seconds per step")
+    p.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per step")
+    p.add_argument("--in-flight", type=int, default=50)
+    p.add_argument("--threshold-ms", type=float, default=50.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default=str(RESULTS / "lobsters.json"))
+    args = p.parse_args(argv)
+
+    def log(msg: str) -> None:
+        print(msg, flush=True)
+
+    results = {
+        "config": {
+            "scale": args.scale,
+            "start_rate": args.start_rate,
+            "factor": args.factor,
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "in_flight": args.in_flight,
+            "threshold_p95_ms": args.threshold_ms,
+            "seed": args.seed,
+            "cpus": os.cpu_count(),
+        },
+        "backends": {},
+    }
+    for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        try:
+            results["backends"][name] = run_backend(name, args, log)
+        except Exception as e:  # one backend failing must not lose the others' numbers
+            results["backends"][name] = {"skipped": f"{type(e).__name__}: {e}"}
+            log(f"{name}: {type(e).__name__}: {e}")
+    maxes = {
+        n: r["max_pages_per_s"] for n, r in results["backends"].items() if "max_pages_per_s" in r
+    }
+    results["max_pages_per_s"] = maxes
+    ratios = {}
+    for engine in ("embedded", "noria-serve"):
+        for base in ("mariadb-natural", "mariadb-optimized"):
+            if engine in maxes and maxes.get(base):
+                ratios[f"{engine}/{base}"] = round(maxes[engine] / maxes[base], 2)
+    results["ratios"] = ratios
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    plot(results, out.with_suffix(".png"), args.threshold_ms)
+    log(json.dumps({"max_pages_per_s": maxes, "ratios": ratios}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

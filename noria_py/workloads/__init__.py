@@ -1,0 +1,1 @@
+"""Workloads that drive noria_py (and other databases) the way an application would."""

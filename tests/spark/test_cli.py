@@ -1,0 +1,166 @@
+"""`python -m noria_py.spark.backfill` end to end, on local Spark and on a standalone cluster.
+
+Each test runs the command in a subprocess, so it gets its own Spark session (a process holds one)
+and the shared local session of the other tests is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import noria_py
+
+from .data import VOTES_DDL, vote_rows, votes_arrow
+
+pytestmark = pytest.mark.spark
+
+MODULE = [sys.executable, "-m", "noria_py.spark.backfill"]
+
+
+def make_db(path: Path) -> str:
+    conn = noria_py.connect(str(path))
+    conn.execute(VOTES_DDL)
+    conn.close()
+    return str(path)
+
+
+def stored_votes(db: str) -> list[tuple]:
+    conn = noria_py.connect(db)
+    try:
+        return sorted(conn.execute("SELECT user_id, story_id, vote FROM votes").fetchall())
+    finally:
+        conn.close()
+
+
+def run(args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(MODULE + args, capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_lists_every_source():
+    out = run(["--help"], timeout=60)
+    assert out.returncode == 0
+    for flag in ("--parquet", "--csv", "--jdbc", "--dbtable", "--spark-master", "--on-duplicate"):
+        assert flag in out.stdout
+
+
+def test_unknown_table_exits_with_an_error(tmp_path):
+    db = make_db(tmp_path / "app.db")
+    out = run(["nope", "--data", db, "--parquet", str(tmp_path / "x.parquet")], timeout=60)
+    assert out.returncode == 1
+    assert "Table 'nope' doesn't exist" in out.stderr
+
+
+def test_csv_load_on_local_spark(tmp_path):
+    rows = vote_rows(500)
+    csv = tmp_path / "votes.csv"
+    csv.write_text("user_id,story_id,vote\n" + "".join(f"{u},{s},{v}\n" for u, s, v in rows))
+    db = make_db(tmp_path / "app.db")
+    out = run(
+        ["votes", "--data", db, "--csv", str(csv), "--spark-master", "local[1]", "--no-progress"]
+        + ["--batch-rows", "100"]
+    )
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"loaded 500 rows into votes .* with Spark master local\[1\]", out.stdout)
+    assert stored_votes(db) == sorted(rows)
+    # Loading the same file again: duplicates are an error by default, skipped with ignore.
+    again = run(["votes", "--data", db, "--csv", str(csv), "--spark-master", "local[1]"])
+    assert again.returncode == 1 and "Duplicate entry" in again.stderr
+    assert stored_votes(db) == sorted(rows)
+
+
+# --- a standalone cluster on loopback --------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def spark_home() -> str:
+    import pyspark
+
+    return os.path.dirname(pyspark.__file__)
+
+
+def start_daemon(args: list[str], log: Path, env: dict) -> subprocess.Popen:
+    cmd = [os.path.join(spark_home(), "bin", "spark-class"), *args]
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def wait_for(log: Path, text: str, procs: list[subprocess.Popen], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return
+        for p in procs:
+            if p.poll() is not None:
+                raise AssertionError(f"{p.args[1]} exited early:\n{log.read_text()[-3000:]}")
+        time.sleep(0.5)
+    raise AssertionError(f"no {text!r} after {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+def test_backfill_through_a_standalone_cluster(tmp_path):
+    rows = vote_rows(2000, seed=9)
+    source = tmp_path / "votes.parquet"
+    pq.write_table(votes_arrow(rows), source, row_group_size=500)
+    db = make_db(tmp_path / "app.db")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = dict(
+        os.environ,
+        SPARK_HOME=spark_home(),
+        SPARK_LOCAL_IP="127.0.0.1",
+        SPARK_LOG_DIR=str(tmp_path),
+        SPARK_WORKER_DIR=str(work),
+    )
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    master_args = ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"]
+    master_args += ["--port", str(port), "--webui-port", str(free_port())]
+    worker_args = ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1"]
+    worker_args += ["--cores", "1", "--memory", "1g", "--webui-port", str(free_port())]
+    worker_args += ["--work-dir", str(work)]
+    master = start_daemon(master_args, tmp_path / "master.log", env)
+    worker = None
+    try:
+        wait_for(tmp_path / "master.log", "I have been elected leader", [master], 120)
+        worker = start_daemon(worker_args, tmp_path / "worker.log", env)
+        wait_for(tmp_path / "worker.log", "Successfully registered with master", [worker], 120)
+        out = run(
+            ["votes", "--data", db, "--parquet", str(source), "--spark-master", url]
+            + ["--no-progress", "--batch-rows", "400"]
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert "loaded 2000 rows into votes" in out.stdout and url in out.stdout
+        assert stored_votes(db) == sorted(rows)
+        # The work ran on the cluster: the worker launched an executor for the application.
+        apps = [p for p in work.iterdir() if p.name.startswith("app-")]
+        assert apps and any((a / "0" / "stderr").exists() for a in apps)
+    finally:
+        if worker is not None:
+            stop(worker)
+        stop(master)
