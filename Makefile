@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint bench clean
+.PHONY: test demo lobsters lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -17,6 +17,9 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python examples/quickstart.py
+
+lobsters: $(STAMP)
+	$(BIN)/python -m noria_py.workloads.lobsters.cli --scale 0.05 --rate 50 --duration 20 --warmup 5
 
 lint: $(STAMP)
 	$(BIN)/ruff check noria_py tests benches examples

@@ -129,7 +129,12 @@ class SelectPrepared(Prepared):
             else:
                 self.entry.hits += 1
             if not rows and cq.default_fn is not None:
-                rows = cq.default_fn(tuple(None if v is _NoMatch else v for v in k))
+                rows = cq.default_fn(
+                    tuple(None if v is _NoMatch else v for v in k), _NoMatch in k
+                )
+                if reader.offset or reader.limit is not None:
+                    stop = None if reader.limit is None else reader.offset + reader.limit
+                    rows = rows[reader.offset : stop]
             if rows:
                 out.extend(rows)
         if len(keys) > 1:

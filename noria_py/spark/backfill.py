@@ -59,6 +59,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from .. import errors as E
@@ -106,7 +107,7 @@ def backfill(
     validate: bool = True,
     on_batch: Callable[[Any, int], None] | None = None,
 ) -> int:
-    """Load ``table`` from ``source`` through Spark; return the number of source rows loaded.
+    """Load ``table`` from ``source`` through Spark; return the number of rows handed to the engine.
 
     ``source``: a path (Parquet file or directory, CSV with a header, JSON, ORC), a JDBC URL
     (``options={"dbtable": ...}`` or ``{"query": ...}``) or a pyspark DataFrame. ``format``
@@ -146,7 +147,9 @@ def backfill(
     loaded = 0
     batches = 0
     with _Progress(schema.name, total, enabled=progress) as bar:
+        blobs = None
         try:
+            # One record per batch (an Arrow IPC message), one partition in flight at a time.
             blobs = stream.toLocalIterator(prefetchPartitions=True)
             for record in blobs:
                 if record.rows == 0:
@@ -177,6 +180,9 @@ def backfill(
                 f"Spark failed while reading the source of '{schema.name}' after {loaded} rows"
                 f" were loaded: {_first_line(e)}"
             ) from e
+        finally:
+            if blobs is not None and hasattr(blobs, "close"):
+                blobs.close()  # stops Spark's job when the load ends early
     return loaded
 
 
@@ -417,9 +423,10 @@ def _validate(df, schema, targets: list[_Target], casts: dict, on_duplicate: str
             bounds = (0, None)
         if bounds is not None:
             lo, hi = bounds
-            outside = cast < F.lit(lo)
+            # Decimal literals: 2**64 - 1 does not fit Spark's LongType.
+            outside = cast < F.lit(Decimal(lo))
             if hi is not None:
-                outside = outside | (cast > F.lit(hi))
+                outside = outside | (cast > F.lit(Decimal(hi)))
             checks.append(
                 (
                     c.name,

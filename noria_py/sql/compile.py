@@ -776,7 +776,10 @@ class Compiler:
             agg_ref = agg_node
             n_group = ngroup
 
-            def default_fn(key: tuple):
+            def default_fn(key: tuple, nomatch: bool = False):
+                # only when no group exists for the key (not when HAVING removed it)
+                if not nomatch and agg_ref.query(list(key_slots), tuple(key)):
+                    return ()
                 gkey = [None] * n_group
                 for slot, v in zip(key_slots, key):
                     gkey[slot] = v

@@ -215,6 +215,20 @@ def test_a_type_spark_cannot_cast_names_the_column(spark):
         conn.backfill("items", df, progress=False)
 
 
+def test_unsigned_range_is_checked(spark):
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE u (id BIGINT UNSIGNED PRIMARY KEY, n INT UNSIGNED)")
+    bad = spark.createDataFrame([("1", "2"), ("2", "-1")], "id string, n string")
+    with pytest.raises(DataError, match=r"column 'n'.*out of range for INT UNSIGNED.*'-1'"):
+        conn.backfill("u", bad, progress=False)
+    bad = spark.createDataFrame([(-5, 1)], "id long, n long")
+    with pytest.raises(DataError, match=r"column 'id'.*out of range for BIGINT UNSIGNED"):
+        conn.backfill("u", bad, progress=False)
+    good = spark.createDataFrame([("42", "4294967295")], "id string, n string")
+    assert conn.backfill("u", good, progress=False) == 1
+    assert conn.execute("SELECT n FROM u").fetchall() == [(4294967295,)]
+
+
 def test_missing_column_without_default_is_an_error(spark, conn):
     df = spark.createDataFrame([(1, 2)], "user_id int, story_id int")
     with pytest.raises(DataError, match=r"column 'vote'.*missing from the source"):

@@ -72,10 +72,29 @@ def test_csv_load_on_local_spark(tmp_path):
     assert out.returncode == 0, out.stderr
     assert re.search(r"loaded 500 rows into votes .* with Spark master local\[1\]", out.stdout)
     assert stored_votes(db) == sorted(rows)
-    # Loading the same file again: duplicates are an error by default, skipped with ignore.
-    again = run(["votes", "--data", db, "--csv", str(csv), "--spark-master", "local[1]"])
-    assert again.returncode == 1 and "Duplicate entry" in again.stderr
+
+
+def test_run_from_args_reports_errors_and_options(spark, tmp_path, capsys):
+    # In this process (the shared session), the way `noria-py load` calls the module.
+    import argparse
+
+    from noria_py.spark import backfill as bf
+
+    rows = vote_rows(300)
+    source = tmp_path / "votes.parquet"
+    pq.write_table(votes_arrow(rows), source)
+    db = make_db(tmp_path / "app.db")
+    parser = argparse.ArgumentParser()
+    bf.add_arguments(parser)
+    base = ["votes", "--data", db, "--parquet", str(source), "--no-progress"]
+    assert bf.run_from_args(parser.parse_args(base)) == 0
+    assert "loaded 300 rows" in capsys.readouterr().out
+    assert bf.run_from_args(parser.parse_args(base)) == 1
+    assert "error 1062: Duplicate entry" in capsys.readouterr().err
+    assert bf.run_from_args(parser.parse_args(base + ["--on-duplicate", "ignore"])) == 0
     assert stored_votes(db) == sorted(rows)
+    assert bf.run_from_args(parser.parse_args(base + ["--option", "oops"])) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
 
 
 # --- a standalone cluster on loopback --------------------------------------------------------
@@ -144,12 +163,13 @@ def test_backfill_through_a_standalone_cluster(tmp_path):
     worker_args = ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1"]
     worker_args += ["--cores", "1", "--memory", "1g", "--webui-port", str(free_port())]
     worker_args += ["--work-dir", str(work)]
+    # Both start at once; the worker retries until the master is up.
     master = start_daemon(master_args, tmp_path / "master.log", env)
-    worker = None
+    worker = start_daemon(worker_args, tmp_path / "worker.log", env)
     try:
-        wait_for(tmp_path / "master.log", "I have been elected leader", [master], 120)
-        worker = start_daemon(worker_args, tmp_path / "worker.log", env)
-        wait_for(tmp_path / "worker.log", "Successfully registered with master", [worker], 120)
+        wait_for(
+            tmp_path / "worker.log", "Successfully registered with master", [master, worker], 180
+        )
         out = run(
             ["votes", "--data", db, "--parquet", str(source), "--spark-master", url]
             + ["--no-progress", "--batch-rows", "400"]
@@ -161,6 +181,5 @@ def test_backfill_through_a_standalone_cluster(tmp_path):
         apps = [p for p in work.iterdir() if p.name.startswith("app-")]
         assert apps and any((a / "0" / "stderr").exists() for a in apps)
     finally:
-        if worker is not None:
-            stop(worker)
+        stop(worker)
         stop(master)

@@ -13,7 +13,7 @@ import sys
 import time
 
 from . import backends as B
-from . import report, schema
+from . import pages, report, schema
 from .data import Workload
 from .driver import RunConfig, run
 
@@ -161,6 +161,16 @@ def execute(args: argparse.Namespace, console=None) -> dict:
                 progress=on_prime,
                 drop_existing=not isinstance(backend, B.EmbeddedBackend),
             )
+            prog.update(task, description="warming (every page type 3 times)")
+            warm_session = backend.session()
+            pages.warm(
+                warm_session,
+                workload,
+                args.variant == "optimized",
+                order=args.frontpage_order,
+                seed=args.seed,
+            )
+            warm_session.close()
         prime_s = time.perf_counter() - t
         cfg = RunConfig(
             rate=args.rate,

@@ -7,9 +7,10 @@ priming), so the [L] steps always run and the [NP] steps are never skipped.
 
 Deliberate differences from upstream, all result-preserving:
 
-* IN-lists are bound parameters (``IN (?, ?, ...)``) instead of literals pasted into the text, so
-  that a prepared-statement cache sees one statement per list length. Empty lists skip the
-  statement.
+* IN-lists are bound parameters (``IN (?, ?, ...)``) instead of literals pasted into the text, and
+  their length is padded to the next power of two by repeating the last value (a repeated value
+  matches nothing new), so a prepared-statement cache sees a handful of statement texts instead
+  of one per list length. Empty lists skip the statement.
 * Frontpage step 1 selects the top 51 from ``story_hotness`` with the same ORDER BY/LIMIT as the
   ``frontpage_ids`` view instead of reading the view: the engine proxies a view that has an
   ORDER BY ... LIMIT of its own, while it maintains the identical ad-hoc query.
@@ -22,6 +23,7 @@ Deliberate differences from upstream, all result-preserving:
 from __future__ import annotations
 
 import datetime as dt
+import random
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from functools import lru_cache
@@ -78,10 +80,18 @@ def _distinct(values) -> list:
     return list(dict.fromkeys(values))
 
 
+def _padded(values: list) -> list:
+    """``values`` padded to the next power of two by repeating the last one."""
+    n = len(values)
+    size = 1 << (n - 1).bit_length()
+    return values if size == n else values + [values[-1]] * (size - n)
+
+
 def _select_in(s: Session, sql_head: str, values: list, tail: str = "", prefix: tuple = ()):
     """``sql_head IN (?, ...) tail`` with ``prefix`` params first; skipped when ``values`` is empty."""
     if not values:
         return [], []
+    values = _padded(values)
     return s.query(f"{sql_head} IN ({_marks(len(values))}){tail}", (*prefix, *values))
 
 
@@ -495,6 +505,22 @@ HANDLERS: dict[str, PageFn] = {
     "submit": submit,
     "logout": logout,
 }
+
+
+def warm(
+    s: Session,
+    workload: D.Workload,
+    optimized: bool = False,
+    rounds: int = 3,
+    order: str = "asc",
+    seed: int = 0,
+) -> None:
+    """Send every request type ``rounds`` times, so that each statement is prepared once."""
+    rng = random.Random(f"lobsters-warm-{seed}")
+    for _ in range(rounds):
+        for kind in [k for k, _ in D.REQUEST_WEIGHTS] + ["logout"]:
+            req = workload.make_request(rng, workload.users.sample(rng), kind)
+            run_request(s, req, optimized, order)
 
 
 def run_request(s: Session, req: Request, optimized: bool = False, order: str = "asc") -> None:
