@@ -125,6 +125,22 @@ class Graph:
         if self.evictor is not None:
             self.evictor.forget(node, key)
 
+    def state_bytes(self) -> int:
+        """Estimated bytes held by every materialization (sampled row sizes x row counts)."""
+        from .eviction import row_bytes
+
+        total = 0
+        for node in self.nodes.values():
+            keys, rows = node.state_size()
+            if not rows:
+                continue
+            sample = []
+            for r, _m in node.contents()[:50] if not node.partial else _sample(node):
+                sample.append(row_bytes(r) if isinstance(r, tuple) else 64)
+            per = (sum(sample) / len(sample)) if sample else 100
+            total += int(per * rows) + keys * 100
+        return total
+
     def to_dot(self) -> str:
         lines = ["digraph noria {", "  node [shape=box, fontname=monospace];"]
         for nid, n in sorted(self.nodes.items()):
@@ -135,3 +151,24 @@ class Graph:
             lines.append(f"  n{a} -> n{b};")
         lines.append("}")
         return "\n".join(lines)
+
+
+def _sample(node) -> list:
+    """A few (row, count) records of a partial node's state, without computing its contents."""
+    out = []
+    for attr in ("state", "left_state", "right_state", "counts", "groups"):
+        st = getattr(node, attr, None)
+        if not st:
+            continue
+        for k, v in list(st.items())[:20]:
+            if isinstance(v, dict):
+                out.extend(list(v.items())[:3])
+            elif attr == "groups":
+                out.append((k + tuple(a.value() for a in v.accs), 1))
+            elif attr == "counts":
+                out.append((k, v))
+            else:
+                out.extend((r, 1) for r in list(v)[:3])
+        if out:
+            break
+    return out

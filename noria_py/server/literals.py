@@ -39,7 +39,6 @@ _REJECT = frozenset(
     (
         "or",
         "not",
-        "in",
         "like",
         "between",
         "exists",
@@ -49,7 +48,6 @@ _REJECT = frozenset(
         "case",
         "regexp",
         "rlike",
-        "is",
         "match",
         "sounds",
         "escape",
@@ -132,9 +130,55 @@ def lift_literals(sql: str) -> tuple[str, list[Any]] | None:
     i = where + 1
     while i < end:
         kind, text, start, stop = toks[i]
+        low = text.lower() if kind == "ident" else ""
+        if low == "is":
+            # col IS [NOT] NULL: nothing to lift, but allowed
+            k = i + 1
+            if k < end and toks[k][0] == "ident" and toks[k][1].lower() == "not":
+                k += 1
+            if k < end and toks[k][0] == "ident" and toks[k][1].lower() == "null":
+                i = k + 1
+                continue
+            return None
+        if low == "in":
+            # col IN (literal, literal, ...): every literal becomes a parameter
+            before = toks[i - 2] if i - 2 >= where else None
+            if (
+                toks[i - 1][0] != "ident"
+                or before is None
+                or before[0] != "ident"
+                or before[1].lower() not in ("where", "and")
+                or i + 1 >= end
+                or toks[i + 1][1] != "("
+            ):
+                return None
+            k = i + 2
+            items = []
+            while k < end:
+                t = toks[k]
+                neg = t[0] == "op" and t[1] == "-" and k + 1 < end and toks[k + 1][0] == "num"
+                lit = toks[k + 1] if neg else t
+                if lit[0] == "num" and lit[1].isdigit():
+                    items.append((t[2], lit[3], -int(lit[1]) if neg else int(lit[1])))
+                elif lit[0] == "str":
+                    items.append((t[2], lit[3], _unescape(lit[1][1:-1])))
+                else:
+                    return None
+                k = k + 2 if neg else k + 1
+                if k < end and toks[k][1] == ",":
+                    k += 1
+                    continue
+                if k < end and toks[k][1] == ")":
+                    break
+                return None
+            if k >= end or not items:
+                return None
+            lifts.extend(items)
+            i = k + 1
+            continue
         if kind == "op" and text in ("(", ")", ";"):
             return None
-        if kind == "ident" and text.lower() in _REJECT:
+        if kind == "ident" and low in _REJECT:
             return None
         if kind in ("num", "str") or (
             kind == "op" and text == "-" and i + 1 < end and toks[i + 1][0] == "num"

@@ -16,10 +16,10 @@ How a backfill runs:
    and cast to the Spark type matching the column's kind. A table column the source lacks is
    left to its default (an error if it has none and is NOT NULL); source columns the table does
    not have are ignored.
-3. Validation, one pass over the source in Spark (``validate=True``): values that casting turns
-   into NULL (``'abc'`` for an INT), integers out of the column's range, strings longer than the
-   column, NULLs in NOT NULL columns, and (with ``on_duplicate="error"``) primary or unique keys
-   repeated in the source. Any of these raises before a single row is loaded, naming the column
+3. Validation in Spark (``validate=True``): one aggregation over the source counts values that
+   casting turns into NULL (``'abc'`` for an INT), integers out of the column's range, strings
+   longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` a group-by
+   per primary or unique key finds keys the source repeats. Any of these raises before a single row is loaded, naming the column
    (or key) and an example value.
 4. Loading, a second pass: on the executors ``mapInArrow`` packs the cast rows into Arrow IPC
    messages of ``batch_rows`` rows; the driver streams them partition by partition
