@@ -860,6 +860,9 @@ class Engine:
         for n in cq.nodes:
             n.refcount += 1
         self.graph.install(cq.new_nodes)
+        from .dataflow.plan_upqueries import update_probe_flags
+
+        update_probe_flags(list(self.graph.nodes.values()))
 
     def _next_name(self) -> str:
         self._qseq += 1

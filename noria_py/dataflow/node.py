@@ -53,6 +53,7 @@ class Node:
 
     # --- partial state -------------------------------------------------------------------
     partial = False
+    probe_on_drop = True  # see plan_upqueries.update_probe_flags
 
     def query(self, cols: list[int], key: tuple) -> list:
         """Current output rows whose ``cols`` equal ``key`` (an upquery), filling partial state

@@ -165,3 +165,56 @@ def plan(reader: Reader, new_nodes: list[Node], enabled: bool, storage) -> list[
         if id(n) not in planner.planned and not isinstance(n, (BaseTable, Reader)):
             planner.planned.add(id(n))
     return planner.to_full
+
+
+# --- which drops need probes -------------------------------------------------------------------
+
+
+def _carriers(node: Node) -> list[set[int]] | None:
+    """For each component of a partial node's fill key, the output columns holding its value."""
+    if isinstance(node, Join):
+        nl = len(node.parents[0].columns)
+        if node.outer:
+            return [{lk} for lk in node.left_key]
+        return [{lk, nl + rk} for lk, rk in zip(node.left_key, node.right_key)]
+    if isinstance(node, (Aggregate, Distinct)):
+        return [{c} for c in node.fill_cols]
+    return None
+
+
+def _covers(key: list[int], carriers: list[set[int]]) -> bool:
+    """Does a downstream key (these columns) name exactly one upstream fill key?"""
+    if not key:
+        return False
+    allc = set().union(*carriers) if carriers else set()
+    return all(k in allc for k in key) and all(s & set(key) for s in carriers)
+
+
+def _congruent(node: Node, port: int, carriers: list[set[int]]) -> bool:
+    if isinstance(node, (Filter, Union)):
+        return all(_congruent(c, p, carriers) for c, p in node.children)
+    if isinstance(node, Project):
+        new = [{i for i, src in enumerate(node.source_cols) if src in s} for s in carriers]
+        if any(not s for s in new):
+            return not node.children or False
+        return all(_congruent(c, p, new) for c, p in node.children)
+    if not node.partial:
+        return True
+    if isinstance(node, Reader):
+        return _covers(list(node.key_cols), carriers)
+    if isinstance(node, (Aggregate, Distinct)):
+        return _covers(node.fill_cols, carriers)
+    if isinstance(node, Join):
+        return _covers(list(node.left_key if port == 0 else node.right_key), carriers)
+    return False
+
+
+def update_probe_flags(nodes) -> None:
+    """A partial node whose every downstream state is keyed congruently needs no probe when it
+    drops a record: a filled key below implies the same key is filled here. Others probe."""
+    for node in nodes:
+        carriers = _carriers(node) if node.partial else None
+        if carriers is None:
+            node.probe_on_drop = True
+            continue
+        node.probe_on_drop = not all(_congruent(c, p, carriers) for c, p in node.children)

@@ -57,8 +57,8 @@ def scenarios(draw, family: str) -> Scenario:
     relations = list(tabs) + [v for v, _ in views]
     queries = [q.query(draw, relations, family) for _ in range(draw(st.integers(1, 3)))]
     batches = [w.initial_inserts(draw, tabs)]
-    for _ in range(draw(st.integers(1, 3))):
-        batches.append([w.write(draw, tabs) for _ in range(draw(st.integers(1, 3)))])
+    for _ in range(draw(st.integers(1, 4))):
+        batches.append([w.write(draw, tabs) for _ in range(draw(st.integers(1, 4)))])
     install_at = [draw(st.integers(0, len(batches))) for _ in queries]
     return Scenario(tabs, views, batches, queries, install_at)
 

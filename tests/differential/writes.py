@@ -39,8 +39,8 @@ def _where(draw, table: Table) -> str:
     return f" WHERE {exprs.pred(draw(st.integers(0, 2)))}"
 
 
-def _insert(draw, table: Table) -> Write:
-    n_rows = draw(st.integers(1, 4))
+def _insert(draw, table: Table, max_rows: int = 4) -> Write:
+    n_rows = draw(st.integers(1, max_rows))
     data = table.data_columns
     form = draw(st.integers(0, 3))
     if form == 0:
@@ -101,4 +101,4 @@ def write(draw, tables: list[Table]) -> Write:
 
 def initial_inserts(draw, tables: list[Table]) -> list[Write]:
     """One INSERT per table (some tables may stay empty) to start from non-empty data."""
-    return [_insert(draw, t) for t in tables if draw(st.integers(0, 4)) > 0]
+    return [_insert(draw, t, max_rows=8) for t in tables if draw(st.integers(0, 4)) > 0]

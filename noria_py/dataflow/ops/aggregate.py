@@ -438,7 +438,7 @@ class Aggregate(Node):
                     keep.append(rec)
                 else:
                     dropped.append(tuple(rec[0][:ng]) + pad)
-            if dropped and self.graph is not None:
+            if dropped and self.probe_on_drop and self.graph is not None:
                 self.graph.probe(self, dropped)
             batch = keep
         for row, m in batch:

@@ -60,7 +60,7 @@ class Distinct(Node):
                     keep.append(rec)
                 else:
                     dropped.append(rec[0])
-            if dropped and self.graph is not None:
+            if dropped and self.probe_on_drop and self.graph is not None:
                 self.graph.probe(self, dropped)
             batch = keep
         out = []

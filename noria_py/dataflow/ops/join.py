@@ -144,7 +144,7 @@ class Join(Node):
                 keep.append(rec)
             else:
                 dropped.append(self._probe_row(port, rec[0]))
-        if dropped and self.graph is not None:
+        if dropped and self.probe_on_drop and self.graph is not None:
             self.graph.probe(self, dropped)
         return keep
 
