@@ -162,6 +162,10 @@ class SQLiteStorage:
 
     def ensure_index(self, table: str, cols: list[int]) -> None:
         schema = self.schemas[table.lower()]
+        if list(cols) == list(schema.primary_key) or list(cols) in schema.uniques:
+            return  # already indexed by the key's own index
+        if any(list(ix[: len(cols)]) == list(cols) for ix in schema.indexes):
+            return
         name = f"nx_{schema.name}_" + "_".join(str(c) for c in cols)
         cols_sql = ", ".join(q(schema.columns[i].name) for i in cols)
         self.conn.execute(f"CREATE INDEX IF NOT EXISTS {q(name)} ON {q(schema.name)} ({cols_sql})")

@@ -338,8 +338,10 @@ class Aggregate(Node):
     def _apply(self, batch) -> None:
         groups = self.groups
         ng = self.ngroup
+        touched = set()
         for row, m in batch:
             key = row[:ng]
+            touched.add(key)
             g = groups.get(key)
             if g is None:
                 g = groups[key] = _Group(self.aggs)
@@ -348,7 +350,7 @@ class Aggregate(Node):
             g.rows += m
             for acc in g.accs:
                 acc.add(row, m)
-        for key in [k for k, g in groups.items() if g.rows == 0 and not self.global_group]:
+        for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
             del groups[key]
             if self.partial:
                 s_ = self.fidx.get(self._fkey(key))

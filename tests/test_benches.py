@@ -1,0 +1,62 @@
+"""Smoke tests of the partial-state benchmarks: each script runs at a tiny size as a subprocess
+and writes JSON with the expected keys (and the migration plot)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHES = Path(__file__).resolve().parent.parent / "benches"
+
+
+def run(script: str, *args: str) -> None:
+    subprocess.run(
+        [sys.executable, str(BENCHES / script), *args],
+        check=True,
+        timeout=50,
+        capture_output=True,
+    )
+
+
+def test_vote_bench(tmp_path):
+    out = tmp_path / "vote.json"
+    run("vote.py", "--stories", "2000", "--ops", "2000", "--out", str(out))
+    result = json.loads(out.read_text())
+    for key in ("partial_state_bytes", "full_state_bytes", "memory_ratio", "targets"):
+        assert key in result
+    for mode in ("full", "partial", "budget"):
+        run_ = result[mode]
+        for key in ("reads_per_s", "p50_ms", "p95_ms", "p99_ms", "hit_rate", "state_bytes"):
+            assert run_[key] is not None, (mode, key)
+        assert run_["rss_mb"] > 0
+    assert result["full"]["hit_rate"] == 1.0
+    assert result["partial_state_bytes"] < result["full_state_bytes"]
+    assert result["budget"]["evictions"] > 0
+    assert result["answer_mismatches_vs_full"] == {"partial": 0, "budget": 0}
+
+
+def test_migration_bench(tmp_path):
+    out = tmp_path / "migration.json"
+    png = tmp_path / "migration.png"
+    run(
+        "migration.py",
+        "--stories",
+        "2000",
+        "--warmup-ops",
+        "500",
+        "--window",
+        "2",
+        "--out",
+        str(out),
+        "--png",
+        str(png),
+    )
+    result = json.loads(out.read_text())
+    for key in ("first_read_ms", "full_build_ms", "hit_rate_per_s", "seconds_to_90pct_hits"):
+        assert key in result
+    assert len(result["hit_rate_per_s"]) == 2
+    assert result["partial"]["view_status"] == "cached"
+    assert result["same_first_answer"]
+    assert png.stat().st_size > 0
