@@ -44,6 +44,11 @@ later batches go on top of it, and their deltas hold only the rows they actually
 batch row with the same key as such a write is a duplicate like any other (``on_duplicate``
 decides). ``on_batch`` is called between batches, which is how the tests interleave writes.
 
+The driver holds about two partitions of batches at a time (one loading, one prefetched); when
+validation has counted the rows, the load pass repartitions (a shuffle) so no partition holds
+more than MAX_CELLS_PER_PARTITION values. Between duplicates inside the source, which one is
+"first" then follows the shuffled order.
+
 The source is read twice (validate, then load); a JDBC source that changes in between is still
 checked row by row by the engine, but not by step 3. Pass a cached DataFrame to read it once.
 """
@@ -80,6 +85,9 @@ FILE_FORMATS = {
     ".avro": "avro",
 }
 _UBIGINT_RANGE = (0, 2**64 - 1)
+# Values (rows x columns) per Spark partition beyond which the load pass repartitions: the
+# driver holds about two partitions (one loading, one prefetched) at a time.
+MAX_CELLS_PER_PARTITION = 4_000_000
 # How many example keys or values an error message quotes.
 _EXAMPLES = 3
 
@@ -141,6 +149,11 @@ def backfill(
         raise E.DataError(f"the source has none of the columns of table '{schema.name}'")
     total = _validate(df, schema, targets, casts, on_duplicate) if validate else None
     cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()])
+    if total is not None:
+        # The driver receives a whole partition at a time: keep partitions small enough to hold.
+        wanted = -(-total * len(casts) // MAX_CELLS_PER_PARTITION)
+        if wanted > cast_df.rdd.getNumPartitions():
+            cast_df = cast_df.repartition(wanted)
     stream = cast_df.mapInArrow(_ipc_encoder(batch_rows), "ipc binary, rows long")
 
     lock = getattr(engine, "lock", None) or contextlib.nullcontext()
