@@ -203,10 +203,19 @@ def _congruent(node: Node, port: int, carriers: list[set[int]]) -> bool:
     if isinstance(node, Reader):
         return _covers(list(node.key_cols), carriers)
     if isinstance(node, (Aggregate, Distinct)):
-        return _covers(node.fill_cols, carriers)
-    if isinstance(node, Join):
-        return _covers(list(node.left_key if port == 0 else node.right_key), carriers)
-    return False
+        key = node.fill_cols
+    elif isinstance(node, Join):
+        key = list(node.left_key if port == 0 else node.right_key)
+    else:
+        return False
+    # this state is keyed like the one above, and so must be everything it feeds: a consumer
+    # filled some other way (a lookup that bypasses this state) would miss a silent drop above
+    own = _carriers(node)
+    return (
+        _covers(key, carriers)
+        and own is not None
+        and all(_congruent(c, p, own) for c, p in node.children)
+    )
 
 
 def update_probe_flags(nodes) -> None:

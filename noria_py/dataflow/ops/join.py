@@ -155,6 +155,14 @@ class Join(Node):
         lsel = [(c, k) for c, k in zip(cols, key) if c < nl]
         rsel = [(c - nl, k) for c, k in zip(cols, key) if c >= nl]
         out = []
+        if self.partial:
+            # a lookup by the join key itself fills that key even when no row has it yet, so a
+            # later delta with the key is not dropped while a key below is filled
+            for side, sel, keycols in ((0, lsel, self.left_key), (1, rsel, self.right_key)):
+                d = dict(sel)
+                if sel and all(k in d for k in keycols):
+                    j = tuple(d[k] for k in keycols)
+                    self.ensure(j if self._multi else j[0])
         if lsel or self.outer:
             if lsel:
                 rows = self.parents[0].query([c for c, _ in lsel], tuple(k for _, k in lsel))
