@@ -38,13 +38,17 @@ class _Cache(LRUCache):
         self.policy = policy
 
     def popitem(self):
-        # choose the least recent key that no read is waiting on
-        for entry in list(self.keys()):
+        # choose the least recent key that no read is waiting on (pinned keys are few)
+        order = getattr(self, "_LRUCache__order", None)
+        candidates = iter(order) if order is not None else iter(list(self.keys()))
+        for entry in candidates:
             if entry not in self.policy.pinned:
-                size = self.pop(entry)
-                self.policy.evict(entry)
-                return entry, size
-        return super().popitem()
+                break
+        else:
+            return super().popitem()
+        size = self.pop(entry)
+        self.policy.evict(entry)
+        return entry, size
 
 
 class Evictor:

@@ -56,7 +56,9 @@ class Graph:
         order = [n for n in nx.topological_sort(self.nx) if self.nodes[n] in new_nodes]
         for nid in order:
             node = self.nodes[nid]
-            if not node.partial:  # a partial node starts empty and fills on demand
+            # a partial node starts empty and fills on demand; a stateless node has nothing to
+            # build (its full children read its contents from its parents)
+            if not node.partial and node.materialization != "none":
                 for port, parent in enumerate(node.parents):
                     batch = parent.contents()
                     if batch:
