@@ -203,7 +203,7 @@ def run_mode(args: argparse.Namespace) -> dict:
     ops = make_ops(args)
     stories = story_rows(args.stories)
     votes = vote_rows(args.stories, args.votes_per_story)
-    rss_start = rss_mb()
+    rss_datagen = rss_mb()
 
     conn = noria_py.connect(**options)
     for stmt in SCHEMA:
@@ -256,7 +256,7 @@ def run_mode(args: argparse.Namespace) -> dict:
         "rss_mb": round(rss_end, 1),
         "rss_loaded_mb": round(rss_loaded, 1),
         "rss_state_mb": round(rss_end - rss_loaded, 1),
-        "rss_start_mb": round(rss_start, 1),
+        "rss_after_datagen_mb": round(rss_datagen, 1),
         "peak_rss_mb": round(peak_rss_mb(), 1),
         "explain": explain,
         "answers": answers,
