@@ -40,7 +40,9 @@ def _optional(parser_sub, name: str, module: str, help_text: str) -> None:
         mod = importlib.import_module(module)
     except ImportError as e:
         p = parser_sub.add_parser(name, help=help_text + " (unavailable: " + str(e) + ")")
-        p.set_defaults(func=lambda a, e=e: (print(f"{name} is unavailable: {e}", file=sys.stderr), 2)[1])
+        p.set_defaults(
+            func=lambda a, e=e: (print(f"{name} is unavailable: {e}", file=sys.stderr), 2)[1]
+        )
         return
     if not hasattr(mod, "add_arguments"):
         return

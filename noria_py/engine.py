@@ -23,10 +23,9 @@ from sqlglot import exp
 
 from . import errors as E
 from .dataflow.graph import Graph
-from .dataflow.node import Node
 from .result import Result
 from .sql import values as V
-from .sql.compile import Compiler, CompiledQuery, key_combinations
+from .sql.compile import CompiledQuery, Compiler, key_combinations
 from .sql.expr import Scope, Unsupported, compile_expr, truthy
 from .sql.parse import parse
 from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
@@ -129,9 +128,7 @@ class SelectPrepared(Prepared):
             else:
                 self.entry.hits += 1
             if not rows and cq.default_fn is not None:
-                rows = cq.default_fn(
-                    tuple(None if v is _NoMatch else v for v in k), _NoMatch in k
-                )
+                rows = cq.default_fn(tuple(None if v is _NoMatch else v for v in k), _NoMatch in k)
                 if reader.offset or reader.limit is not None:
                     stop = None if reader.limit is None else reader.offset + reader.limit
                     rows = rows[reader.offset : stop]
@@ -356,7 +353,9 @@ class InsertPrepared(Prepared):
                         try:
                             fns.append(compile_expr(v, scope).fn)
                         except Unsupported as e:
-                            raise E.NotSupportedError(f"value expression not supported: {e}") from None
+                            raise E.NotSupportedError(
+                                f"value expression not supported: {e}"
+                            ) from None
                 self.tuples.append(fns)
         elif isinstance(src, (exp.Select, exp.Union)):
             self.select = src
@@ -537,7 +536,9 @@ class Engine:
         prep = self._prepare_ast(ast, _count_params(ast), ast.sql("mysql"))
         return prep.run(self, params)
 
-    def load_rows(self, table: str, columns: list[str] | None, rows, on_duplicate: str = "error") -> int:
+    def load_rows(
+        self, table: str, columns: list[str] | None, rows, on_duplicate: str = "error"
+    ) -> int:
         """Bulk-load rows (sequences in ``columns`` order) into a base table as one batch.
 
         Values are coerced to the column types (DataError naming the column when impossible).
@@ -574,7 +575,9 @@ class Engine:
                 if v is not None:
                     v = V.coerce_for_column(v, c.ctype, c.name)
                 elif not c.nullable and not c.auto_increment:
-                    raise E.IntegrityError(f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000")
+                    raise E.IntegrityError(
+                        f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                    )
                 row[i] = v
             full_rows.append(row)
         if not full_rows:
@@ -588,7 +591,9 @@ class Engine:
                 stored = self.storage.insert_rows(schema.name, full_rows, auto)
                 return [(r, 1) for r in stored]
             batch = []
-            keysets = [schema.primary_key] + schema.uniques if schema.primary_key else schema.uniques
+            keysets = (
+                [schema.primary_key] + schema.uniques if schema.primary_key else schema.uniques
+            )
             for r in full_rows:
                 self.storage.savepoint("ld")
                 try:
@@ -918,11 +923,7 @@ class Engine:
         stored = stored_holder[0]
         lastrowid = None
         if prep.auto_col is not None:
-            gen = [
-                s[prep.auto_col]
-                for r, s in zip(rows_all, stored)
-                if r[prep.auto_col] is None
-            ]
+            gen = [s[prep.auto_col] for r, s in zip(rows_all, stored) if r[prep.auto_col] is None]
             if gen:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid)
@@ -995,7 +996,9 @@ class Engine:
                         if v is None:
                             if not c.nullable:
                                 raise E.IntegrityError(
-                                    f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                                    f"Column '{c.name}' cannot be null",
+                                    E.ER_BAD_NULL_ERROR,
+                                    "23000",
                                 )
                         else:
                             v = V.coerce_for_column(v, c.ctype, c.name)
@@ -1134,7 +1137,9 @@ class Engine:
                 f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
         if query.find(exp.Placeholder):
-            raise E.ProgrammingError("View's SELECT contains a variable or parameter", 1351, "HY000")
+            raise E.ProgrammingError(
+                "View's SELECT contains a variable or parameter", 1351, "HY000"
+            )
         if not restoring:
             self._ddl_guard()
         # validate: the view's query must compile or be answerable on base storage
@@ -1228,8 +1233,10 @@ class Engine:
                 key = "MUL"
             default = None
             if c.has_default:
-                default = "CURRENT_TIMESTAMP" if callable(c.default) else (
-                    None if c.default is None else V.format_value(c.default)
+                default = (
+                    "CURRENT_TIMESTAMP"
+                    if callable(c.default)
+                    else (None if c.default is None else V.format_value(c.default))
                 )
             rows.append(
                 (
@@ -1242,15 +1249,28 @@ class Engine:
                 )
             )
         names = ["Field", "Type", "Null", "Key", "Default", "Extra"]
-        return Result(names, rows, ["VARCHAR"] * 6, [False, False, False, False, True, False], len(rows))
+        return Result(
+            names, rows, ["VARCHAR"] * 6, [False, False, False, False, True, False], len(rows)
+        )
 
     def _explain(self, target: exp.Expression, nparams: int) -> Result:
         sql = target.sql("mysql")
         prep = self._prepare_select(target, nparams, sql)
-        names = ["node", "operator", "description", "parents", "materialization", "key", "domain", "reused"]
+        names = [
+            "node",
+            "operator",
+            "description",
+            "parents",
+            "materialization",
+            "key",
+            "domain",
+            "reused",
+        ]
         if not isinstance(prep, SelectPrepared):
             rows = [(None, "proxied", "executed on base storage (SQLite)", "", "none", "", 0, "")]
-            return Result(names, rows, ["BIGINT"] + ["VARCHAR"] * 5 + ["BIGINT", "VARCHAR"], [True] * 8, 1)
+            return Result(
+                names, rows, ["BIGINT"] + ["VARCHAR"] * 5 + ["BIGINT", "VARCHAR"], [True] * 8, 1
+            )
         entry = prep.entry
         rows = []
         for n in sorted(entry.compiled.nodes, key=lambda n: n.id):
@@ -1266,7 +1286,16 @@ class Engine:
                     "no" if n.id in entry.created else "yes",
                 )
             )
-        types = ["BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "VARCHAR"]
+        types = [
+            "BIGINT",
+            "VARCHAR",
+            "VARCHAR",
+            "VARCHAR",
+            "VARCHAR",
+            "VARCHAR",
+            "BIGINT",
+            "VARCHAR",
+        ]
         return Result(names, rows, types, [False] * 8, len(rows))
 
     def _show_caches(self) -> Result:
@@ -1281,7 +1310,9 @@ class Engine:
             else:
                 rows.append((name, entry.sql, entry.status, None, entry.hits, entry.misses, None))
         types = ["VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT"]
-        return Result(names, rows, types, [False, False, False, True, False, False, True], len(rows))
+        return Result(
+            names, rows, types, [False, False, False, True, False, False, True], len(rows)
+        )
 
     def explain_dot(self) -> str:
         return self.graph.to_dot()
@@ -1383,8 +1414,7 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
             unique_names.append(uname or (cols[0].name if cols else ""))
         elif isinstance(item, exp.IndexColumnConstraint):
             cols = [
-                (c.this.name if isinstance(c, exp.Ordered) else c.name)
-                for c in item.expressions
+                (c.this.name if isinstance(c, exp.Ordered) else c.name) for c in item.expressions
             ]
             pending_index.append(cols)
         else:
@@ -1396,9 +1426,7 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
         for n in names:
             i = next((j for j, c in enumerate(columns) if c.name.lower() == n.lower()), None)
             if i is None:
-                raise E.ProgrammingError(
-                    f"Key column '{n}' doesn't exist in table", 1072, "42000"
-                )
+                raise E.ProgrammingError(f"Key column '{n}' doesn't exist in table", 1072, "42000")
             out.append(i)
         return out
 
@@ -1417,9 +1445,7 @@ def _default_value(e: exp.Expression, ctype, col: str):
     if isinstance(e, (exp.CurrentTimestamp, exp.CurrentDate)) or (
         isinstance(e, exp.Anonymous) and str(e.this).upper() in ("NOW", "CURRENT_TIMESTAMP")
     ):
-        return lambda: V.coerce_for_column(
-            _dt.datetime.now().replace(microsecond=0), ctype, col
-        )
+        return lambda: V.coerce_for_column(_dt.datetime.now().replace(microsecond=0), ctype, col)
     try:
         v = compile_expr(e, Scope([]), allow_params=False).fn((), None)
     except (Unsupported, E.Error):

@@ -51,8 +51,10 @@ def test_queries_sharing_a_join_share_it(conn):
     assert len(joins_before) == len(joins_after) == 1
     # only a new projection and a new reader
     assert nodes(conn) == n + 2
-    rows = conn.execute("EXPLAIN SELECT s.title, u.name FROM stories s JOIN users u "
-                        "ON s.author = u.id WHERE u.id = ?").fetchall()
+    rows = conn.execute(
+        "EXPLAIN SELECT s.title, u.name FROM stories s JOIN users u "
+        "ON s.author = u.id WHERE u.id = ?"
+    ).fetchall()
     by_kind = {r[1]: r[7] for r in rows}
     assert by_kind["join"] == "yes" and by_kind["base"] == "yes"
 
@@ -71,8 +73,10 @@ def test_new_query_on_live_data_sees_everything_and_stays_current(conn):
     assert conn.execute(q1, (2,)).fetchall() == [(2, 3)]
     conn.execute("INSERT INTO votes VALUES (9, 2)")
     # a second query installed after writes: its join replays the current contents
-    q2 = ("SELECT s.title, COUNT(v.user_id) FROM stories s LEFT JOIN votes v "
-          "ON v.story_id = s.id WHERE s.id = ? GROUP BY s.id, s.title")
+    q2 = (
+        "SELECT s.title, COUNT(v.user_id) FROM stories s LEFT JOIN votes v "
+        "ON v.story_id = s.id WHERE s.id = ? GROUP BY s.id, s.title"
+    )
     assert conn.execute(q2, (2,)).fetchall() == [("s2", 4)]
     conn.execute("DELETE FROM votes WHERE user_id = 0")
     assert conn.execute(q1, (2,)).fetchall() == [(2, 3)]

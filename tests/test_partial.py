@@ -70,7 +70,9 @@ def test_full_mode_materializes_everything():
 def test_key_on_computed_column_is_full_above():
     conn = noria_py.connect()
     setup(conn)
-    conn.execute("CREATE VIEW vc AS SELECT story_id, COUNT(*) AS vcount FROM votes GROUP BY story_id")
+    conn.execute(
+        "CREATE VIEW vc AS SELECT story_id, COUNT(*) AS vcount FROM votes GROUP BY story_id"
+    )
     q = "SELECT story_id FROM vc WHERE vcount = ?"
     assert sorted(conn.execute(q, (5,)).fetchall()) == [(i,) for i in range(20)]
     rows = conn.execute("EXPLAIN " + q).fetchall()
@@ -133,16 +135,24 @@ def test_tiny_memory_budget_evicts_and_stays_exact(budget):
     conn = noria_py.connect(memory_limit=budget)
     setup(conn)
     rng = random.Random(7)
-    queries = [VOTES, STORY_AUTHOR, "SELECT title FROM stories WHERE author = ? ORDER BY id DESC LIMIT 2"]
+    queries = [
+        VOTES,
+        STORY_AUTHOR,
+        "SELECT title FROM stories WHERE author = ? ORDER BY id DESC LIMIT 2",
+    ]
     for step in range(300):
         r = rng.random()
         if r < 0.2:
             conn.execute("INSERT INTO votes VALUES (?, ?)", (rng.randrange(7), rng.randrange(20)))
         elif r < 0.25:
-            conn.execute("DELETE FROM votes WHERE user_id = ? AND story_id = ?",
-                         (rng.randrange(7), rng.randrange(20)))
+            conn.execute(
+                "DELETE FROM votes WHERE user_id = ? AND story_id = ?",
+                (rng.randrange(7), rng.randrange(20)),
+            )
         elif r < 0.3:
-            conn.execute("UPDATE stories SET author = ? WHERE id = ?", (rng.randrange(5), rng.randrange(20)))
+            conn.execute(
+                "UPDATE stories SET author = ? WHERE id = ?", (rng.randrange(5), rng.randrange(20))
+            )
         else:
             q = rng.choice(queries)
             k = rng.randrange(20) if q != queries[2] else rng.randrange(5)

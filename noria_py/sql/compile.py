@@ -327,7 +327,9 @@ class Compiler:
         node = self._mk(f"filter({parent.signature};{text})", lambda: Filter(parent, pred_fn, text))
         return Rel(node, rel.cols, rel.nullable, rel.pks)
 
-    def project_rel(self, rel: Rel, exprs: list[exp.Expression], names: list[str], scope=None) -> Rel:
+    def project_rel(
+        self, rel: Rel, exprs: list[exp.Expression], names: list[str], scope=None
+    ) -> Rel:
         scope = scope or rel.scope()
         compiled: list[Compiled] = []
         for e in exprs:
@@ -428,9 +430,9 @@ class Compiler:
         having = sel.args.get("having")
         order = sel.args.get("order")
         group = sel.args.get("group")
-        is_agg = bool(group) or any(
-            e.find(*AGG_FUNCS.keys()) for e in exprs
-        ) or (having is not None)
+        is_agg = (
+            bool(group) or any(e.find(*AGG_FUNCS.keys()) for e in exprs) or (having is not None)
+        )
         if order is not None:
             for o in order.expressions:
                 if o.find(exp.Placeholder):
@@ -476,7 +478,9 @@ class Compiler:
                 low = e.name.lower()
                 hits = [i for i, n in enumerate(names) if n.lower() == low]
                 alias_hits = [
-                    i for i in hits if not (isinstance(exprs[i], exp.Column) and exprs[i].name.lower() == low)
+                    i
+                    for i in hits
+                    if not (isinstance(exprs[i], exp.Column) and exprs[i].name.lower() == low)
                 ]
                 if hits and (alias_hits or True):
                     items.append(("visible", hits[0], desc))
@@ -582,9 +586,10 @@ class Compiler:
 
         def collect(e: exp.Expression):
             for a in e.find_all(*AGG_FUNCS.keys()):
-                if a.find_ancestor(*AGG_FUNCS.keys()) is not None and a.find_ancestor(
-                    *AGG_FUNCS.keys()
-                ) is not a:
+                if (
+                    a.find_ancestor(*AGG_FUNCS.keys()) is not None
+                    and a.find_ancestor(*AGG_FUNCS.keys()) is not a
+                ):
                     parent = a.parent
                     while parent is not None and not isinstance(parent, tuple(AGG_FUNCS.keys())):
                         parent = parent.parent
@@ -701,17 +706,17 @@ class Compiler:
         agg_names = pre_names[:ngroup] + [f"__agg{i}" for i in range(len(specs))]
         agg_kinds = [k for _, _, k in pre.cols[:ngroup]] + [s.output_kind() for s in specs]
         parent = pre.node
-        sig = f"aggregate({parent.signature};{ngroup};" + ";".join(
-            f"{s.func}|{s.args}|{s.distinct}|{s.separator}|{s.order}|{s.scale}" for s in specs
-        ) + ")"
-        agg_node = self._mk(
-            sig, lambda: Aggregate(parent, ngroup, specs, agg_names, agg_kinds)
+        sig = (
+            f"aggregate({parent.signature};{ngroup};"
+            + ";".join(
+                f"{s.func}|{s.args}|{s.distinct}|{s.separator}|{s.order}|{s.scale}" for s in specs
+            )
+            + ")"
         )
+        agg_node = self._mk(sig, lambda: Aggregate(parent, ngroup, specs, agg_names, agg_kinds))
         # the scope after aggregation: group slots then aggregate results
         post_cols = [(None, n, k) for n, k in zip(agg_names, agg_kinds)]
-        post_nullable = list(pre.nullable[:ngroup]) + [
-            s.func not in ("COUNT",) for s in specs
-        ]
+        post_nullable = list(pre.nullable[:ngroup]) + [s.func not in ("COUNT",) for s in specs]
         post = Rel(agg_node, post_cols, post_nullable, {})
         post_scope = post.scope()
 
@@ -940,9 +945,7 @@ class Compiler:
         else:
             r_limit, r_offset, r_visible = limit, offset, visible
         sig = f"reader({parent.signature};{key_pos};{order};{r_limit};{r_offset};{r_visible})"
-        reader = self._mk(
-            sig, lambda: Reader(parent, key_pos, r_visible, order, r_limit, r_offset)
-        )
+        reader = self._mk(sig, lambda: Reader(parent, key_pos, r_visible, order, r_limit, r_offset))
         key_kinds = [parent.kinds[i] for i in key_pos]
         cq = CompiledQuery(
             reader=reader,

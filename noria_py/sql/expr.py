@@ -323,8 +323,10 @@ def _round_half_up(v, d=0):
             return v
         q = Decimal(v).quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP)
         return int(q)
-    return v.quantize(Decimal(1).scaleb(-max(d, 0)), rounding=ROUND_HALF_UP) if d >= 0 else (
-        v.quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP)
+    return (
+        v.quantize(Decimal(1).scaleb(-max(d, 0)), rounding=ROUND_HALF_UP)
+        if d >= 0
+        else (v.quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP))
     )
 
 
@@ -957,7 +959,9 @@ class _Compiler:
     def c_Greatest(self, n):
         parts = [self.compile(n.this)] + [self.compile(e) for e in n.expressions]
         fs = [c.fn for c in parts]
-        return Compiled(lambda r, p: _greatest(*[f(r, p) for f in fs]), _fold([c.kind for c in parts]))
+        return Compiled(
+            lambda r, p: _greatest(*[f(r, p) for f in fs]), _fold([c.kind for c in parts])
+        )
 
     def c_Least(self, n):
         parts = [self.compile(n.this)] + [self.compile(e) for e in n.expressions]

@@ -125,4 +125,15 @@ def _check_tree(stmt: exp.Expression, sql: str) -> None:
 
 def _known_command(stmt: exp.Command) -> bool:
     name = str(stmt.this).upper()
-    return name in {"SHOW", "DESCRIBE", "DESC", "EXPLAIN", "BEGIN", "START", "SET", "USE", "COMMIT", "ROLLBACK"}
+    return name in {
+        "SHOW",
+        "DESCRIBE",
+        "DESC",
+        "EXPLAIN",
+        "BEGIN",
+        "START",
+        "SET",
+        "USE",
+        "COMMIT",
+        "ROLLBACK",
+    }

@@ -86,10 +86,14 @@ class SQLiteStorage:
         return list(self.conn.execute(f"SELECT kind, name, sql FROM {CATALOG} ORDER BY seq"))
 
     def catalog_add(self, kind: str, name: str, sql: str) -> None:
-        self.conn.execute(f"INSERT INTO {CATALOG} (kind, name, sql) VALUES (?, ?, ?)", (kind, name, sql))
+        self.conn.execute(
+            f"INSERT INTO {CATALOG} (kind, name, sql) VALUES (?, ?, ?)", (kind, name, sql)
+        )
 
     def catalog_remove(self, kind: str, name: str) -> None:
-        self.conn.execute(f"DELETE FROM {CATALOG} WHERE kind = ? AND lower(name) = lower(?)", (kind, name))
+        self.conn.execute(
+            f"DELETE FROM {CATALOG} WHERE kind = ? AND lower(name) = lower(?)", (kind, name)
+        )
 
     # --- transactions ----------------------------------------------------------------------
     def begin(self) -> None:
@@ -173,7 +177,9 @@ class SQLiteStorage:
     def drop_table(self, name: str) -> None:
         schema = self.schemas.pop(name.lower())
         self._insert_sql.pop(schema.name, None)
-        self._lookup_sql = {k: v for k, v in self._lookup_sql.items() if k[0].lower() != name.lower()}
+        self._lookup_sql = {
+            k: v for k, v in self._lookup_sql.items() if k[0].lower() != name.lower()
+        }
         self._converters.pop(name.lower(), None)
         self.conn.execute(f"DROP TABLE {q(schema.name)}")
 
@@ -185,7 +191,9 @@ class SQLiteStorage:
         out = []
         for r in rows:
             out.append(
-                tuple(v if c is None or v is None else V.from_storage(v, c) for v, c in zip(r, convs))
+                tuple(
+                    v if c is None or v is None else V.from_storage(v, c) for v, c in zip(r, convs)
+                )
             )
         return out
 
@@ -244,9 +252,13 @@ class SQLiteStorage:
             if row is not None and all(i is not None for i in idx):
                 entry = "-".join(V.format_value(row[i]) for i in idx)
                 return IntegrityError(
-                    f"Duplicate entry '{entry}' for key '{schema.name}.{key}'", ER_DUP_ENTRY, "23000"
+                    f"Duplicate entry '{entry}' for key '{schema.name}.{key}'",
+                    ER_DUP_ENTRY,
+                    "23000",
                 )
-        return IntegrityError(f"Duplicate entry for key '{schema.name}.{key}'", ER_DUP_ENTRY, "23000")
+        return IntegrityError(
+            f"Duplicate entry for key '{schema.name}.{key}'", ER_DUP_ENTRY, "23000"
+        )
 
     def insert_rows(self, table: str, rows: list[list], auto_col: int | None) -> list[tuple]:
         """Insert full rows; a None in ``auto_col`` is assigned by SQLite. Returns stored rows."""

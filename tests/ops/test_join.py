@@ -10,14 +10,14 @@ from .helpers import Stub, bag, small, valid_history
 
 def expected(lefts: Counter, rights: Counter, outer: bool) -> Counter:
     out: Counter = Counter()
-    for l, lc in lefts.items():
+    for lrow, lc in lefts.items():
         matched = False
         for r, rc in rights.items():
-            if l[0] is not None and l[0] == r[0]:
-                out[l + r] += lc * rc
+            if lrow[0] is not None and lrow[0] == r[0]:
+                out[lrow + r] += lc * rc
                 matched = True
         if outer and not matched:
-            out[l + (None, None)] += lc
+            out[lrow + (None, None)] += lc
     return Counter({k: v for k, v in out.items() if v})
 
 

@@ -55,7 +55,11 @@ class AggSpec:
         if f == "AVG":
             return V.FLOAT if self.kind == V.FLOAT else V.DECIMAL
         if f == "SUM":
-            return V.FLOAT if self.kind in (V.FLOAT, V.STR) else (V.DECIMAL if self.kind == V.DECIMAL else V.INT)
+            return (
+                V.FLOAT
+                if self.kind in (V.FLOAT, V.STR)
+                else (V.DECIMAL if self.kind == V.DECIMAL else V.INT)
+            )
         if f == "GROUP_CONCAT":
             return V.STR
         return self.kind

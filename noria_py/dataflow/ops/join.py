@@ -12,7 +12,7 @@ Rows whose key contains NULL never match (SQL equality); for a left join they ar
 from __future__ import annotations
 
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, has_unknown, matches
+from ..partial import UNKNOWN, matches
 
 
 class Join(Node):
@@ -83,9 +83,9 @@ class Join(Node):
     def _output_for(self, key) -> list:
         out = []
         matches_ = self.right_state.get(key) if not self._has_null(key) else None
-        for lrow, lc in self.left_state.get(key, {}).items():
+        for lrow in self.left_state.get(key, {}):
             if matches_:
-                for rrow, rc in matches_.items():
+                for rrow in matches_:
                     out.append(lrow + rrow)
             elif self.outer:
                 out.append(lrow + self.pad)
@@ -158,7 +158,7 @@ class Join(Node):
         if self.partial:
             # a lookup by the join key itself fills that key even when no row has it yet, so a
             # later delta with the key is not dropped while a key below is filled
-            for side, sel, keycols in ((0, lsel, self.left_key), (1, rsel, self.right_key)):
+            for sel, keycols in ((lsel, self.left_key), (rsel, self.right_key)):
                 d = dict(sel)
                 if sel and all(k in d for k in keycols):
                     j = tuple(d[k] for k in keycols)
