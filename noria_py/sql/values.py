@@ -228,7 +228,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
         else:
             raise _bad(col, value, "integer")
         rng = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned))
-        if rng and not (rng[0] <= v <= rng[1]):
+        if (rng and not (rng[0] <= v <= rng[1])) or not (-(2**63) <= v < 2**63):
+            # base storage holds 64-bit signed integers: BIGINT UNSIGNED stops at 2^63 - 1
             raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
         return v
     if kind == STR:
