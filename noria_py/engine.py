@@ -82,7 +82,14 @@ class SelectPrepared(Prepared):
         self.reader = cq.reader
         self.key_params = cq.key_params
         self.key_kinds = cq.key_kinds
-        self.simple = not cq.multi_key and cq.default_fn is None
+        self.dynamic = bool(cq.range_ops) or cq.limit_param is not None or (
+            cq.offset_param is not None or cq.reader.range_col is not None
+        )
+        self.simple = not cq.multi_key and cq.default_fn is None and not self.dynamic
+        if self.dynamic:
+            from .dataflow.ops.reader import make_sort_key
+
+            self._order_key = make_sort_key(cq.order) if cq.order else None
         kp = [ps[0] for ps in cq.key_params]
         kk = cq.key_kinds
         self._published = cq.reader.published
@@ -115,8 +122,63 @@ class SelectPrepared(Prepared):
         self.entry.misses += 1
         return reader.fill(key)
 
+    def _rows_dynamic(self, params) -> tuple:
+        """Range parameters and LIMIT ?/OFFSET ?: applied at lookup time on ordered state."""
+        cq = self.cq
+        reader = self.reader
+        bounds = []
+        for op, idx in cq.range_ops:
+            v = _coerce_key(params[idx], cq.range_kind)
+            if v is _NoMatch:
+                return ()
+            bounds.append((op, v))
+        out: list = []
+        keys = key_combinations(self.key_params, params) if self.key_params else [()]
+        for k in keys:
+            k = tuple(_coerce_key(v, kind) for v, kind in zip(k, self.key_kinds))
+            if _NoMatch in k:
+                continue
+            if reader.partial and k not in reader.published:
+                self.entry.misses += 1
+            else:
+                self.entry.hits += 1
+            if reader.range_col is not None:
+                out.extend(reader.range_rows(k, bounds))
+            else:
+                out.extend(reader.all_rows(k))
+        order = cq.order
+        rc = reader.range_col
+        if order:
+            if len(keys) == 1 and rc is not None and order == [(rc, False)]:
+                pass  # already in range-column order
+            elif len(keys) == 1 and rc is not None and order == [(rc, True)]:
+                out.reverse()
+            else:
+                out.sort(key=self._order_key)
+        if cq.merge_distinct:
+            seen = set()
+            uniq = []
+            for r in out:
+                v = r[: cq.visible]
+                if v not in seen:
+                    seen.add(v)
+                    uniq.append(r)
+            out = uniq
+        offset = cq.offset
+        limit = cq.limit
+        if cq.offset_param is not None:
+            offset = _int_param(params[cq.offset_param], "OFFSET")
+        if cq.limit_param is not None:
+            limit = _int_param(params[cq.limit_param], "LIMIT")
+        if offset or limit is not None:
+            out = out[offset : None if limit is None else offset + limit]
+        vis = cq.visible
+        return tuple(r[:vis] for r in out)
+
     def _rows_general(self, params):
         cq = self.cq
+        if self.dynamic:
+            return self._rows_dynamic(params)
         reader = self.reader
         keys = key_combinations(self.key_params, params)
         out: list = []
@@ -176,6 +238,20 @@ def check_params(params) -> None:
                 E.ER_WRONG_ARGUMENTS,
                 "HY000",
             )
+
+
+def _int_param(v, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        raise E.ProgrammingError(f"{what} needs a non-negative integer", 1210, "HY000")
+    try:
+        n = int(v)
+    except ValueError:
+        raise E.ProgrammingError(f"{what} needs a non-negative integer", 1210, "HY000") from None
+    if n < 0:
+        raise E.ProgrammingError(f"{what} needs a non-negative integer", 1210, "HY000")
+    return n
 
 
 def _int_key(v):

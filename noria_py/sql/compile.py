@@ -75,6 +75,13 @@ class CompiledQuery:
     merge_limit: tuple | None = None  # (offset, limit) after merging multi-key results
     merge_distinct: bool = False
     visible: int = 0
+    range_ops: list = field(default_factory=list)  # [(op, param index)] on the range column
+    range_kind: str | None = None
+    limit_param: int | None = None  # LIMIT ? / OFFSET ?: parameter positions
+    offset_param: int | None = None
+    order: list = field(default_factory=list)
+    limit: int | None = None
+    offset: int = 0
 
     @property
     def multi_key(self) -> bool:
@@ -415,6 +422,22 @@ class Compiler:
                 rest.append(c)
         if key_exprs and not top:
             raise Unsupported("parameters in a subquery")
+        range_col = None
+        range_ops: list = []
+        if top:
+            rest2 = []
+            for c in rest:
+                r = self._range_conj(c)
+                if r is None:
+                    rest2.append(c)
+                    continue
+                col, ops = r
+                scope.resolve(col)
+                if range_col is not None and self.canon(col, scope) != self.canon(range_col, scope):
+                    raise Unsupported("range parameters on more than one column")
+                range_col = col
+                range_ops.extend(ops)
+            rest = rest2
         for c in rest:
             if c.find(exp.Placeholder):
                 raise Unsupported("parameter that is not `col = ?` or `col IN (?, ...)`")
@@ -441,11 +464,34 @@ class Compiler:
         plan = _Plan()
         plan.names = names
         plan.key_params = key_params
+        if range_col is not None:
+            if is_agg or sel.args.get("distinct"):
+                raise Unsupported("range parameters with aggregates or DISTINCT")
+            plan.range_ops = range_ops
+            key_exprs = key_exprs + [range_col]  # carried as a hidden column after the keys
         if is_agg:
             self._plan_aggregate(plan, sel, rel, exprs, names, key_exprs, group, having, order)
         else:
             self._plan_plain(plan, sel, rel, exprs, names, key_exprs, order)
+        if range_col is not None:
+            plan.range_pos = plan.key_pos[-1]
+            plan.key_pos = plan.key_pos[:-1]
         return plan
+
+    def _range_conj(self, c: exp.Expression):
+        flip = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+        names = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+        if type(c) in names:
+            a, b = c.this, c.expression
+            if isinstance(a, exp.Column) and _placeholder_index(b) is not None:
+                return a, [(names[type(c)], _placeholder_index(b))]
+            if isinstance(b, exp.Column) and _placeholder_index(a) is not None:
+                return b, [(names[flip[type(c)]], _placeholder_index(a))]
+        if isinstance(c, exp.Between) and isinstance(c.this, exp.Column):
+            lo, hi = _placeholder_index(c.args["low"]), _placeholder_index(c.args["high"])
+            if lo is not None and hi is not None:
+                return c.this, [(">=", lo), ("<=", hi)]
+        return None
 
     def _param_conj(self, c: exp.Expression):
         if isinstance(c, exp.EQ):
@@ -934,6 +980,37 @@ class Compiler:
         visible = plan.visible
         merge_order = None
         merge_limit = None
+        dynamic = plan.range_pos is not None or isinstance(limit, tuple) or isinstance(offset, tuple)
+        if dynamic:
+            # the reader keeps every row of a key (ordered by the range column when there is
+            # one); each lookup applies the range, ORDER BY and LIMIT/OFFSET itself
+            if plan.default_fn is not None:
+                raise Unsupported("parameterized LIMIT with an aggregate over all keys")
+            rng = plan.range_pos
+            sig = f"reader({parent.signature};{key_pos};range={rng};{len(parent.columns)})"
+            reader = self._mk(
+                sig,
+                lambda: Reader(parent, key_pos, len(parent.columns), None, None, 0, range_col=rng),
+            )
+            return CompiledQuery(
+                reader=reader,
+                names=plan.names,
+                kinds=plan.kinds,
+                nullable=plan.nullable,
+                key_params=plan.key_params,
+                key_kinds=[parent.kinds[i] for i in key_pos],
+                nodes=list(self.nodes),
+                new_nodes=list(self.new),
+                merge_distinct=plan.distinct and multi,
+                visible=visible,
+                range_ops=plan.range_ops,
+                range_kind=parent.kinds[rng] if rng is not None else None,
+                limit_param=limit[1] if isinstance(limit, tuple) else None,
+                offset_param=offset[1] if isinstance(offset, tuple) else None,
+                order=order,
+                limit=None if isinstance(limit, tuple) else limit,
+                offset=0 if isinstance(offset, tuple) else offset,
+            )
         if multi and (order or limit is not None or offset):
             r_limit = None if limit is None else limit + offset
             r_offset = 0
@@ -964,30 +1041,26 @@ class Compiler:
         )
         return cq
 
-    @staticmethod
-    def _limit(q) -> tuple[int | None, int]:
+    def _limit(self, q) -> tuple:
+        """(limit, offset): an int, None (no LIMIT) or ("param", index) for ``LIMIT ?``."""
         limit = None
         offset = 0
+
+        def value(e, what):
+            if isinstance(e, exp.Literal) and not e.is_string:
+                return int(e.this)
+            if _placeholder_index(e) is not None:
+                return ("param", _placeholder_index(e))
+            raise Unsupported(f"{what} that is not a constant or a parameter")
+
         lim = q.args.get("limit")
         if lim is not None:
-            e = lim.expression
-            if isinstance(e, exp.Literal) and not e.is_string:
-                limit = int(e.this)
-            else:
-                raise Unsupported("LIMIT that is not a constant")
+            limit = value(lim.expression, "LIMIT")
             if lim.args.get("offset") is not None:
-                o = lim.args["offset"]
-                if isinstance(o, exp.Literal) and not o.is_string:
-                    offset = int(o.this)
-                else:
-                    raise Unsupported("OFFSET that is not a constant")
+                offset = value(lim.args["offset"], "OFFSET")
         off = q.args.get("offset")
         if off is not None:
-            e = off.expression
-            if isinstance(e, exp.Literal) and not e.is_string:
-                offset = int(e.this)
-            else:
-                raise Unsupported("OFFSET that is not a constant")
+            offset = value(off.expression, "OFFSET")
         return limit, offset
 
 
@@ -1003,6 +1076,8 @@ class _Plan:
         self.order: list[tuple[int, bool]] = []
         self.distinct = False
         self.default_fn = None
+        self.range_pos: int | None = None
+        self.range_ops: list = []
 
 
 def _transform_top_down(e: exp.Expression, fn) -> exp.Expression:

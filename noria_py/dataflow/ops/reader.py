@@ -90,8 +90,10 @@ class Reader(Node):
         order: list[tuple[int, bool]] | None = None,
         limit: int | None = None,
         offset: int = 0,
+        range_col: int | None = None,
     ):
         super().__init__([parent], parent.columns, parent.kinds)
+        self.range_col = range_col
         self.key_cols = tuple(key_cols)
         self.visible = visible
         self.order = order or []
@@ -118,6 +120,9 @@ class Reader(Node):
         else:
             self._vis = itemgetter(*range(visible))
         self._sort_key = make_sort_key(self.order) if self.order else None
+        if range_col is not None:
+            # rows of a key ordered by the range column, for bisecting ranges
+            self._sort_key = lambda r, c=range_col: _sortable(r[c])
         self.partial = False
         self.graph = None
 
@@ -202,7 +207,56 @@ class Reader(Node):
         for k in touched:
             self._publish(k)
 
+    def range_rows(self, key: tuple, bounds: list) -> list:
+        """Rows of ``key`` whose range column satisfies every (op, value) bound."""
+        lst = self.state.get(key)
+        if lst is None:
+            if self.partial and key not in self.published:
+                self.misses += 1
+                self.fill(key)
+                lst = self.state.get(key)
+            if lst is None:
+                return []
+        start = lst.bisect_key_right((0, 0))  # NULL never satisfies a comparison
+        stop = len(lst)
+        for op, v in bounds:
+            k = (1, v)
+            if op == ">":
+                start = max(start, lst.bisect_key_right(k))
+            elif op == ">=":
+                start = max(start, lst.bisect_key_left(k))
+            elif op == "<":
+                stop = min(stop, lst.bisect_key_left(k))
+            else:
+                stop = min(stop, lst.bisect_key_right(k))
+        if start >= stop:
+            return []
+        return list(lst.islice(start, stop))
+
+    def all_rows(self, key: tuple) -> list:
+        """Every row of ``key`` (filling it when partial), in the reader's order."""
+        lst = self.state.get(key)
+        if lst is None and self.partial and key not in self.published:
+            self.misses += 1
+            self.fill(key)
+            lst = self.state.get(key)
+        if lst is None:
+            return []
+        if isinstance(lst, dict):
+            out = []
+            for row, c in lst.items():
+                out.extend([row] * c)
+            return out
+        return list(lst)
+
     def _publish(self, k) -> None:
+        if self.range_col is not None:
+            if self.state.get(k) or self.partial:
+                self.published[k] = ()
+            else:
+                self.state.pop(k, None)
+                self.published.pop(k, None)
+            return
         rows = self.state.get(k)
         if not rows:
             if self.partial:
