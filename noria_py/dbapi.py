@@ -80,9 +80,9 @@ class Cursor:
             self._rows = rows
             self._pos = 0
             self.rowcount = len(rows)
-            d = self._desc_cache.get(id(prep))
+            d = prep.description
             if d is None:
-                d = self._desc_cache[id(prep)] = _description(
+                d = prep.description = _description(
                     Result(prep.columns, (), prep.column_types, prep.nullable)
                 )
             self.description = d
@@ -240,6 +240,8 @@ class Connection:
 def connect(path: str | None = None, **options) -> Connection:
     """Open a database. ``path=None`` keeps base tables in memory; a path makes them durable.
 
-    Options: ``partial`` (reserved for partial state), ``memory_limit`` (e.g. ``"256MB"``).
+    Options: ``partial`` (default True: materializations fill on demand; False materializes
+    everything fully) and ``memory_limit`` (e.g. ``"256MB"``: evict least-recently-read state
+    to stay under it).
     """
     return Connection(path, **options)

@@ -70,6 +70,7 @@ class Prepared:
 class SelectPrepared(Prepared):
     kind = "select"
     is_select = True
+    description = None  # the PEP 249 cursor description, cached by the cursor
 
     def __init__(self, entry: QueryEntry, param_count: int):
         self.entry = entry
