@@ -291,11 +291,12 @@ class _ConcatAcc:
 
 
 class _Group:
-    __slots__ = ("rows", "accs")
+    __slots__ = ("rows", "accs", "out")
 
     def __init__(self, aggs: list[AggSpec]):
         self.rows = 0
         self.accs = [a.new() for a in aggs]
+        self.out = None  # the output row last emitted for this group (None: not known)
 
 
 class Aggregate(Node):
@@ -352,6 +353,7 @@ class Aggregate(Node):
                 if self.partial:
                     self.fidx.setdefault(self._fkey(row), set()).add(key)
             g.rows += m
+            g.out = None
             for acc in g.accs:
                 acc.add(row, m)
         for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
@@ -428,7 +430,7 @@ class Aggregate(Node):
         self._apply(self.parents[0].contents())
 
     def _output(self, key, g: _Group):
-        return key + tuple(a.value() for a in g.accs)
+        return key + tuple([a.value() for a in g.accs])
 
     def on_input(self, port: int, batch: list) -> list:
         groups = self.groups
@@ -456,7 +458,10 @@ class Aggregate(Node):
                 if self.partial:
                     self.fidx.setdefault(self._fkey(row), set()).add(key)
             elif key not in touched:
-                touched[key] = self._output(key, g) if (g.rows > 0 or self.global_group) else None
+                if g.rows > 0 or self.global_group:
+                    touched[key] = g.out if g.out is not None else self._output(key, g)
+                else:
+                    touched[key] = None
             g.rows += m
             for acc in g.accs:
                 acc.add(row, m)
@@ -464,7 +469,7 @@ class Aggregate(Node):
         for key, old in touched.items():
             g = groups[key]
             if g.rows > 0 or self.global_group:
-                new = self._output(key, g)
+                new = g.out = self._output(key, g)
             else:
                 new = None
                 if g.rows == 0:
