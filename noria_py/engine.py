@@ -123,6 +123,16 @@ class SelectPrepared(Prepared):
         self.entry.misses += 1
         return reader.fill(key)
 
+    def _keys(self, params) -> list[tuple]:
+        """The distinct reader keys a lookup asks for, after coercing parameters to the key
+        columns' kinds (so ``IN ('1', 1)`` asks for key 1 once)."""
+        out = []
+        for k in key_combinations(self.key_params, params):
+            k = tuple(_coerce_key(v, kind) for v, kind in zip(k, self.key_kinds))
+            if k not in out:
+                out.append(k)
+        return out
+
     def _rows_dynamic(self, params) -> tuple:
         """Range parameters and LIMIT ?/OFFSET ?: applied at lookup time on ordered state."""
         cq = self.cq
@@ -134,9 +144,8 @@ class SelectPrepared(Prepared):
                 return ()
             bounds.append((op, v))
         out: list = []
-        keys = key_combinations(self.key_params, params) if self.key_params else [()]
+        keys = self._keys(params) if self.key_params else [()]
         for k in keys:
-            k = tuple(_coerce_key(v, kind) for v, kind in zip(k, self.key_kinds))
             if _NoMatch in k:
                 continue
             if reader.partial and k not in reader.published:
@@ -181,10 +190,9 @@ class SelectPrepared(Prepared):
         if self.dynamic:
             return self._rows_dynamic(params)
         reader = self.reader
-        keys = key_combinations(self.key_params, params)
+        keys = self._keys(params)
         out: list = []
         for k in keys:
-            k = tuple(_coerce_key(v, kind) for v, kind in zip(k, self.key_kinds))
             rows = reader.published.get(k)
             if rows is None:
                 rows = self._miss(k)
