@@ -405,9 +405,13 @@ class InsertPrepared(Prepared):
         schema = engine._schema(table.name)
         self.schema = schema
         self.table = schema.name
-        if ins.args.get("conflict") is not None:
-            raise E.NotSupportedError("INSERT ... ON DUPLICATE KEY UPDATE is not supported")
         self.ignore = bool(ins.args.get("ignore"))
+        self.upsert = None
+        conflict = ins.args.get("conflict")
+        if conflict is not None:
+            if not conflict.args.get("duplicate"):
+                raise E.NotSupportedError("only ON DUPLICATE KEY UPDATE is supported")
+            self.upsert = self._compile_upsert(schema, conflict.expressions or [])
         ncols = len(schema.columns)
         if cols is None:
             positions = list(range(ncols))
@@ -449,6 +453,42 @@ class InsertPrepared(Prepared):
             raise E.NotSupportedError("unsupported INSERT source")
         # defaults for columns not listed
         self.auto_col = schema.auto_increment
+
+    @staticmethod
+    def _compile_upsert(schema: TableSchema, assignments) -> list:
+        """``col = expr`` pairs evaluated over (existing row + the row that was to be inserted);
+        ``VALUES(col)`` names the latter."""
+        n = len(schema.columns)
+        scope = Scope(
+            [(schema.name, c.name, c.ctype.kind) for c in schema.columns]
+            + [("__new", f"__new_{c.name}", c.ctype.kind) for c in schema.columns]
+        )
+
+        def repl(node):
+            if isinstance(node, exp.Anonymous) and str(node.this).upper() == "VALUES":
+                arg = node.expressions[0] if node.expressions else None
+                name = arg.name if arg is not None else ""
+                return exp.column(f"__new_{name}")
+            if isinstance(node, exp.Values) and len(node.expressions) == 1:
+                inner = node.expressions[0]
+                name = inner.name if hasattr(inner, "name") else ""
+                return exp.column(f"__new_{name}")
+            return node
+
+        out = []
+        for eq in assignments:
+            if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+                raise E.ProgrammingError("ON DUPLICATE KEY UPDATE expects col = expr", 1064, "42000")
+            i = schema.index_of(eq.this.name)
+            if i is None:
+                raise E.bad_field(eq.this.name)
+            try:
+                fn = compile_expr(eq.expression.copy().transform(repl), scope).fn
+            except Unsupported as e:
+                raise E.NotSupportedError(f"ON DUPLICATE KEY UPDATE expression: {e}") from None
+            out.append((i, fn))
+        del n
+        return out
 
     def build_rows(self, engine: Engine, params) -> list[list]:
         schema = self.schema
@@ -988,8 +1028,11 @@ class Engine:
         if not rows_all:
             return Result(rowcount=0)
         stored_holder: list = []
+        changed = [0]
 
         def apply():
+            if prep.upsert is not None:
+                return self._upsert(prep, rows_all, stored_holder, changed)
             if prep.ignore:
                 stored = []
                 for r in rows_all:
@@ -1004,14 +1047,70 @@ class Engine:
             stored_holder.append(stored)
             return [(r, 1) for r in stored]
 
-        self._write(table, apply, single=len(rows_all) == 1 and not prep.ignore)
+        self._write(
+            table, apply, single=len(rows_all) == 1 and not prep.ignore and prep.upsert is None
+        )
         stored = stored_holder[0]
+        if prep.upsert is not None:
+            # MySQL counts 1 per inserted row and 2 per updated row
+            return Result(rowcount=len(stored) + changed[0], lastrowid=None)
         lastrowid = None
         if prep.auto_col is not None:
             gen = [s[prep.auto_col] for r, s in zip(rows_all, stored) if r[prep.auto_col] is None]
             if gen:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid)
+
+    def _upsert(self, prep: InsertPrepared, rows: list, stored_holder: list, changed: list):
+        """INSERT ... ON DUPLICATE KEY UPDATE, row by row: insert, or update the row holding the
+        duplicate key. Returns the delta."""
+        schema = prep.schema
+        cols = schema.columns
+        stored = []
+        batch = []
+        keysets = ([schema.primary_key] if schema.primary_key else []) + schema.uniques
+        for r in rows:
+            self.storage.savepoint("ups")
+            try:
+                got = self.storage.insert_rows(schema.name, [r], prep.auto_col)
+                self.storage.release("ups")
+                stored.extend(got)
+                batch.extend((g, 1) for g in got)
+                continue
+            except E.IntegrityError as err:
+                self.storage.rollback_to("ups")
+                found = None
+                for ks in keysets:
+                    if any(r[i] is None for i in ks):
+                        continue
+                    cond = " AND ".join(f"{q(cols[i].name)} = ?" for i in ks)
+                    hit = self.storage.select_with_rowid(
+                        schema.name, cond, [V.to_storage(r[i]) for i in ks]
+                    )
+                    if hit:
+                        found = hit[0]
+                        break
+                if found is None:
+                    raise err
+            rowid, old = found
+            new = list(old)
+            newvals = tuple(r)
+            for i, fn in prep.upsert:
+                v = fn(tuple(new) + newvals, ())
+                c = cols[i]
+                if v is None and not c.nullable:
+                    raise E.IntegrityError(
+                        f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                    )
+                new[i] = V.coerce_for_column(v, c.ctype, c.name) if v is not None else None
+            new = tuple(new)
+            if new != old:
+                self.storage.update_rows(schema.name, [(rowid, new)])
+                batch.append((old, -1))
+                batch.append((new, 1))
+                changed[0] += 2
+        stored_holder.append(stored)
+        return batch
 
     def _matcher(self, schema: TableSchema, where: exp.Expression | None):
         """Return fn(params) -> [(rowid, row)] of rows matching WHERE, with MySQL semantics."""
