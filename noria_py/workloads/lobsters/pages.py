@@ -14,10 +14,6 @@ Deliberate differences from upstream, all result-preserving:
 * Frontpage step 1 selects the top 51 from ``story_hotness`` with the same ORDER BY/LIMIT as the
   ``frontpage_ids`` view instead of reading the view: the engine proxies a view that has an
   ORDER BY ... LIMIT of its own, while it maintains the identical ad-hoc query.
-* The optimized variant's keystores upserts (``INSERT ... ON DUPLICATE KEY UPDATE value =
-  value + 1``) are an UPDATE followed, when it changed nothing, by an ``INSERT IGNORE`` (and a
-  second UPDATE if a concurrent request inserted first): the engine does not support
-  ON DUPLICATE KEY UPDATE yet.
 """
 
 from __future__ import annotations
@@ -325,12 +321,12 @@ def _hotness_inputs(s: Session, story_id: int) -> None:
 
 
 def _bump_keystore(s: Session, key: str) -> None:
-    """keystores[key] += 1, creating it at 1 (see the module docstring)."""
-    if s.execute("UPDATE keystores SET value = value + 1 WHERE `key` = ?", (key,))[0]:
-        return
-    if s.execute("INSERT IGNORE INTO keystores (`key`, value) VALUES (?, 1)", (key,))[0]:
-        return
-    s.execute("UPDATE keystores SET value = value + 1 WHERE `key` = ?", (key,))
+    """keystores[key] += 1, creating it at 1."""
+    s.execute(
+        "INSERT INTO keystores (`key`, value) VALUES (?, 1) "
+        "ON DUPLICATE KEY UPDATE value = value + 1",
+        (key,),
+    )
 
 
 def story_vote(s: Session, req: Request, optimized: bool) -> None:
