@@ -4,6 +4,11 @@ Every write autocommits (it is durable and visible in the views when ``execute``
 the connection is inside an explicit transaction started with ``BEGIN`` / ``START TRANSACTION``
 (or ``conn.begin()``): then writes are applied at ``commit()`` as one batch, and ``rollback()``
 discards them. Reads inside a transaction see the views as of the last commit.
+
+Threads may share a connection (``threadsafety = 2``), each with its own cursor: writes, DDL
+and cache fills are serialized by the engine's lock, while lookups of already filled keys read
+immutable published results without taking it. A transaction belongs to the connection, not to
+the thread that began it.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from .engine import Engine, SelectPrepared
 from .result import Result
 
 apilevel = "2.0"
-threadsafety = 1  # threads may share the module, not connections
+threadsafety = 2  # threads may share the module and connections, not cursors
 paramstyle = "qmark"
 
 _TYPE_CODES = {

@@ -13,6 +13,7 @@ A statement's text is parsed once and cached as a prepared object:
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import logging
 import sqlite3
 import sys
@@ -33,6 +34,18 @@ from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 VERSION_STRING = "8.0.36-noria_py"
+
+
+def _locked(method):
+    """Run an Engine method holding the engine's lock (writes, DDL, fills are serialized;
+    lookups of filled keys take no lock)."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class QueryEntry:
@@ -83,8 +96,10 @@ class SelectPrepared(Prepared):
         self.reader = cq.reader
         self.key_params = cq.key_params
         self.key_kinds = cq.key_kinds
-        self.dynamic = bool(cq.range_ops) or cq.limit_param is not None or (
-            cq.offset_param is not None or cq.reader.range_col is not None
+        self.dynamic = (
+            bool(cq.range_ops)
+            or cq.limit_param is not None
+            or (cq.offset_param is not None or cq.reader.range_col is not None)
         )
         self.simple = not cq.multi_key and cq.default_fn is None and not self.dynamic
         if self.dynamic:
@@ -109,13 +124,27 @@ class SelectPrepared(Prepared):
             r = self._published.get(key)
             if r is not None:
                 self.entry.hits += 1
-                if self._evictor is not None:
-                    self._evictor.touch(self.reader, key, len(r))
+                ev = self._evictor
+                if ev is not None:
+                    lock = self.reader.graph.lock
+                    if lock.acquire(blocking=False):  # a busy engine skips the LRU touch
+                        try:
+                            ev.touch(self.reader, key, len(r))
+                        finally:
+                            lock.release()
                 return r
             return self._miss(key)
         return self._rows_general(params)
 
     def _miss(self, key) -> tuple:
+        with self.reader.graph.lock:
+            r = self.reader.published.get(key)
+            if r is not None:  # filled by another thread meanwhile
+                self.entry.hits += 1
+                return r
+            return self._miss_locked(key)
+
+    def _miss_locked(self, key) -> tuple:
         reader = self.reader
         if not reader.partial or _NoMatch in key:
             self.entry.hits += 1
@@ -186,6 +215,10 @@ class SelectPrepared(Prepared):
         return tuple(r[:vis] for r in out)
 
     def _rows_general(self, params):
+        with self.reader.graph.lock:
+            return self._rows_general_locked(params)
+
+    def _rows_general_locked(self, params):
         cq = self.cq
         if self.dynamic:
             return self._rows_dynamic(params)
@@ -478,7 +511,9 @@ class InsertPrepared(Prepared):
         out = []
         for eq in assignments:
             if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
-                raise E.ProgrammingError("ON DUPLICATE KEY UPDATE expects col = expr", 1064, "42000")
+                raise E.ProgrammingError(
+                    "ON DUPLICATE KEY UPDATE expects col = expr", 1064, "42000"
+                )
             i = schema.index_of(eq.this.name)
             if i is None:
                 raise E.bad_field(eq.this.name)
@@ -572,9 +607,11 @@ class Engine:
         self._tx_deltas: list = []
         self._closed = False
         self.lock = threading.RLock()
+        self.graph.lock = self.lock
         self._restore()
 
     # --- public API --------------------------------------------------------------------------
+    @_locked
     def execute(self, sql: str, params=()) -> Result:
         if self._closed:
             raise E.OperationalError("the database is closed", 2006, "HY000")
@@ -598,6 +635,7 @@ class Engine:
             )
         return prep.run(self, params)
 
+    @_locked
     def executemany(self, sql: str, seq_of_params) -> Result:
         if self._closed:
             raise E.OperationalError("the database is closed", 2006, "HY000")
@@ -627,6 +665,7 @@ class Engine:
             res = prep.run(self, p)
         return res
 
+    @_locked
     def prepare(self, sql: str) -> Prepared:
         """Parse and plan a statement once; later calls with the same text reuse it."""
         prep = self._cache.get(sql)
@@ -640,6 +679,7 @@ class Engine:
             self._cache[sql] = prep
         return prep
 
+    @_locked
     def execute_batch(self, statements) -> list[Result]:
         """Run several statements as one transaction: all applied (one dataflow batch) or none."""
         results = []
@@ -661,6 +701,7 @@ class Engine:
         prep = self._prepare_ast(ast, _count_params(ast), ast.sql("mysql"))
         return prep.run(self, params)
 
+    @_locked
     def load_rows(
         self, table: str, columns: list[str] | None, rows, on_duplicate: str = "error"
     ) -> int:
@@ -747,6 +788,7 @@ class Engine:
         self._write(schema.name, apply)
         return len(full_rows)
 
+    @_locked
     def load_arrow(self, table: str, batches, on_duplicate: str = "error") -> int:
         """Bulk-load ``pyarrow.RecordBatch``/``Table`` objects (columns matched by name)."""
         total = 0
@@ -762,6 +804,7 @@ class Engine:
     def describe(self, table: str) -> list[tuple]:
         return list(self._describe(table).rows)
 
+    @_locked
     def close(self) -> None:
         if self._closed:
             return
@@ -777,6 +820,7 @@ class Engine:
         return self._closed
 
     # --- transactions ------------------------------------------------------------------------
+    @_locked
     def _begin(self):
         if self._tx:
             return
@@ -785,6 +829,7 @@ class Engine:
         self._tx_deltas = []
         self.graph.fill_log = []
 
+    @_locked
     def _commit(self):
         if not self._tx:
             return
@@ -794,6 +839,7 @@ class Engine:
         self._forget_tx_fills()
         self._push(deltas)
 
+    @_locked
     def _rollback(self):
         if not self._tx:
             return

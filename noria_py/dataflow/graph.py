@@ -24,6 +24,7 @@ class Graph:
         self.evictor = None  # eviction policy, when a memory budget is set
         self.probes_sent = 0
         self.fill_log: list | None = None  # keys filled inside an open transaction
+        self.lock = None  # the engine's lock: held by whoever changes state
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:

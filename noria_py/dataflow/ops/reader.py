@@ -135,11 +135,8 @@ class Reader(Node):
         """A read missed: upquery the parent for ``key`` and publish the result."""
         rows = self.parents[0].query(list(self.key_cols), key)
         self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
-        self.published[key] = ()
-        if rows:
-            self._apply(rows, fill_key=key)
-        else:
-            self._publish(key)
+        # published last: a concurrent lock-free lookup sees the key missing, then complete
+        self._apply(rows, fill_key=key)
         if self.graph is not None:
             self.graph.filled(self, key, len(self.state.get(key, ())))
         return self.published.get(key, ())
