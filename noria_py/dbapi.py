@@ -61,7 +61,7 @@ class Cursor:
         self.rowcount = -1
         self.lastrowid = None
         self._closed = False
-        self._desc_cache: dict[int, tuple] = {}
+        self.read_your_writes = False  # per-cursor switch; see connect(read_your_writes=...)
 
     def _check(self):
         if self._closed:
@@ -73,6 +73,8 @@ class Cursor:
         if self._closed or self.connection._closed:
             self._check()
         eng = self._engine
+        if eng._pending and (self.read_your_writes or eng.read_your_writes):
+            eng.sync()  # read-your-writes: every acknowledged write reaches the views first
         prep = eng._cache.get(sql)
         if (
             prep is not None
@@ -246,7 +248,12 @@ def connect(path: str | None = None, **options) -> Connection:
     """Open a database. ``path=None`` keeps base tables in memory; a path makes them durable.
 
     Options: ``partial`` (default True: materializations fill on demand; False materializes
-    everything fully) and ``memory_limit`` (e.g. ``"256MB"``: evict least-recently-read state
-    to stay under it).
+    everything fully), ``memory_limit`` (e.g. ``"256MB"``: evict least-recently-read state to
+    stay under it), ``domains`` (``"inline"``, the default: a write returns once every view
+    reflects it; ``"threads"``: the dataflow runs on its own thread, a write returns once it is
+    durable, and views catch up moments later), ``read_your_writes`` (with threads: a read
+    first waits for the connection's acknowledged writes; also settable per cursor),
+    ``batch_window`` (seconds the dataflow thread waits to batch concurrent writes) and
+    ``inbox_limit`` (pending deltas before a writer applies them itself).
     """
     return Connection(path, **options)

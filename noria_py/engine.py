@@ -12,12 +12,14 @@ A statement's text is parsed once and cached as a prepared object:
 
 from __future__ import annotations
 
+import collections
 import datetime as _dt
 import functools
 import logging
 import sqlite3
 import sys
 import threading
+import time
 from decimal import Decimal
 
 from sqlglot import exp
@@ -138,6 +140,7 @@ class SelectPrepared(Prepared):
 
     def _miss(self, key) -> tuple:
         with self.reader.graph.lock:
+            self.reader.graph.sync()
             r = self.reader.published.get(key)
             if r is not None:  # filled by another thread meanwhile
                 self.entry.hits += 1
@@ -216,6 +219,7 @@ class SelectPrepared(Prepared):
 
     def _rows_general(self, params):
         with self.reader.graph.lock:
+            self.reader.graph.sync()
             return self._rows_general_locked(params)
 
     def _rows_general_locked(self, params):
@@ -608,16 +612,36 @@ class Engine:
         self._closed = False
         self.lock = threading.RLock()
         self.graph.lock = self.lock
+        self.graph.sync = self._drain
+        # domains: "inline" runs the dataflow inside each write; "threads" gives it its own
+        # thread, fed by a bounded inbox, so a write returns once it is durable in base storage
+        self.domains = options.get("domains", "inline")
+        if self.domains not in ("inline", "threads"):
+            raise E.ProgrammingError("domains must be 'inline' or 'threads'")
+        self.read_your_writes = bool(options.get("read_your_writes", False))
+        self.batch_window = float(options.get("batch_window", 0.0002))
+        self.inbox_limit = int(options.get("inbox_limit", 10000))
+        self._pending: collections.deque = collections.deque()
+        self._failure: BaseException | None = None
+        self._wake = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
         self._restore()
+        if self.domains == "threads":
+            self._thread = threading.Thread(
+                target=self._domain_loop, name="noria-dataflow", daemon=True
+            )
+            self._thread.start()
 
     # --- public API --------------------------------------------------------------------------
     @_locked
     def execute(self, sql: str, params=()) -> Result:
-        if self._closed:
-            raise E.OperationalError("the database is closed", 2006, "HY000")
+        if self._closed or self._failure is not None:
+            self._check_open()
         prep = self._cache.get(sql)
         if prep is None:
             prep = self.prepare(sql)
+        if self._pending and not prep.is_write:
+            self._drain()
         if params is None:
             params = ()
         if not isinstance(params, (tuple, list)):
@@ -637,8 +661,8 @@ class Engine:
 
     @_locked
     def executemany(self, sql: str, seq_of_params) -> Result:
-        if self._closed:
-            raise E.OperationalError("the database is closed", 2006, "HY000")
+        if self._closed or self._failure is not None:
+            self._check_open()
         prep = self._cache.get(sql) or self.prepare(sql)
         seq = [tuple(p) if p is not None else () for p in seq_of_params]
         for p in seq:
@@ -808,6 +832,18 @@ class Engine:
     def close(self) -> None:
         if self._closed:
             return
+        if self._thread is not None:
+            self._closed = True
+            with self._wake:
+                self._wake.notify_all()
+            self.lock.release()  # let the domain thread finish its batch
+            try:
+                self._thread.join(timeout=10)
+            finally:
+                self.lock.acquire()
+            self._closed = False
+            if self._failure is None:
+                self._drain()
         if self._tx:
             self._rollback()
         self._closed = True
@@ -848,6 +884,63 @@ class Engine:
         self._tx_deltas = []
         self._forget_tx_fills()
 
+    # --- the dataflow domain ------------------------------------------------------------------
+    def _dispatch(self, node, batch) -> None:
+        """Hand a base-table delta to the dataflow: now (inline) or to the domain thread."""
+        if self._thread is None:
+            self.graph.propagate(node, batch)
+            return
+        if len(self._pending) >= self.inbox_limit:
+            self._drain()  # backpressure: a full inbox is emptied by the writer itself
+        self._pending.append((node, batch))
+        with self._wake:
+            self._wake.notify()
+
+    def _drain(self) -> None:
+        """Apply every pending delta (under the engine lock), so base storage and the dataflow
+        agree: done before anything reads base storage for the dataflow (fills, new queries)."""
+        if not self._pending:
+            return
+        with self.lock:
+            pending = self._pending
+            while pending:
+                node, batch = pending.popleft()
+                # merge consecutive deltas of one table into one batch
+                while pending and pending[0][0] is node:
+                    batch = batch + pending.popleft()[1]
+                if node.graph is not None:
+                    self.graph.propagate(node, batch)
+
+    def _domain_loop(self) -> None:
+        while not self._closed:
+            with self._wake:
+                if not self._pending:
+                    self._wake.wait(timeout=0.1)
+            if not self._pending:
+                continue
+            if self.batch_window:
+                time.sleep(self.batch_window)  # let concurrent writes join the batch
+            try:
+                self._drain()
+            except BaseException as e:  # noqa: BLE001 - surfaced to the next caller
+                self._failure = e
+                return
+
+    def _check_open(self) -> None:
+        if self._failure is not None:
+            raise E.OperationalError(
+                f"the dataflow failed and the database refuses further work: {self._failure!r}",
+                2013,
+                "HY000",
+            ) from self._failure
+        if self._closed:
+            raise E.OperationalError("the database is closed", 2006, "HY000")
+
+    def sync(self) -> None:
+        """Wait until every acknowledged write has reached every view."""
+        self._check_open()
+        self._drain()
+
     def _forget_tx_fills(self) -> None:
         """Keys filled inside a transaction read its uncommitted writes: drop them."""
         log, self.graph.fill_log = self.graph.fill_log, None
@@ -867,7 +960,7 @@ class Engine:
         for table in order:
             node = self.graph.lookup(f"base({table})")
             if node is not None and node.children:
-                self.graph.propagate(node, merged[table])
+                self._dispatch(node, merged[table])
 
     def _write(self, table: str, fn, single: bool = False) -> None:
         """Run ``fn`` (which changes SQLite and returns a delta) atomically, then propagate.
@@ -880,7 +973,7 @@ class Engine:
             if batch:
                 node = self.graph.lookup(f"base({table})")
                 if node is not None and node.children:
-                    self.graph.propagate(node, batch)
+                    self._dispatch(node, batch)
             return
         if self._tx:
             self.storage.savepoint("stmt")
@@ -903,7 +996,7 @@ class Engine:
         if batch:
             node = self.graph.lookup(f"base({table})")
             if node is not None and node.children:
-                self.graph.propagate(node, batch)
+                self._dispatch(node, batch)
 
     # --- statement planning ------------------------------------------------------------------
     def _schema(self, name: str) -> TableSchema:
@@ -1022,6 +1115,7 @@ class Engine:
             self.graph.remove(n)
 
     def _install(self, cq: CompiledQuery) -> None:
+        self._drain()  # new nodes replay base storage: it must match the dataflow
         from .dataflow.plan_upqueries import plan
 
         to_full = plan(cq.reader, cq.new_nodes, self.partial, self.storage)
@@ -1275,6 +1369,7 @@ class Engine:
 
     # --- DDL ---------------------------------------------------------------------------------
     def _ddl_guard(self):
+        self._drain()
         if self._tx:
             self._commit()  # MySQL: DDL commits the open transaction
         self._cache.clear()

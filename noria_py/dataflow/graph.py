@@ -25,6 +25,7 @@ class Graph:
         self.probes_sent = 0
         self.fill_log: list | None = None  # keys filled inside an open transaction
         self.lock = None  # the engine's lock: held by whoever changes state
+        self.sync = lambda: None  # apply pending deltas before reading base storage
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:
