@@ -198,14 +198,7 @@ class SelectPrepared(Prepared):
             else:
                 out.sort(key=self._order_key)
         if cq.merge_distinct:
-            seen = set()
-            uniq = []
-            for r in out:
-                v = r[: cq.visible]
-                if v not in seen:
-                    seen.add(v)
-                    uniq.append(r)
-            out = uniq
+            out = _distinct_visible(out, cq.visible)
         offset = cq.offset
         limit = cq.limit
         if cq.offset_param is not None:
@@ -244,14 +237,7 @@ class SelectPrepared(Prepared):
                 out.extend(rows)
         if len(keys) > 1:
             if cq.merge_distinct:
-                seen = set()
-                uniq = []
-                for r in out:
-                    v = r[: cq.visible]
-                    if v not in seen:
-                        seen.add(v)
-                        uniq.append(r)
-                out = uniq
+                out = _distinct_visible(out, cq.visible)
             if cq.merge_order is not None:
                 out.sort(key=cq.merge_order)
             if cq.merge_limit is not None:
@@ -284,6 +270,18 @@ def check_params(params) -> None:
                 E.ER_WRONG_ARGUMENTS,
                 "HY000",
             )
+
+
+def _distinct_visible(rows: list, visible: int) -> list:
+    """Rows from several keys of a DISTINCT query, duplicates (on visible columns) removed."""
+    seen = set()
+    out = []
+    for r in rows:
+        v = r[:visible]
+        if v not in seen:
+            seen.add(v)
+            out.append(r)
+    return out
 
 
 def _int_param(v, what: str) -> int:
