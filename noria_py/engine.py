@@ -272,6 +272,19 @@ def check_params(params) -> None:
             )
 
 
+def _upquery_note(n: Node) -> str:
+    """For EXPLAIN: what fills a partial node's missing keys."""
+    if not n.partial:
+        return ""
+    if n.kind == "join":
+        return "; fills by join key from both parents"
+    cols = getattr(n, "fill_cols", None)
+    if n.kind == "reader":
+        cols = list(n.key_cols)
+    where = ",".join(f"#{c}" for c in cols or [])
+    return f"; fills by ({where}) from node {n.parents[0].id}"
+
+
 def _distinct_visible(rows: list, visible: int) -> list:
     """Rows from several keys of a DISTINCT query, duplicates (on visible columns) removed."""
     seen = set()
@@ -1601,7 +1614,7 @@ class Engine:
                 (
                     n.id,
                     n.kind,
-                    n.describe(),
+                    n.describe() + _upquery_note(n),
                     ",".join(str(p.id) for p in n.parents),
                     n.materialization,
                     ",".join(str(k) for k in n.key_columns()),
