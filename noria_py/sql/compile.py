@@ -944,7 +944,48 @@ class Compiler:
             out.append(u)
 
     # --- top level -------------------------------------------------------------------------
+    def _inline_limited_view(self, q: exp.Expression) -> exp.Expression:
+        """``SELECT cols FROM v`` over a view with its own ORDER BY ... LIMIT is that view's
+        query (with the outer column list): the reader then applies the view's order and limit.
+        Anything more around the view (WHERE, joins, grouping) would act after the limit, which
+        the dataflow does not maintain, so those stay proxied."""
+        if not isinstance(q, exp.Select):
+            return q
+        from_ = q.args.get("from_")
+        if from_ is None or not isinstance(from_.this, exp.Table) or q.args.get("joins"):
+            return q
+        for arg in ("where", "group", "having", "order", "limit", "offset", "distinct"):
+            if q.args.get(arg):
+                return q
+        view = self.views.get(from_.this.name.lower())
+        if view is None or not isinstance(view, exp.Select):
+            return q
+        if not (view.args.get("limit") or view.args.get("offset")):
+            return q
+        inner = view.copy()
+        if len(q.expressions) == 1 and isinstance(q.expressions[0], exp.Star):
+            return inner
+        outputs = {}
+        for e in inner.expressions:
+            name = e.alias_or_name
+            if isinstance(e, exp.Star) or not name:
+                return q
+            outputs[name.lower()] = e
+        picked = []
+        for e in q.expressions:
+            target = e.this if isinstance(e, exp.Alias) else e
+            if not isinstance(target, exp.Column) or isinstance(target.this, exp.Star):
+                return q
+            src = outputs.get(target.name.lower())
+            if src is None:
+                return q
+            body = src.this if isinstance(src, exp.Alias) else src
+            picked.append(exp.alias_(body.copy(), e.alias_or_name))
+        inner.set("expressions", picked)
+        return inner
+
     def compile_query(self, q: exp.Expression, nparams: int) -> CompiledQuery:
+        q = self._inline_limited_view(q)
         if isinstance(q, exp.Select):
             if q.args.get("from_") is None:
                 raise Unsupported("SELECT without FROM")

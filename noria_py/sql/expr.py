@@ -69,10 +69,11 @@ class Scope:
 
 
 def _num(v):
+    # MySQL converts a string in numeric context to a DOUBLE
     if isinstance(v, str):
-        return V.str_to_number(v)
+        return float(V.str_to_number(v))
     if isinstance(v, bytes):
-        return V.str_to_number(v.decode("utf-8", "replace"))
+        return float(V.str_to_number(v.decode("utf-8", "replace")))
     if isinstance(v, bool):
         return int(v)
     return v

@@ -12,8 +12,7 @@ Deliberate differences from upstream, all result-preserving:
   matches nothing new), so a prepared-statement cache sees a handful of statement texts instead
   of one per list length. Empty lists skip the statement.
 * Frontpage step 1 selects the top 51 from ``story_hotness`` with the same ORDER BY/LIMIT as the
-  ``frontpage_ids`` view instead of reading the view: the engine proxies a view that has an
-  ORDER BY ... LIMIT of its own, while it maintains the identical ad-hoc query.
+  ``frontpage_ids`` view instead of reading the view (the two are the same query).
 """
 
 from __future__ import annotations
