@@ -139,13 +139,21 @@ class SelectPrepared(Prepared):
         return self._rows_general(params)
 
     def _miss(self, key) -> tuple:
-        with self.reader.graph.lock:
-            self.reader.graph.sync()
+        graph = self.reader.graph
+        with graph.lock:
+            graph.sync()
             r = self.reader.published.get(key)
             if r is not None:  # filled by another thread meanwhile
                 self.entry.hits += 1
                 return r
-            return self._miss_locked(key)
+            ev = graph.evictor
+            if ev is None:
+                return self._miss_locked(key)
+            ev.hold()
+            try:
+                return self._miss_locked(key)
+            finally:
+                ev.release()
 
     def _miss_locked(self, key) -> tuple:
         reader = self.reader
@@ -211,9 +219,17 @@ class SelectPrepared(Prepared):
         return tuple(r[:vis] for r in out)
 
     def _rows_general(self, params):
-        with self.reader.graph.lock:
-            self.reader.graph.sync()
-            return self._rows_general_locked(params)
+        graph = self.reader.graph
+        with graph.lock:
+            graph.sync()
+            ev = graph.evictor
+            if ev is None:
+                return self._rows_general_locked(params)
+            ev.hold()
+            try:
+                return self._rows_general_locked(params)
+            finally:
+                ev.release()
 
     def _rows_general_locked(self, params):
         cq = self.cq

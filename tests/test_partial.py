@@ -197,3 +197,22 @@ def test_lookup_that_bypasses_a_partial_state_still_sees_changes():
         ).fetchall()
     )
     assert after == want and after != before
+
+
+def test_eviction_never_removes_state_an_upquery_is_building_on():
+    # found by the differential tests under a 1KB budget: filling the distinct's key evicted
+    # the join key it had just filled, and the reader was filled with an empty answer
+    conn = noria_py.connect(memory_limit="1KB")
+    conn.execute("CREATE TABLE t0 (id INT PRIMARY KEY, a INT)")
+    conn.execute(
+        "SELECT x0.c0 AS c0 FROM (SELECT y0.c1 AS c0 FROM (SELECT DISTINCT z0.id AS c0, "
+        "z0.id AS c1, z0.a AS c2 FROM t0 AS z0 WHERE z0.a = z0.a) AS y0 WHERE y0.c0 <> y0.c1) AS x0"
+    )
+    conn.execute("INSERT INTO t0 (id) VALUES (2)")
+    q = (
+        "SELECT DISTINCT x0.a AS c0 FROM t0 AS x0 JOIN (SELECT y0.id AS c0, y0.id AS c1 "
+        "FROM t0 AS y0) AS x1 ON x1.c0 = x0.id WHERE x1.c0 IN (?, ?)"
+    )
+    assert conn.execute(q, (None, 0)).fetchall() == []
+    assert conn.execute(q, (2, None)).fetchall() == [(None,)]
+    assert conn.engine.graph.evictor.evictions > 0

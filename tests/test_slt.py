@@ -132,13 +132,26 @@ def type_matches(letter: str, value: object) -> bool:
 
 
 def run_file(path: Path) -> None:
+    """Run one file and report all of its failing records.
+
+    After a failed query the file goes on (queries change nothing); a failed statement ends it
+    (what follows would run on the wrong data).
+    """
     records = parse(path.read_text())
+    failures: list[str] = []
     conn = noria_py.connect()
     try:
         for record in records:
-            run_record(conn, record, f"{path.name}:{record.line}")
+            try:
+                run_record(conn, record, f"{path.name}:{record.line}")
+            except AssertionError as exc:
+                failures.append(str(exc))
+                if record.kind != "query":
+                    break
     finally:
         conn.close()
+    if failures:
+        raise AssertionError(f"{len(failures)} failing record(s)\n\n" + "\n\n".join(failures))
 
 
 def run_record(conn, record: Record, where: str) -> None:

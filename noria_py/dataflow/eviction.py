@@ -69,6 +69,20 @@ class Evictor:
         self.row_size: dict[int, int] = {}
         self.evictions = 0
         self._evicting = False
+        self.depth = 0  # > 0 while an upquery runs: new keys wait, nothing is evicted
+        self.pending: list = []
+
+    def hold(self) -> None:
+        """An upquery starts: evicting now could remove state the upquery is still building
+        on, so keys filled meanwhile are only recorded; ``release`` accounts for them."""
+        self.depth += 1
+
+    def release(self) -> None:
+        self.depth -= 1
+        if self.depth == 0 and self.pending:
+            pending, self.pending = self.pending, []
+            for node, key, rows in pending:
+                self.filled(node, key, rows)
 
     def _size(self, node, rows: int) -> int:
         per = self.row_size.get(node.id)
@@ -80,6 +94,9 @@ class Evictor:
     def filled(self, node, key, rows: int) -> None:
         entry = (node.id, key)
         self.nodes[node.id] = node
+        if self.depth:
+            self.pending.append((node, key, rows))
+            return
         size = self._size(node, rows)
         if size > self.budget:
             size = self.budget  # a single huge key still fits (alone)
@@ -90,6 +107,8 @@ class Evictor:
             self.pinned.discard(entry)
 
     def touch(self, node, key, rows: int) -> None:
+        if self.depth:
+            return
         entry = (node.id, key)
         if entry in self.cache:
             size = self._size(node, rows)
@@ -100,10 +119,9 @@ class Evictor:
                 self.pinned.discard(entry)
 
     def forget(self, node, key) -> None:
-        if self._evicting:
-            self.cache.pop((node.id, key), None)
-            return
         self.cache.pop((node.id, key), None)
+        if self.pending:
+            self.pending = [p for p in self.pending if not (p[0] is node and p[1] == key)]
 
     def evict(self, entry) -> None:
         node = self.nodes.get(entry[0])

@@ -1021,7 +1021,9 @@ class Compiler:
         visible = plan.visible
         merge_order = None
         merge_limit = None
-        dynamic = plan.range_pos is not None or isinstance(limit, tuple) or isinstance(offset, tuple)
+        dynamic = (
+            plan.range_pos is not None or isinstance(limit, tuple) or isinstance(offset, tuple)
+        )
         if dynamic:
             # the reader keeps every row of a key (ordered by the range column when there is
             # one); each lookup applies the range, ORDER BY and LIMIT/OFFSET itself

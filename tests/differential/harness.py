@@ -1,10 +1,12 @@
 """Run a scenario on noria_py and on SQLite side by side and compare every read.
 
-A scenario is: CREATE TABLEs, CREATE VIEWs, then write batches; each query is installed (first
-executed) before one of the batches or after the last, and from then on read with each of its
-parameter tuples after every batch. Reads must agree with SQLite as multisets, or as lists when
-the query has a total ORDER BY. Writes must succeed on both sides or fail on both with an
-integrity error (a failing statement then changes nothing on either side).
+A scenario is: CREATE TABLEs, then write batches, with the CREATE VIEWs issued before one of
+the batches; each query is installed (first executed) before one of the batches or after the
+last, and from then on read with each of its parameter tuples after every batch. A batch runs
+in autocommit mode or inside BEGIN ... COMMIT or BEGIN ... ROLLBACK. Reads must agree with
+SQLite as multisets, or as lists when the query has a total ORDER BY. Writes must succeed on
+both sides or fail on both with an integrity error (a failing statement then changes nothing on
+either side).
 
 On a mismatch the assertion message holds the whole history as a replayable script: SQL
 statements in order, reads with their parameters. ``replay`` runs such a list of steps again,
@@ -29,9 +31,9 @@ from . import writes as w
 from .schema import Relation, Table, tables
 
 
-def open_target():
+def open_target(**options):
     """The database under test."""
-    return noria_py.connect()
+    return noria_py.connect(**options)
 
 
 # -- scenarios ---------------------------------------------------------------------------------
@@ -45,6 +47,12 @@ class Scenario:
     queries: list[q.Query]
     # queries[i] is installed just before batches[install_at[i]] (or after the last batch).
     install_at: list[int]
+    # The views are created just before batches[views_at] (or after the last batch).
+    views_at: int
+    # How each batch ends: None (autocommit), "COMMIT" or "ROLLBACK" (inside BEGIN ...).
+    endings: list[str | None]
+    # Keyword arguments of noria_py.connect(): {} (partial state, the default) or full state.
+    options: dict
 
 
 @st.composite
@@ -55,12 +63,26 @@ def scenarios(draw, family: str) -> Scenario:
     if family in ("nested", "mixed"):
         views = draw(q.views(tabs, min_views=1 if family == "nested" else 0))
     relations = list(tabs) + [v for v, _ in views]
-    queries = [q.query(draw, relations, family) for _ in range(draw(st.integers(1, 3)))]
+    queries = [q.query(draw, relations, family) for _ in range(draw(st.integers(1, 4)))]
     batches = [w.initial_inserts(draw, tabs)]
     for _ in range(draw(st.integers(1, 4))):
         batches.append([w.write(draw, tabs) for _ in range(draw(st.integers(1, 4)))])
-    install_at = [draw(st.integers(0, len(batches))) for _ in queries]
-    return Scenario(tabs, views, batches, queries, install_at)
+    views_at = draw(st.integers(0, len(batches))) if views else 0
+    install_at = [draw(st.integers(views_at, len(batches))) for _ in queries]
+    endings = [
+        draw(st.sampled_from([None, None, None, None, "COMMIT", "ROLLBACK"])) for _ in batches
+    ]
+    options = draw(
+        st.sampled_from(
+            [
+                {},
+                {"partial": False},
+                {"memory_limit": "1KB"},
+                {"domains": "threads", "read_your_writes": True},
+            ]
+        )
+    )
+    return Scenario(tabs, views, batches, queries, install_at, views_at, endings, options)
 
 
 # -- comparing results -------------------------------------------------------------------------
@@ -158,11 +180,16 @@ class Step:
 class Dual:
     """A noria_py connection and a SQLite connection fed the same statements."""
 
-    target: object = field(default_factory=lambda: open_target())
+    options: dict = field(default_factory=dict)
+    target: object = None
     lite: sqlite3.Connection = field(
         default_factory=lambda: sqlite3.connect(":memory:", isolation_level=None)
     )
     steps: list[Step] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.target is None:
+            self.target = open_target(**self.options)
 
     def close(self) -> None:
         self.lite.close()
@@ -172,13 +199,11 @@ class Dual:
 
     def script(self) -> str:
         lines = [step.render() for step in self.steps]
-        replayable = ",\n".join(f"    ({s.sql!r}, {s.params!r})" for s in self.steps)
+        replayable = "".join(f"    ({s.sql!r}, {s.params!r}),\n" for s in self.steps)
         return (
-            "--- script (reads carry their parameters) ---\n"
+            f"--- script on noria_py.connect(**{self.options!r}); reads carry their parameters ---\n"
             + "\n".join(lines)
-            + "\n--- as replay() steps ---\n[\n"
-            + replayable
-            + ",\n]"
+            + f"\n--- as replay(steps, options={self.options!r}) ---\nsteps = [\n{replayable}]"
         )
 
     def fail(self, message: str, exc: BaseException | None = None) -> None:
@@ -191,6 +216,15 @@ class Dual:
             self.target.execute(sql)
         except Exception as exc:
             self.fail(f"noria_py rejected DDL that SQLite accepts: {exc!r}", exc)
+
+    def control(self, sql: str) -> None:
+        """BEGIN, COMMIT or ROLLBACK on both sides."""
+        self.steps.append(Step(sql))
+        self.lite.execute(sql)
+        try:
+            self.target.cursor().execute(sql)
+        except Exception as exc:
+            self.fail(f"noria_py rejected {sql}: {exc!r}", exc)
 
     def write(self, sql: str, params: tuple = ()) -> None:
         step = Step(sql, params)
@@ -253,28 +287,33 @@ def _table_shift(dual: Dual, table: str) -> int:
 
 
 def run(scenario: Scenario) -> None:
-    dual = Dual()
+    dual = Dual(scenario.options)
     try:
         for table in scenario.tables:
             dual.ddl(table.ddl())
-        for _, view_sql in scenario.views:
-            dual.ddl(view_sql)
         installed: list[q.Query] = []
 
         def install(at: int) -> None:
+            if at == scenario.views_at:
+                for _, view_sql in scenario.views:
+                    dual.ddl(view_sql)
             for query, when in zip(scenario.queries, scenario.install_at):
                 if when == at:
                     installed.append(query)
                     for params in query.param_sets:
                         dual.read(query, params)
 
-        for i, batch in enumerate(scenario.batches):
+        for i, (batch, ending) in enumerate(zip(scenario.batches, scenario.endings)):
             install(i)
+            if ending is not None:
+                dual.control("BEGIN")
             for stmt in batch:
                 sql = stmt.sql
                 if stmt.shift:
                     sql = sql.format(shift=_table_shift(dual, stmt.table))
                 dual.write(sql)
+            if ending is not None:
+                dual.control(ending)
             for query in installed:
                 for params in query.param_sets:
                     dual.read(query, params)
@@ -283,13 +322,19 @@ def run(scenario: Scenario) -> None:
         dual.close()
 
 
-def replay(steps: list[tuple[str, tuple]], connect: Callable | None = None) -> None:
+def replay(
+    steps: list[tuple[str, tuple]], options: dict | None = None, connect: Callable | None = None
+) -> None:
     """Replay ``(sql, params)`` steps from a failure report, comparing reads with SQLite.
 
-    A step whose SQL starts with SELECT is a read; its result is compared as a multiset, or as a
-    list when the SQL contains ORDER BY (generated ORDER BYs are always total).
+    ``options`` are the report's noria_py.connect() arguments; ``connect`` replaces
+    noria_py.connect altogether. A step whose SQL starts with SELECT is a read; its result is
+    compared as a multiset, or as a list when the SQL contains ORDER BY (generated ORDER BYs are
+    always total).
     """
-    dual = Dual(target=(connect or open_target)())
+    options = options or {}
+    target = connect(**options) if connect is not None else None
+    dual = Dual(options, target)
     try:
         for sql, params in steps:
             verb = sql.split(None, 1)[0].upper()
@@ -299,6 +344,8 @@ def replay(steps: list[tuple[str, tuple]], connect: Callable | None = None) -> N
                 dual.read(query, params)
             elif verb == "CREATE":
                 dual.ddl(sql)
+            elif verb in ("BEGIN", "COMMIT", "ROLLBACK"):
+                dual.control(sql)
             else:
                 dual.write(sql, params)
     finally:

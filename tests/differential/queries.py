@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from .schema import INT, STR, Relation, literal, rare_null_values_of
+from .schema import INT, STR, Relation, Table, literal, rare_null_values_of
 
 REAL = "REAL"  # an AVG: compared with a tolerance, never fed to another operator
+INT_COLUMN = "INT_COLUMN"  # the kind of a parameter compared with an INT column of a base table
 
 # Which query shapes a test family draws. "mixed" draws from all of them.
 FAMILIES = ("filter", "join", "aggregate", "topk", "union", "nested", "mixed")
@@ -162,6 +163,8 @@ class QueryGen:
         self.relations = relations
         # A FROM item is a derived table (a subquery) once in ``derived_odds`` draws.
         self.derived_odds = derived_odds
+        # References to INT columns of base tables (not of views or derived tables).
+        self.table_int_refs: set[str] = set()
 
     def choice(self, options):
         return self.draw(st.sampled_from(options))
@@ -178,6 +181,8 @@ class QueryGen:
             rel = self.choice(self.relations)
             sql = f"{rel.name} AS {alias}"
             columns = list(rel.columns)
+            if isinstance(rel, Table):
+                self.table_int_refs.update(f"{alias}.{n}" for n, k in columns if k == INT)
         return sql, [(f"{alias}.{name}", kind) for name, kind in columns]
 
     def from_clause(self, level: int, n_items: int, allow_derived: bool = True):
@@ -212,6 +217,8 @@ class QueryGen:
         kinds = []
         columns = self.draw(st.permutations(scope))[:n_params]
         for ref, kind in columns:
+            if ref in self.table_int_refs:
+                kind = INT_COLUMN
             if self.draw(st.integers(0, 3)) == 0:
                 conds.append(f"{ref} IN (?, ?)")
                 kinds += [kind, kind]
@@ -348,6 +355,10 @@ class QueryGen:
         if not any(kind == INT for _, kind in body.outputs):
             # Every relation must offer an INT column for joins; fall back to a plain select.
             body = self.plain(level, max_from=2)
+        if self.draw(st.integers(0, 4)) == 0:
+            # A top-k inside a view or a derived table (deterministic: the order is total).
+            body = self.order_limit(body)
+            body.ordered = False
         return body
 
     def order_limit(self, body: Select) -> Select:
@@ -375,8 +386,11 @@ class QueryGen:
         if family == "aggregate":
             return self.aggregate(0, n_params, allow_avg=True)
         if family == "topk":
-            if self.draw(st.booleans()):
+            form = self.choice(["aggregate", "plain", "plain", "union"])
+            if form == "aggregate":
                 body = self.aggregate(0, n_params)
+            elif form == "union":
+                body = self.union(0, n_params)
             else:
                 body = self.plain(0, n_params, allow_upper=True, max_from=2)
             return self.order_limit(body)
@@ -402,11 +416,23 @@ def views(
     return result
 
 
+def param_value(draw, kind: str) -> object:
+    if kind != INT_COLUMN:
+        return draw(rare_null_values_of(kind))
+    value = draw(rare_null_values_of(INT))
+    if value is not None and draw(st.integers(0, 7)) == 0:
+        # A numeric string compared with an INT column: MySQL compares it as a number, and so
+        # does SQLite, whose column affinity converts the bound text. (An INT computed in a
+        # view or a derived table has no affinity in SQLite, hence base tables only.)
+        return str(value)
+    return value
+
+
 def param_sets(draw, kinds: list[str]) -> list[tuple]:
     if not kinds:
         return [()]
     n = draw(st.integers(2, 3))
-    return [tuple(draw(rare_null_values_of(k)) for k in kinds) for _ in range(n)]
+    return [tuple(param_value(draw, k) for k in kinds) for _ in range(n)]
 
 
 def query(draw, relations: list[Relation], family: str) -> Query:

@@ -1,20 +1,25 @@
 """noria_py against SQLite on random schemas, queries and write sequences.
 
-One test per query family; each runs as many examples as the hypothesis profile says (see
-tests/conftest.py). A failure's message holds a script that reproduces it (see harness.replay).
+One test per query family. Each runs EXAMPLES_FACTOR times the hypothesis profile's
+max_examples (tests/conftest.py): 400 per family, 2,800 in all, with the default "ci" profile.
+A failure's message holds a script that reproduces it (see harness.replay).
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from .harness import Scenario, run, scenarios
 from .queries import FAMILIES
 
+EXAMPLES_FACTOR = 4
+
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_reads_match_sqlite(family: str) -> None:
+    # Built here, not at import, so that --hypothesis-profile (loaded after import) counts.
+    @settings(max_examples=EXAMPLES_FACTOR * settings.default.max_examples)
     @given(scenarios(family))
     def check(scenario: Scenario) -> None:
         run(scenario)

@@ -140,6 +140,41 @@ TOPK_OVER_NESTED_DISTINCT_AFTER_INSERT = [
     ),
 ]
 
+# A global COUNT over a self-join keyed by a parameter, read (as 0) before the matching row was
+# inserted, stayed at 0 instead of 1.
+SELF_JOIN_COUNT_AFTER_INSERT = [
+    ("CREATE TABLE t0 (id INT PRIMARY KEY, a INT, b INT, c INT)", ()),
+    (
+        "SELECT COUNT(*) AS c0 FROM t0 AS x0 JOIN t0 AS x1 ON x1.id = x0.id"
+        " WHERE x0.id = x0.id AND x0.id = ?",
+        (0,),
+    ),
+    ("INSERT INTO t0 VALUES (0, NULL, NULL, NULL)", ()),
+    (
+        "SELECT COUNT(*) AS c0 FROM t0 AS x0 JOIN t0 AS x1 ON x1.id = x0.id"
+        " WHERE x0.id = x0.id AND x0.id = ?",
+        (0,),
+    ),
+]
+
+# IN (?, ?) with the values '0' and 0, which are the same key for an INT column: the row must
+# come back once, not once per parameter.
+IN_LIST_WITH_EQUAL_KEYS_OF_DIFFERENT_TYPES = [
+    ("CREATE TABLE t1 (id INT PRIMARY KEY, a INT)", ()),
+    ("INSERT INTO t1 VALUES (0, NULL)", ()),
+    ("SELECT id FROM t1 WHERE id IN (?, ?)", ("0", 0)),
+    ("SELECT id FROM t1 WHERE id IN (?, ?) ORDER BY id LIMIT 2", ("0", 0)),
+]
+
+
+def test_self_join_count_after_insert() -> None:
+    replay(SELF_JOIN_COUNT_AFTER_INSERT)
+
+
+def test_in_list_with_equal_keys_of_different_types() -> None:
+    replay(IN_LIST_WITH_EQUAL_KEYS_OF_DIFFERENT_TYPES)
+    replay(IN_LIST_WITH_EQUAL_KEYS_OF_DIFFERENT_TYPES, options={"partial": False})
+
 
 def test_global_aggregate_having_after_insert() -> None:
     replay(GLOBAL_AGGREGATE_HAVING_AFTER_INSERT)
