@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from . import errors as E
 from .dataflow.graph import Graph
+from .dataflow.node import Node
 from .result import Result
 from .sql import values as V
 from .sql.compile import CompiledQuery, Compiler, key_combinations
