@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lobsters lint bench clean
+.PHONY: test demo lobsters lint bench clean sysdeps
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -12,7 +12,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP)
+# System packages the tests use: Java (Spark), MariaDB server and client (wire and baseline
+# tests). Installed with apt-get when missing and we may (root); otherwise say what is missing.
+sysdeps:
+	@if ! command -v java >/dev/null 2>&1 || ! command -v mariadbd >/dev/null 2>&1 \
+	    || ! command -v mariadb >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless mariadb-server mariadb-client; \
+	  else \
+	    echo "missing: Java and/or MariaDB (apt-get install default-jre-headless mariadb-server mariadb-client)"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+test: sysdeps $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 demo: $(STAMP)
