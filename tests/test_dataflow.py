@@ -153,3 +153,18 @@ def test_views_match_sqlite_after_mixed_writes(conn):
         got = sorted(conn.execute(q).fetchall(), key=repr)
         want = sorted(ref.execute(q).fetchall(), key=repr)
         assert got == want, q
+
+
+def test_plain_read_of_a_view_with_its_own_limit_is_maintained(conn):
+    # found by the differential tests: ORDER BY may name view outputs the outer query drops
+    conn.execute(
+        "CREATE VIEW v0 AS SELECT id AS c0, id AS c1, author AS c2 FROM stories "
+        "ORDER BY c2 DESC, c1 DESC LIMIT 2"
+    )
+    assert conn.execute("SELECT c0 FROM v0").fetchall() == [(8,), (5,)]
+    conn.execute("DELETE FROM stories WHERE id = 8")
+    assert conn.execute("SELECT c0 FROM v0").fetchall() == [(5,), (2,)]
+    statuses = {r[1]: r[2] for r in conn.execute("SHOW CACHES")}
+    assert statuses["SELECT c0 FROM v0"] == "cached"
+    # anything around the limited view acts after the limit: proxied, still correct
+    assert conn.execute("SELECT c0 FROM v0 WHERE c0 < 5").fetchall() == [(2,)]

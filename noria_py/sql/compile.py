@@ -981,6 +981,22 @@ class Compiler:
                 return q
             body = src.this if isinstance(src, exp.Alias) else src
             picked.append(exp.alias_(body.copy(), e.alias_or_name))
+        # ORDER BY may name outputs that are no longer selected: order by their expressions
+        order = inner.args.get("order")
+        if order is not None:
+            originals = list(inner.expressions)
+            for o in order.expressions:
+                e = o.this
+                target = None
+                if isinstance(e, exp.Literal) and not e.is_string:
+                    pos = int(e.this) - 1
+                    if 0 <= pos < len(originals):
+                        target = originals[pos]
+                elif isinstance(e, exp.Column) and not e.table:
+                    target = outputs.get(e.name.lower())
+                if target is not None:
+                    body = target.this if isinstance(target, exp.Alias) else target
+                    o.set("this", body.copy())
         inner.set("expressions", picked)
         return inner
 
