@@ -115,6 +115,7 @@ class SelectPrepared(Prepared):
         self._evictor = cq.reader.graph.evictor if cq.reader.graph is not None else None
         if len(kp) == 1 and kk[0] == V.INT:
             i0 = kp[0]
+
             def int_key(p, i0=i0):
                 v = p[i0]
                 return (v,) if v.__class__ is int else (_coerce_key(v, V.INT),)
