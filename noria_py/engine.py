@@ -333,12 +333,6 @@ def _int_param(v, what: str) -> int:
     return n
 
 
-def _int_key(v):
-    if type(v) is int:
-        return v
-    return _coerce_key(v, V.INT)
-
-
 def _coerce_key(v, kind):
     """Bring a parameter to the kind of the column it is compared with, as MySQL compares."""
     if v is None:
@@ -528,7 +522,6 @@ class InsertPrepared(Prepared):
     def _compile_upsert(schema: TableSchema, assignments) -> list:
         """``col = expr`` pairs evaluated over (existing row + the row that was to be inserted);
         ``VALUES(col)`` names the latter."""
-        n = len(schema.columns)
         scope = Scope(
             [(schema.name, c.name, c.ctype.kind) for c in schema.columns]
             + [("__new", f"__new_{c.name}", c.ctype.kind) for c in schema.columns]
@@ -559,7 +552,6 @@ class InsertPrepared(Prepared):
             except Unsupported as e:
                 raise E.NotSupportedError(f"ON DUPLICATE KEY UPDATE expression: {e}") from None
             out.append((i, fn))
-        del n
         return out
 
     def build_rows(self, engine: Engine, params) -> list[list]:

@@ -168,3 +168,11 @@ def test_plain_read_of_a_view_with_its_own_limit_is_maintained(conn):
     assert statuses["SELECT c0 FROM v0"] == "cached"
     # anything around the limited view acts after the limit: proxied, still correct
     assert conn.execute("SELECT c0 FROM v0 WHERE c0 < 5").fetchall() == [(2,)]
+
+
+def test_order_by_inside_a_subquery_or_view_adds_no_column(conn):
+    # an ORDER BY on a column the subquery does not select must not leak a hidden column
+    q = "SELECT * FROM (SELECT id FROM stories WHERE id < 3 ORDER BY author DESC) x"
+    assert sorted(conn.execute(q).fetchall()) == [(0,), (1,), (2,)]
+    conn.execute("CREATE VIEW vo AS SELECT id FROM stories WHERE id < 2 ORDER BY title")
+    assert sorted(conn.execute("SELECT * FROM vo").fetchall()) == [(0,), (1,)]

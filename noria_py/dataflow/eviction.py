@@ -68,7 +68,6 @@ class Evictor:
         self.nodes: dict[int, object] = {}
         self.row_size: dict[int, int] = {}
         self.evictions = 0
-        self._evicting = False
         self.depth = 0  # > 0 while an upquery runs: new keys wait, nothing is evicted
         self.pending: list = []
 

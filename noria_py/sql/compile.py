@@ -178,8 +178,6 @@ class Compiler:
 
     def from_item(self, item: exp.Expression) -> Rel:
         if isinstance(item, exp.Table):
-            if item.args.get("db") and str(item.args.get("db")).lower() not in ("", "noria"):
-                pass
             alias = item.alias or None
             if isinstance(item.this, exp.Identifier):
                 return self.base(item.name, alias)
@@ -202,6 +200,11 @@ class Compiler:
         if isinstance(q, exp.Select):
             if q.args.get("limit") or q.args.get("offset"):
                 raise Unsupported("LIMIT inside a subquery or view")
+            if q.args.get("order"):
+                # a relation has no order (MySQL ignores it too): dropping it also keeps hidden
+                # ORDER BY columns out of the relation's columns
+                q = q.copy()
+                q.set("order", None)
             plan = self.plan_select(q, top=False)
             return plan.rel
         if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
@@ -401,8 +404,6 @@ class Compiler:
             raise Unsupported("WITH")
         if sel.args.get("windows") or sel.find(exp.Window):
             raise Unsupported("window functions")
-        if sel.args.get("locks"):
-            pass
         where_conj = _flatten_and(sel.args["where"].this) if sel.args.get("where") else []
         rel = self.from_rel(sel, where_conj)
         scope = rel.scope()
@@ -523,12 +524,7 @@ class Compiler:
             if isinstance(e, exp.Column) and not e.table:
                 low = e.name.lower()
                 hits = [i for i, n in enumerate(names) if n.lower() == low]
-                alias_hits = [
-                    i
-                    for i in hits
-                    if not (isinstance(exprs[i], exp.Column) and exprs[i].name.lower() == low)
-                ]
-                if hits and (alias_hits or True):
+                if hits:
                     items.append(("visible", hits[0], desc))
                     continue
             for i, x in enumerate(exprs):
@@ -566,15 +562,11 @@ class Compiler:
             parent = out.node
             node = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
             out = Rel(node, out.cols, out.nullable, {})
-        plan.rel = Rel(out.node, out.cols[: len(exprs)] if False else out.cols, out.nullable, {})
+        plan.rel = Rel(out.node, out.cols, out.nullable, {})
         plan.visible = len(exprs)
         plan.key_pos = key_pos
         plan.order = order_spec
         plan.distinct = bool(sel.args.get("distinct"))
-        if len(out.cols) != len(exprs):
-            # as a relation (subquery), hidden columns must not leak
-            if key_pos or order_spec:
-                pass
         plan.kinds = [k for _, _, k in out.cols[: len(exprs)]]
         plan.nullable = out.nullable[: len(exprs)]
 
@@ -606,7 +598,7 @@ class Compiler:
         for k in key_exprs:
             c = self.canon(k, scope)
             if c not in group_canon:
-                if multi and (implicit or True) and not implicit:
+                if multi and not implicit:
                     raise Unsupported("IN parameters on a column that is not grouped")
                 if multi and implicit:
                     raise Unsupported("IN parameters with an aggregate over all keys")
@@ -916,15 +908,11 @@ class Compiler:
         node = self._mk(sig, lambda: Union(parents, names, kinds))
         nullable = [any(r.nullable[i] for r in rels) for i in range(width)]
         rel = Rel(node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {})
-        if u.args.get("distinct", True) is not False and self._is_distinct(u):
+        if u.args.get("distinct"):
             parent = rel.node
             dn = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
             rel = Rel(dn, rel.cols, rel.nullable, {})
         return rel
-
-    @staticmethod
-    def _is_distinct(u: exp.Union) -> bool:
-        return bool(u.args.get("distinct"))
 
     def _union_branches(self, u: exp.Expression, out: list) -> None:
         # flatten unions of the same kind (all UNION ALL, or all UNION)

@@ -393,8 +393,6 @@ class Aggregate(Node):
                     self.evict_all()
                 elif fk in self.filled:
                     self.evict_key(fk)
-            elif not self.partial and self.graph is not None:
-                pass
             out.append(tuple(row[:ng]) + pad)
         return out
 
