@@ -643,6 +643,16 @@ class Engine:
         self.domains = options.get("domains", "inline")
         if self.domains not in ("inline", "threads"):
             raise E.ProgrammingError("domains must be 'inline' or 'threads'")
+        # upqueries: "direct" computes a fill in place (one recursive call up the path, under
+        # the engine lock); "messages" sends requests and responses through the message-passing
+        # dataflow (dataflow/domain.py) delivered in FIFO order by the inline scheduler
+        self.upqueries = options.get("upqueries", "direct")
+        if self.upqueries not in ("direct", "messages"):
+            raise E.ProgrammingError("upqueries must be 'direct' or 'messages'")
+        if self.upqueries == "messages":
+            from .dataflow.scheduler import InlineScheduler
+
+            InlineScheduler(self.graph).attach()
         self.read_your_writes = bool(options.get("read_your_writes", False))
         self.batch_window = float(options.get("batch_window", 0.0002))
         self.inbox_limit = int(options.get("inbox_limit", 10000))

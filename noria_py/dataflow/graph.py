@@ -26,6 +26,7 @@ class Graph:
         self.fill_log: list | None = None  # keys filled inside an open transaction
         self.lock = None  # the engine's lock: held by whoever changes state
         self.sync = lambda: None  # apply pending deltas before reading base storage
+        self.runtime = None  # a scheduler (scheduler.py) when the dataflow runs on messages
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:
@@ -98,6 +99,9 @@ class Graph:
         """Push a delta from ``source`` through every downstream operator (inline scheduling)."""
         if not batch:
             return
+        if self.runtime is not None:
+            self.runtime.inject(source, batch)
+            return
         queue = deque()
         for child, port in source.children:
             queue.append((child, port, batch))
@@ -114,6 +118,9 @@ class Graph:
         if not rows:
             return
         self.probes_sent += len(rows)
+        if self.runtime is not None:
+            self.runtime.probe(source, rows)
+            return
         for child, port in list(source.children):
             out = child.on_probe(port, rows)
             if out:

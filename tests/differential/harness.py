@@ -79,6 +79,8 @@ def scenarios(draw, family: str) -> Scenario:
                 {"partial": False},
                 {"memory_limit": "1KB"},
                 {"domains": "threads", "read_your_writes": True},
+                {"upqueries": "messages"},
+                {"upqueries": "messages", "memory_limit": "1KB"},
             ]
         )
     )

@@ -133,6 +133,9 @@ class Reader(Node):
     # --- partial state ---------------------------------------------------------------------
     def fill(self, key: tuple) -> tuple:
         """A read missed: upquery the parent for ``key`` and publish the result."""
+        runtime = self.graph.runtime if self.graph is not None else None
+        if runtime is not None:
+            return runtime.read(self, key)
         rows = self.parents[0].query(list(self.key_cols), key)
         self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
         # published last: a concurrent lock-free lookup sees the key missing, then complete

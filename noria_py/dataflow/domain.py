@@ -1,0 +1,546 @@
+"""Message-passing execution of the dataflow graph: what a domain does with each message.
+
+The graph's nodes talk only through messages sent along its edges:
+
+- ``delta``: records from a parent (a base write, or an operator's output);
+- ``probe``: records dropped or evicted upstream; stateful nodes evict what they may affect;
+- ``req``: an upquery travelling up (a child asks its parent for the rows of some keys);
+- ``resp``: the answer travelling back down, only along the path the request came up.
+
+Messages on one edge are delivered in the order they were sent (FIFO channels, as between Noria's
+domains); messages on different edges may be delivered in any order. ``scheduler.py`` decides that
+order: first-in-first-out for the engine, or an order chosen by hypothesis in tests. Because a
+response can now meet deltas that were sent before or after it, the upquery protocol needs the
+mechanisms of chapter 4 of the thesis, each of which can be switched off to show that a test
+catches its absence (``Dataflow.mechanisms``):
+
+- ``union_buffering``: a union holds the response pieces of one upquery until every parent has
+  answered (grouped by upquery and by the path below the union, so chained unions work), and folds
+  into a held piece each delta, for the held keys, from a parent that has already answered.
+- ``dependent_upqueries``: a join that meets a missing join key while processing a response
+  discards the response, fills the key on both sides, and re-issues the original request when the
+  key is filled (again, if it was evicted meanwhile).
+- ``join_fill_buffering``: while a join key is being filled, deltas for it from a side that has
+  already answered are folded into that side's pending state.
+- ``incongruent_eviction``: a record dropped at a partial state sends a probe downstream so that
+  keys filled below by another key evict what the record could have changed (``partial.py``).
+
+A request is carried with its *hops*: the (node, port, columns, keys) of every node it passed, from
+the requester up. The response walks the hops back down; each node knows from its own hop what it
+had been asked for. Stateful partial nodes on the way (aggregate, distinct, a join asked by its
+join key) answer from their own state, filling it first when needed; concurrent requests for one
+key are coalesced onto one fill, and a request for many keys is one upquery.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .node import Node
+from .ops.aggregate import Aggregate
+from .ops.base import BaseTable
+from .ops.distinct import Distinct
+from .ops.filter import Filter
+from .ops.join import Join
+from .ops.project import Project
+from .ops.reader import Reader
+from .ops.union import Union
+from .partial import matches
+
+MECHANISMS = (
+    "union_buffering",
+    "dependent_upqueries",
+    "join_fill_buffering",
+    "incongruent_eviction",
+)
+
+
+class Up:
+    """One upquery (its identity; the hops travel with each message)."""
+
+    __slots__ = ("id", "origin")
+
+    def __init__(self, uid: int, origin: Node):
+        self.id = uid
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"<up {self.id} from {self.origin.id}>"
+
+
+def _keyset(cols, keys):
+    return {tuple(k) for k in keys}
+
+
+def _select(batch, cols, keys):
+    """The records of ``batch`` whose ``cols`` equal one of ``keys``."""
+    if len(keys) == 1:
+        k = keys[0]
+        return [rec for rec in batch if matches(rec[0], cols, k)]
+    want = _keyset(cols, keys)
+    return [rec for rec in batch if tuple(rec[0][c] for c in cols) in want]
+
+
+class _Pending:
+    """A key being filled: which upquery fills it, and who waits for it."""
+
+    __slots__ = ("up", "got", "waiters")
+
+    def __init__(self, up):
+        self.up = up
+        self.got: dict = {}  # join fills: port -> {row: count}
+        self.waiters: list = []
+
+
+class _Waiter:
+    """A continuation run once every key it waits on is filled."""
+
+    __slots__ = ("keys", "run")
+
+    def __init__(self, keys, run):
+        self.keys = set(keys)
+        self.run = run
+
+
+class Dataflow:
+    """Handles messages for every node of a graph. ``send`` is provided by the scheduler."""
+
+    def __init__(self, graph, scheduler):
+        self.graph = graph
+        self.scheduler = scheduler
+        self.mechanisms = {m: True for m in MECHANISMS}
+        self._ids = itertools.count(1)
+        self.pending: dict[int, dict] = {}  # node id -> key -> _Pending
+        self.buffers: dict[int, dict] = {}  # union id -> group -> buffer
+        self.upqueries = 0
+        self.reissued = 0
+        self.discarded = 0
+
+    # --- sending --------------------------------------------------------------------------
+    def send_down(self, node: Node, kind: str, payload) -> None:
+        for child, port in node.children:
+            self.scheduler.send(node, child, port, kind, payload)
+
+    def request(self, node: Node, port: int, up, hops, cols, keys) -> None:
+        self.upqueries += 1
+        self.scheduler.send(node, node.parents[port], port, "req", (up, hops, cols, keys))
+
+    def respond(self, node: Node, up, hops, rows) -> None:
+        cid, cport = hops[-1][0], hops[-1][1]
+        child = self.graph.nodes.get(cid)
+        if child is None:
+            return  # the requester was removed meanwhile
+        self.scheduler.send(node, child, cport, "resp", (up, hops, rows))
+
+    def new_up(self, origin: Node) -> Up:
+        return Up(next(self._ids), origin)
+
+    # --- delivery -------------------------------------------------------------------------
+    def deliver(self, src: Node, dst: Node, port: int, kind: str, payload) -> None:
+        if dst.graph is None or dst.id not in self.graph.nodes:
+            return  # removed
+        if kind == "delta":
+            self._on_delta(dst, port, payload)
+        elif kind == "probe":
+            out = dst.on_probe(port, payload)
+            if out:
+                self.send_down(dst, "probe", out)
+        elif kind == "req":
+            up, hops, cols, keys = payload
+            self._on_request(dst, up, hops, cols, keys)
+        elif kind == "resp":
+            up, hops, rows = payload
+            self._on_response(dst, port, up, hops, rows)
+        else:  # pragma: no cover - programming error
+            raise ValueError(kind)
+
+    def _on_delta(self, node: Node, port: int, batch) -> None:
+        if isinstance(node, Union) and self.buffers.get(node.id):
+            self._fold_union(node, port, batch)
+        elif isinstance(node, Join) and self.pending.get(node.id):
+            self._fold_join(node, port, batch)
+        out = node.on_input(port, batch)
+        if out:
+            self.send_down(node, "delta", out)
+
+    # --- requests (travelling up) ---------------------------------------------------------
+    def _on_request(self, node: Node, up, hops, cols, keys) -> None:
+        cols = tuple(cols)
+        keys = [tuple(k) for k in keys]
+        if isinstance(node, BaseTable):
+            rows = []
+            lookup = node.storage.lookup
+            for k in dict.fromkeys(keys):
+                rows.extend((r, 1) for r in lookup(node.table, list(cols), k))
+            self.respond(node, up, hops, rows)
+            return
+        if node.materialization != "none" and not node.partial:
+            # full state answers from itself, at its own position in the stream
+            self.respond(node, up, hops, _select(node.contents(), cols, keys))
+            return
+        hop = (node.id, 0, cols, tuple(keys))
+        if isinstance(node, Filter):
+            self.request(node, 0, up, hops + (hop,), cols, keys)
+        elif isinstance(node, Project):
+            mapped = tuple(node.source_cols[c] for c in cols)
+            if any(m is None for m in mapped):  # not traceable: the planner made this full
+                raise RuntimeError(f"untraceable upquery through {node}")
+            self.request(node, 0, up, hops + (hop,), mapped, keys)
+        elif isinstance(node, Union):
+            group = (up.id, hops)
+            buffers = self.buffers.setdefault(node.id, {})
+            if self.mechanisms["union_buffering"]:
+                buffers[group] = {
+                    "waiting": set(range(len(node.parents))),
+                    "rows": [],
+                    "cols": cols,
+                    "keys": _keyset(cols, keys),
+                }
+            for port in range(len(node.parents)):
+                h = (node.id, port, cols, tuple(keys))
+                self.request(node, port, up, hops + (h,), cols, keys)
+        elif isinstance(node, Join):
+            self._join_request(node, up, hops, cols, keys)
+        elif isinstance(node, (Aggregate, Distinct)):
+            self._stateful_request(node, up, hops, cols, keys)
+        else:  # pragma: no cover - every operator is handled above
+            raise RuntimeError(f"no upquery handling for {node}")
+
+    def _stateful_request(self, node, up, hops, cols, keys) -> None:
+        fill = node.fill_cols
+        if sorted(cols) != sorted(fill):
+            # asked by other columns than the state is filled by: compute the answer from the
+            # parent's rows (nothing is filled here; drops here probe the key below)
+            if isinstance(node, Aggregate) and not all(c < node.ngroup for c in cols):
+                raise RuntimeError(f"untraceable upquery through {node}")
+            hop = (node.id, 0, cols, tuple(keys))
+            self.request(node, 0, up, hops + (hop,), cols, keys)
+            return
+        pos = [cols.index(c) for c in fill]
+        fks = list(dict.fromkeys(tuple(k[i] for i in pos) for k in keys))
+
+        def answer():
+            self.respond(node, up, hops, self._state_rows(node, fks))
+
+        self._need(node, fks, answer)
+
+    def _state_rows(self, node, fks) -> list:
+        out = []
+        for fk in fks:
+            for gk in node.fidx.get(fk, ()):
+                if isinstance(node, Aggregate):
+                    g = node.groups.get(gk)
+                    if g is not None and g.rows > 0:
+                        out.append((node._output(gk, g), 1))
+                elif node.counts.get(gk, 0) > 0:
+                    out.append((gk, 1))
+        return out
+
+    def _need(self, node, fks, then) -> None:
+        """Run ``then`` once every fill key in ``fks`` is filled at ``node`` (filling them)."""
+        missing = [fk for fk in fks if fk not in node.filled]
+        if not missing:
+            then()
+            return
+        pend = self.pending.setdefault(node.id, {})
+        waiter = _Waiter(missing, then)
+        start = []
+        for fk in missing:
+            p = pend.get(fk)
+            if p is None:
+                p = pend[fk] = _Pending(None)
+                start.append(fk)
+            p.waiters.append(waiter)
+        if start:
+            self._start_fill(node, start)
+
+    def _start_fill(self, node, fks) -> None:
+        up = self.new_up(node)
+        pend = self.pending[node.id]
+        for fk in fks:
+            pend[fk].up = up.id
+        if isinstance(node, Join):
+            for fk in fks:
+                if node._has_null(fk):
+                    pend[fk].got[1] = {}  # NULL never matches: nothing to ask
+            tuples = [node._tuple(k) for k in fks]
+            lk = tuple(node.left_key)
+            hop = (node.id, 0, lk, tuple(tuples))
+            self.request(node, 0, up, (hop,), lk, tuples)
+            rkeys = [t for t, k in zip(tuples, fks) if not node._has_null(k)]
+            if rkeys:
+                rk = tuple(node.right_key)
+                hop = (node.id, 1, rk, tuple(tuples))
+                self.request(node, 1, up, (hop,), rk, rkeys)
+        else:
+            cols = tuple(node.fill_cols)
+            hop = (node.id, 0, cols, tuple(fks))
+            self.request(node, 0, up, (hop,), cols, fks)
+
+    def _join_request(self, node: Join, up, hops, cols, keys) -> None:
+        nl = len(node.parents[0].columns)
+        for side, jcols, base in ((0, node.left_key, 0), (1, node.right_key, nl)):
+            if side == 1 and node.outer:
+                break
+            want = [c + base for c in jcols]
+            if all(c in cols for c in want):
+                # asked by the join key: answer from the join's own state, filling it first
+                pos = [cols.index(c) for c in want]
+                jks = []
+                for k in keys:
+                    t = tuple(k[i] for i in pos)
+                    jks.append(t if node._multi else t[0])
+                jks = list(dict.fromkeys(jks))
+
+                def answer(jks=jks):
+                    rows = []
+                    for jk in jks:
+                        rows.extend(_join_output(node, jk))
+                    self.respond(node, up, hops, _select(rows, cols, keys))
+
+                self._need(node, jks, answer)
+                return
+        lsel = [i for i, c in enumerate(cols) if c < nl]
+        rsel = [i for i, c in enumerate(cols) if c >= nl]
+        hop = (node.id, 0, cols, tuple(keys))
+        if lsel:
+            pcols = tuple(cols[i] for i in lsel)
+            port = 0
+        elif not node.outer:
+            pcols = tuple(cols[i] - nl for i in rsel)
+            port = 1
+            lsel = rsel
+        else:
+            raise RuntimeError(f"untraceable upquery through {node}")
+        pkeys = list(dict.fromkeys(tuple(k[i] for i in lsel) for k in keys))
+        hop = (node.id, port, cols, tuple(keys))
+        self.request(node, port, up, hops + (hop,), pcols, pkeys)
+
+    # --- responses (travelling down) ------------------------------------------------------
+    def _on_response(self, node: Node, port: int, up, hops, rows) -> None:
+        hop = hops[-1]
+        below = hops[:-1]
+        if not below and up.origin is node:
+            self._fill(node, port, up, rows)
+            return
+        cols, keys = hop[2], hop[3]
+        if isinstance(node, Union):
+            self._union_response(node, port, up, below, rows)
+        elif isinstance(node, Join):
+            self._join_response(node, port, up, hops, rows)
+        elif isinstance(node, Aggregate):
+            scratch = Aggregate(node.parents[0], node.ngroup, node.aggs, node.columns, node.kinds)
+            scratch.groups = {}
+            scratch._apply(rows)
+            self.respond(node, up, below, _select(scratch.contents(), cols, keys))
+        elif isinstance(node, Distinct):
+            bag: dict = {}
+            for r, m in rows:
+                bag[r] = bag.get(r, 0) + m
+            self.respond(node, up, below, [(r, 1) for r, c in bag.items() if c > 0])
+        else:  # filter, project: stateless
+            out = node.on_input(port, rows)
+            self.respond(node, up, below, out)
+
+    def _union_response(self, node, port, up, below, rows) -> None:
+        if not self.mechanisms["union_buffering"]:
+            self.respond(node, up, below, rows)
+            return
+        buffers = self.buffers.get(node.id, {})
+        buf = buffers.get((up.id, below))
+        if buf is None or port not in buf["waiting"]:
+            return  # a stale or duplicate piece
+        buf["waiting"].discard(port)
+        buf["rows"].extend(rows)
+        if not buf["waiting"]:
+            del buffers[(up.id, below)]
+            self.respond(node, up, below, buf["rows"])
+
+    def _fold_union(self, node, port, batch) -> None:
+        for buf in self.buffers[node.id].values():
+            if port in buf["waiting"]:
+                continue  # that parent's answer, still to come, includes this delta
+            cols, want = buf["cols"], buf["keys"]
+            for rec in batch:
+                if tuple(rec[0][c] for c in cols) in want:
+                    buf["rows"].append(rec)
+
+    def _join_response(self, node: Join, port, up, hops, rows) -> None:
+        hop = hops[-1]
+        cols, keys = hop[2], hop[3]
+        keyf = node._lk if port == 0 else node._rk
+        if node.partial:
+            missing = []
+            # a NULL key matches nothing, but a left join's left rows with it are still kept
+            # (and padded) per key, so only an inner join can skip it
+            skip_null = not (node.outer and port == 0)
+            for r, _m in rows:
+                jk = keyf(r)
+                if skip_null and node._has_null(jk):
+                    continue
+                if jk not in node.filled:
+                    missing.append(jk)
+            if missing and self.mechanisms["dependent_upqueries"]:
+                # discard the response, fill the join keys, then ask again
+                self.discarded += 1
+                missing = list(dict.fromkeys(missing))
+                # the request this join sent up, recomputed from its hop
+                nl = len(node.parents[0].columns)
+                if port == 0:
+                    sel = [i for i, c in enumerate(cols) if c < nl]
+                    pcols = tuple(cols[i] for i in sel)
+                else:
+                    sel = [i for i, c in enumerate(cols) if c >= nl]
+                    pcols = tuple(cols[i] - nl for i in sel)
+                pkeys = list(dict.fromkeys(tuple(k[i] for i in sel) for k in keys))
+
+                def reissue():
+                    self.reissued += 1
+                    self.request(node, port, up, hops, pcols, pkeys)
+
+                self._need(node, missing, reissue)
+                return
+        out = []
+        if port == 0:
+            rstate = node.right_state
+            for r, m in rows:
+                jk = keyf(r)
+                others = rstate.get(jk) if not node._has_null(jk) else None
+                if others:
+                    for rr, rc in others.items():
+                        out.append((r + rr, m * rc))
+                elif node.outer:
+                    out.append((r + node.pad, m))
+        else:
+            lstate = node.left_state
+            for r, m in rows:
+                jk = keyf(r)
+                if node._has_null(jk):
+                    continue
+                for lr, lc in lstate.get(jk, {}).items():
+                    out.append((lr + r, m * lc))
+        self.respond(node, up, hops[:-1], _select(out, cols, list(keys)))
+
+    def _fold_join(self, node: Join, port, batch) -> None:
+        if not self.mechanisms["join_fill_buffering"]:
+            return
+        pend = self.pending[node.id]
+        keyf = node._lk if port == 0 else node._rk
+        for row, m in batch:
+            jk = keyf(row)
+            p = pend.get(jk)
+            if p is None:
+                continue
+            bag = p.got.get(port)
+            if bag is None:
+                continue  # that side's answer, still to come, includes this delta
+            c = bag.get(row, 0) + m
+            if c:
+                bag[row] = c
+            else:
+                bag.pop(row, None)
+
+    # --- fills (a response reached the node that asked) -----------------------------------
+    def _fill(self, node: Node, port: int, up, rows) -> None:
+        if isinstance(node, Reader):
+            self._fill_reader(node, up, rows)
+            return
+        pend = self.pending.get(node.id, {})
+        if isinstance(node, Join):
+            keyf = node._lk if port == 0 else node._rk
+            bags: dict = {}
+            for r, m in rows:
+                bags.setdefault(keyf(r), {})
+                b = bags[keyf(r)]
+                b[r] = b.get(r, 0) + m
+            done = []
+            for jk, p in list(pend.items()):
+                if p.up != up.id or port in p.got:
+                    continue
+                p.got[port] = {r: c for r, c in bags.get(jk, {}).items() if c}
+                if len(p.got) == 2:
+                    done.append(jk)
+            for jk in done:
+                p = pend.pop(jk)
+                if p.got[0]:
+                    node.left_state[jk] = p.got[0]
+                else:
+                    node.left_state.pop(jk, None)
+                if p.got[1]:
+                    node.right_state[jk] = p.got[1]
+                else:
+                    node.right_state.pop(jk, None)
+                node.filled.add(jk)
+                self._wake(p, jk)
+                self.graph.filled(node, jk, len(p.got[0]) + len(p.got[1]))
+            return
+        # aggregate / distinct
+        fks = [fk for fk, p in pend.items() if p.up == up.id]
+        if not fks:
+            return
+        want = set(fks)
+        mine = [rec for rec in rows if node._fkey(rec[0]) in want]
+        for fk in fks:
+            node.filled.add(fk)
+            node.fidx.setdefault(fk, set())
+        if isinstance(node, Aggregate):
+            node._apply(mine)
+        else:
+            for r, m in mine:
+                node._count(r, m)
+        for fk in fks:
+            p = pend.pop(fk)
+            self._wake(p, fk)
+            self.graph.filled(node, fk, len(node.fidx.get(fk, ())))
+
+    def _wake(self, p: _Pending, key) -> None:
+        for w in p.waiters:
+            w.keys.discard(key)
+            if not w.keys:
+                w.run()
+
+    def read(self, reader: Reader, key: tuple, on_filled) -> None:
+        """A read missed ``key``: upquery it (coalesced with a fill already under way)."""
+        pend = self.pending.setdefault(reader.id, {})
+        p = pend.get(key)
+        if p is not None:
+            p.waiters.append(_Waiter([key], on_filled))
+            return
+        p = pend[key] = _Pending(None)
+        p.waiters.append(_Waiter([key], on_filled))
+        up = self.new_up(reader)
+        p.up = up.id
+        cols = tuple(reader.key_cols)
+        self.request(reader, 0, up, ((reader.id, 0, cols, (key,)),), cols, [key])
+
+    def _fill_reader(self, reader: Reader, up, rows) -> None:
+        pend = self.pending.get(reader.id, {})
+        keys = [k for k, p in pend.items() if p.up == up.id]
+        for key in keys:
+            p = pend.pop(key)
+            if key in reader.published:
+                continue
+            mine = [rec for rec in rows if reader._key(rec[0]) == key]
+            reader.state[key] = {} if reader._sort_key is None else _sorted(reader)
+            reader._apply(mine, fill_key=key)
+            self._wake(p, key)
+            self.graph.filled(reader, key, len(reader.state.get(key, ())))
+
+
+def _sorted(reader):
+    from sortedcontainers import SortedKeyList
+
+    return SortedKeyList(key=reader._sort_key)
+
+
+def _join_output(node: Join, jk) -> list:
+    out = []
+    lefts = node.left_state.get(jk, {})
+    rights = node.right_state.get(jk) if not node._has_null(jk) else None
+    for lr, lc in lefts.items():
+        if rights:
+            for rr, rc in rights.items():
+                out.append((lr + rr, lc * rc))
+        elif node.outer:
+            out.append((lr + node.pad, lc))
+    return out
