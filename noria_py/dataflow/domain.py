@@ -15,8 +15,9 @@ mechanisms of chapter 4 of the thesis, each of which can be switched off to show
 catches its absence (``Dataflow.mechanisms``):
 
 - ``union_buffering``: a union holds the response pieces of one upquery until every parent has
-  answered (grouped by upquery and by the path below the union, so chained unions work), and folds
-  into a held piece each delta, for the held keys, from a parent that has already answered.
+  answered (grouped by upquery and by the path below the union, so chained unions work);
+- ``union_fold``: a union folds into a held piece each delta, for the held keys, from a parent
+  that has already answered.
 - ``dependent_upqueries``: a join that meets a missing join key while processing a response
   discards the response, fills the key on both sides, and re-issues the original request when the
   key is filled (again, if it was evicted meanwhile).
@@ -49,6 +50,7 @@ from .partial import matches
 
 MECHANISMS = (
     "union_buffering",
+    "union_fold",
     "dependent_upqueries",
     "join_fill_buffering",
     "incongruent_eviction",
@@ -357,6 +359,8 @@ class Dataflow:
             self.respond(node, up, below, buf["rows"])
 
     def _fold_union(self, node, port, batch) -> None:
+        if not self.mechanisms["union_fold"]:
+            return
         for buf in self.buffers[node.id].values():
             if port in buf["waiting"]:
                 continue  # that parent's answer, still to come, includes this delta
