@@ -60,3 +60,12 @@ def test_migration_bench(tmp_path):
     assert result["partial"]["view_status"] == "cached"
     assert result["same_first_answer"]
     assert png.stat().st_size > 0
+
+
+def test_upqueries_bench(tmp_path):
+    out = tmp_path / "upqueries.json"
+    run("upqueries.py", "--stories", "300", "--reads", "300", "--out", str(out))
+    result = json.loads(out.read_text())
+    for name in ("cold_vote", "cold_union", "zipf_mixed", "zipf_mixed_evicting"):
+        assert set(result[name]) == {"direct", "messages"}
+        assert result["ratio_" + name] > 0
