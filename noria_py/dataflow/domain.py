@@ -561,3 +561,44 @@ def _join_output(node: Join, jk) -> list:
         elif node.outer:
             out.append((lr + node.pad, lc))
     return out
+
+
+# --- domain assignment --------------------------------------------------------------------------
+
+
+def assign_domains(graph, new_nodes) -> None:
+    """Give each new node a domain, after Noria's heuristics.
+
+    Base tables share domain 0 (base storage, where writes enter). A reader gets a domain of its
+    own. A boundary before an aggregation (or a distinct) is cheap, since only its small output
+    crosses it, so each starts a new domain; a boundary before a join would need a copy of the
+    other side's state, so a join stays in its parents' domain (the left one's when they differ;
+    this join keeps its own copy of each input anyway, so it never reads across the boundary).
+    Filters, projections and unions stay with their parent. A node directly below base storage
+    starts a new domain, so domain 0 does nothing but storage.
+    """
+    new = {id(n) for n in new_nodes}
+    order = [graph.nodes[n] for n in _topo(graph) if id(graph.nodes[n]) in new]
+    next_id = max((n.domain for n in graph.nodes.values() if id(n) not in new), default=0) + 1
+    top = None  # the domain of this query's nodes that read base storage directly
+    for node in order:
+        if isinstance(node, BaseTable):
+            node.domain = 0
+            continue
+        inherited = [p.domain for p in node.parents if p.domain != 0]
+        if isinstance(node, (Reader, Aggregate, Distinct)):
+            node.domain = next_id
+            next_id += 1
+        elif inherited:
+            node.domain = inherited[0]
+        else:
+            if top is None:
+                top = next_id
+                next_id += 1
+            node.domain = top
+
+
+def _topo(graph):
+    import networkx as nx
+
+    return nx.topological_sort(graph.nx)

@@ -81,18 +81,45 @@ class InlineScheduler(_Base):
 
 
 class TestScheduler(_Base):
-    """Queues messages on per-edge FIFO channels; the caller picks what is delivered next."""
+    """Queues messages on FIFO channels; the caller picks what is delivered next.
+
+    ``split="nodes"`` (the default) makes every node its own domain: each edge and direction is
+    a channel. ``split="domains"`` uses the domains ``assign_domains`` gave the nodes: a message
+    between two nodes of one domain is handled within the delivery that produced it (a domain
+    processes a message to completion), and each ordered pair of domains (and direction) is one
+    channel.
+    """
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, graph):
+    def __init__(self, graph, split: str = "nodes"):
         super().__init__(graph)
+        if split not in ("nodes", "domains"):
+            raise ValueError("split must be 'nodes' or 'domains'")
+        self.split = split
         self.channels: dict[tuple, deque] = {}
         self.answers: dict = {}  # (reader id, key) -> rows published when its fill completed
+        self._local: deque = deque()
+        self._busy = False
+
+    def _deliver(self, msg) -> None:
+        self._busy = True
+        try:
+            super()._deliver(msg)
+            local = self._local
+            while local:
+                super()._deliver(local.popleft())
+        finally:
+            self._busy = False
 
     def send(self, src, dst, port, kind, payload) -> None:
         direction = "up" if kind == "req" else "down"
-        if direction == "up":
+        if self.split == "domains":
+            if self._busy and src.domain == dst.domain and src.domain != 0:
+                self._local.append((src, dst, port, kind, payload))
+                return
+            ch = (src.domain, dst.domain, direction)
+        elif direction == "up":
             ch = (dst.id, src.id, port, direction)
         else:
             ch = (src.id, dst.id, port, direction)

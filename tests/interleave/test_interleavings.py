@@ -1,6 +1,8 @@
 """Interleaving tests: hypothesis chooses queries, writes, reads, message order and eviction points.
 
-Every graph edge is its own FIFO channel (the finest domain split); at each step hypothesis picks
+Hypothesis picks the domain split: every node its own domain (each graph edge a FIFO channel, the
+finest split) or the engine's domain assignment (one channel per pair of domains, messages inside
+a domain handled to completion). At each step it picks
 one action: a write (applied to base storage at once, its delta queued), a read (a miss queues an
 upquery), the delivery of the head message of some channel, or the eviction of some filled key of
 some partial state. Then the dataflow drains in an order hypothesis also picks, and every filled
@@ -54,14 +56,15 @@ def scenarios(draw):
     seed = draw(st.integers(0, 2**16))
     acts = draw(st.lists(actions(names), min_size=5, max_size=60))
     drain_seed = draw(st.integers(0, 2**16))
-    return names, seed, acts, drain_seed
+    split = draw(st.sampled_from(["nodes", "domains"]))
+    return names, seed, acts, drain_seed, split
 
 
 @settings(max_examples=EXAMPLES_FACTOR * settings.default.max_examples)
 @given(scenarios())
 def test_interleavings_match_sqlite(scenario):
-    names, seed, acts, drain_seed = scenario
-    world = World(names, initial_rows(random.Random(seed)))
+    names, seed, acts, drain_seed, split = scenario
+    world = World(names, initial_rows(random.Random(seed)), split=split)
     try:
         for act in acts:
             if act[0] == "write":

@@ -229,3 +229,24 @@ def test_eviction_evicts_what_was_derived_downstream(name):
     w.drain()
     assert w.problems() == []
     w.close()
+
+
+@pytest.mark.parametrize("name", ["join_by_key", "count", "distinct"])
+def test_evicting_an_empty_key_evicts_it_below(name):
+    # the reader holds key 1 filled and empty; the state above it evicts key 1 (nothing derived
+    # from it) and then drops a delta for key 1 without a probe (everything below is keyed the
+    # same way): the reader must have let key 1 go
+    initial = USERS + _stories((1, 0, 5))
+    w = World([name], initial)
+    w.read(name, 1)
+    w.drain()
+    assert w.readers[name].published[(1,)] == ()
+    above = [(n, k) for n, k in w.evictable() if n is not w.readers[name]]
+    assert above
+    for node, key in above:
+        w.sched.evict(node, key)
+    w.drain()
+    w.write("UPDATE stories SET author = ? WHERE id = ?", (1, 1))
+    w.drain()
+    assert w.problems() == []
+    w.close()

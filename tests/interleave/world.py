@@ -91,7 +91,7 @@ def initial_rows(rng: random.Random) -> list[tuple[str, tuple]]:
 
 
 class World:
-    def __init__(self, names, initial, mechanisms=None, **options):
+    def __init__(self, names, initial, mechanisms=None, split="nodes", **options):
         self.names = list(names)
         self.conn = noria_py.connect(**options)
         self.engine = self.conn._engine
@@ -104,7 +104,7 @@ class World:
         for name in self.names:
             prep = self.engine.prepare(QUERIES[name])
             self.readers[name] = prep.reader
-        self.sched = TestScheduler(self.engine.graph).attach()
+        self.sched = TestScheduler(self.engine.graph, split).attach()
         for m, on in (mechanisms or {}).items():
             self.sched.dataflow.mechanisms[m] = on
         if mechanisms and not mechanisms.get("incongruent_eviction", True):

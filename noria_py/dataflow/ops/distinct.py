@@ -107,6 +107,12 @@ class Distinct(Node):
                 derived.append(r)
         if self.graph is not None:
             self.graph.evicted(self, fk)
+            if not derived and not self.probe_on_drop:
+                # an empty key may still be filled (empty) below: name it (see Join.evict_key)
+                row = [UNKNOWN] * len(self.columns)
+                for c, v in zip(self.fill_cols, fk):
+                    row[c] = v
+                derived = [tuple(row)]
             if derived:
                 self.graph.probe(self, derived)
 

@@ -100,8 +100,23 @@ class Join(Node):
         self.right_state.pop(key, None)
         if self.graph is not None:
             self.graph.evicted(self, key)
+            if not derived and not self.probe_on_drop:
+                # nothing derived, but a congruent state below may hold the key (empty): it must
+                # go too, or a later delta dropped here (without a probe) would never reach it
+                derived = [self._key_probe(key)]
             if derived:
                 self.graph.probe(self, derived)
+
+    def _key_probe(self, key) -> tuple:
+        """A probe row naming only join key ``key`` (every other column unknown)."""
+        row = [UNKNOWN] * len(self.columns)
+        kt = self._tuple(key)
+        nl = len(self.parents[0].columns)
+        for i, (lk, rk) in enumerate(zip(self.left_key, self.right_key)):
+            row[lk] = kt[i]
+            if not self.outer:
+                row[nl + rk] = kt[i]
+        return tuple(row)
 
     def evict_all(self) -> None:
         for key in list(self.filled):
