@@ -123,8 +123,14 @@ def main() -> int:
     )
     a = ap.parse_args()
     out = {"stories": a.stories, "seconds": a.seconds, "readers": a.readers}
-    for mode in ("inline", "threads"):
-        conn = build(a.stories, domains=mode)
+    modes = {
+        "inline": {"domains": "inline"},
+        "threads": {"domains": "threads"},
+        # every domain on its own thread, upqueries as messages between them
+        "domain_threads": {"domains": "threads", "upqueries": "messages"},
+    }
+    for mode, options in modes.items():
+        conn = build(a.stories, **options)
         alone = reads(conn, a.stories, a.seconds, a.readers, False)
         busy = reads(conn, a.stories, a.seconds, a.readers, True)
         out[mode] = {
@@ -133,7 +139,7 @@ def main() -> int:
             "read_ratio_under_writes": round(busy["reads_per_s"] / alone["reads_per_s"], 3),
             "single_thread_writes_per_s": write_rate(conn, a.stories, a.writes),
         }
-        if mode == "threads":
+        if mode != "inline":
             out[mode]["write_then_read_eventual"] = ryw_latency(conn, a.stories, 2000, False)
             out[mode]["write_then_read_ryw"] = ryw_latency(conn, a.stories, 2000, True)
         conn.close()
@@ -143,6 +149,14 @@ def main() -> int:
         out["threads"]["single_thread_writes_per_s"] / out["inline"]["single_thread_writes_per_s"],
         3,
     )
+    out["domain_threads_over_threads_writes"] = round(
+        out["domain_threads"]["single_thread_writes_per_s"]
+        / out["threads"]["single_thread_writes_per_s"],
+        3,
+    )
+    out["domain_threads_read_ratio_under_writes"] = out["domain_threads"][
+        "read_ratio_under_writes"
+    ]
     out["loadavg_1min"] = os.getloadavg()[0]
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:

@@ -73,7 +73,9 @@ class Cursor:
         if self._closed or self.connection._closed:
             self._check()
         eng = self._engine
-        if eng._pending and (self.read_your_writes or eng.read_your_writes):
+        if (eng._pending or eng._runtime is not None) and (
+            self.read_your_writes or eng.read_your_writes
+        ):
             eng.sync()  # read-your-writes: every acknowledged write reaches the views first
         prep = eng._cache.get(sql)
         if (

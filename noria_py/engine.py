@@ -146,6 +146,14 @@ class SelectPrepared(Prepared):
 
     def _miss(self, key) -> tuple:
         graph = self.reader.graph
+        rt = graph.runtime
+        if rt is not None and rt.threaded:
+            # domain threads: ask the reader's domain and wait for this key only
+            if not self.reader.partial or _NoMatch in key:
+                self.entry.hits += 1
+                return ()
+            self.entry.misses += 1
+            return self.reader.fill(key)
         with graph.lock:
             graph.sync()
             r = self.reader.published.get(key)
@@ -649,7 +657,16 @@ class Engine:
         self.upqueries = options.get("upqueries", "direct")
         if self.upqueries not in ("direct", "messages"):
             raise E.ProgrammingError("upqueries must be 'direct' or 'messages'")
-        if self.upqueries == "messages":
+        self._runtime = None  # the ThreadScheduler, when every domain has its own thread
+        if self.upqueries == "messages" and self.domains == "threads":
+            # every domain on its own thread, exchanging messages (dataflow/scheduler.py)
+            from .dataflow.scheduler import ThreadScheduler
+
+            rt = ThreadScheduler(self.graph, int(options.get("inbox_limit", 10000)))
+            rt.on_failure = self._domain_failed
+            self._runtime = rt.attach()
+            self.graph.sync = lambda: None  # a miss needs no quiescence: messages handle races
+        elif self.upqueries == "messages":
             from .dataflow.scheduler import InlineScheduler
 
             InlineScheduler(self.graph).attach()
@@ -661,7 +678,7 @@ class Engine:
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         self._restore()
-        if self.domains == "threads":
+        if self.domains == "threads" and self._runtime is None:
             self._thread = threading.Thread(
                 target=self._domain_loop, name="noria-dataflow", daemon=True
             )
@@ -867,6 +884,15 @@ class Engine:
     def close(self) -> None:
         if self._closed:
             return
+        if self._runtime is not None:
+            if self._failure is None:
+                try:
+                    self._runtime.wait_idle(timeout=30)
+                except BaseException:  # noqa: BLE001 - closing anyway
+                    pass
+            if self._tx:
+                self._rollback()
+            self._runtime.stop()
         if self._thread is not None:
             self._closed = True
             with self._wake:
@@ -895,6 +921,9 @@ class Engine:
     def _begin(self):
         if self._tx:
             return
+        if self._runtime is not None:
+            # base upqueries must not read this transaction's uncommitted rows
+            self._runtime.base_acquire()
         self.storage.begin()
         self._tx = True
         self._tx_deltas = []
@@ -908,7 +937,11 @@ class Engine:
         self._tx = False
         deltas, self._tx_deltas = self._tx_deltas, []
         self._forget_tx_fills()
-        self._push(deltas)
+        try:
+            self._push(deltas)
+        finally:
+            if self._runtime is not None:
+                self._runtime.base_release()
 
     @_locked
     def _rollback(self):
@@ -918,6 +951,8 @@ class Engine:
         self._tx = False
         self._tx_deltas = []
         self._forget_tx_fills()
+        if self._runtime is not None:
+            self._runtime.base_release()
 
     # --- the dataflow domain ------------------------------------------------------------------
     def _dispatch(self, node, batch) -> None:
@@ -934,6 +969,10 @@ class Engine:
     def _drain(self) -> None:
         """Apply every pending delta (under the engine lock), so base storage and the dataflow
         agree: done before anything reads base storage for the dataflow (fills, new queries)."""
+        if self._runtime is not None:
+            with self.lock:
+                self._runtime.wait_idle()
+            return
         if not self._pending:
             return
         with self.lock:
@@ -961,6 +1000,9 @@ class Engine:
                 self._failure = e
                 return
 
+    def _domain_failed(self, error: BaseException) -> None:
+        self._failure = error
+
     def _check_open(self) -> None:
         if self._failure is not None:
             raise E.OperationalError(
@@ -981,7 +1023,10 @@ class Engine:
         log, self.graph.fill_log = self.graph.fill_log, None
         for node, key in log or ():
             if node.graph is not None:
-                node.evict_key(key)
+                if self._runtime is not None:
+                    self._runtime.evict(node, key)  # on the node's own domain thread
+                else:
+                    node.evict_key(key)
 
     def _push(self, deltas: list) -> None:
         """Send base-table deltas into the dataflow, merging consecutive ones per table."""
@@ -1003,6 +1048,20 @@ class Engine:
         ``single`` says ``fn`` issues exactly one SQLite statement, which SQLite already applies
         atomically, so no explicit transaction is needed.
         """
+        rt = self._runtime
+        if rt is not None and not self._tx:
+            # SQLite's change and its delta go together under base storage's lock, so a base
+            # upquery answered on a domain thread sees both or neither
+            rt.throttle()
+            rt.base_acquire()
+            try:
+                self._write_now(table, fn, single)
+            finally:
+                rt.base_release()
+            return
+        self._write_now(table, fn, single)
+
+    def _write_now(self, table: str, fn, single: bool) -> None:
         if single and not self._tx:
             batch = fn()
             if batch:
@@ -1164,6 +1223,9 @@ class Engine:
                 n.make_full()
         for n in cq.nodes:
             n.refcount += 1
+        from .dataflow.domain import assign_domains
+
+        assign_domains(self.graph, cq.new_nodes)
         self.graph.install(cq.new_nodes)
         from .dataflow.plan_upqueries import update_probe_flags
 

@@ -69,3 +69,17 @@ def test_upqueries_bench(tmp_path):
     for name in ("cold_vote", "cold_union", "zipf_mixed", "zipf_mixed_evicting"):
         assert set(result[name]) == {"direct", "messages"}
         assert result["ratio_" + name] > 0
+
+
+def test_concurrency_bench(tmp_path):
+    out = tmp_path / "concurrency.json"
+    run(
+        "concurrency.py",
+        *("--stories", "300", "--seconds", "0.3", "--writes", "200", "--out", str(out)),
+    )
+    result = json.loads(out.read_text())
+    for mode in ("inline", "threads", "domain_threads"):
+        assert result[mode]["single_thread_writes_per_s"] > 0
+        assert result[mode]["reads_alone"]["reads_per_s"] > 0
+    for key in ("read_ratio_under_writes", "domain_threads_over_threads_writes"):
+        assert result[key] > 0

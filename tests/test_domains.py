@@ -1,5 +1,9 @@
-"""connect(domains="threads"): the dataflow on its own thread; writes return when durable, views
-catch up, read-your-writes on request, failures surface, close() stops the thread."""
+"""connect(domains="threads"): the dataflow off the caller's thread; writes return when durable,
+views catch up, read-your-writes on request, failures surface, close() stops every thread.
+
+Each test runs in both threaded modes: one dataflow thread with direct upqueries (the default),
+and ``upqueries="messages"``, where every domain has a thread of its own and upqueries are
+messages between them."""
 
 from __future__ import annotations
 
@@ -21,14 +25,24 @@ def setup(conn):
 
 
 def threads_named(name: str) -> list:
-    return [t for t in threading.enumerate() if t.name == name]
+    return [t for t in threading.enumerate() if t.name == name or t.name.startswith(name + "-")]
+
+
+def dataflow_threads() -> list:
+    return threads_named("noria-dataflow") + threads_named("noria-domain")
+
+
+MODES = [{}, {"upqueries": "messages"}, {"upqueries": "messages", "memory_limit": "8KB"}]
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("ryw", [False, True])
 @pytest.mark.parametrize("inbox_limit", [10000, 3])
-def test_writers_and_readers_then_views_equal_sqlite(ryw, inbox_limit):
-    conn = noria_py.connect(domains="threads", read_your_writes=ryw, inbox_limit=inbox_limit)
+def test_writers_and_readers_then_views_equal_sqlite(ryw, inbox_limit, mode):
+    conn = noria_py.connect(
+        domains="threads", read_your_writes=ryw, inbox_limit=inbox_limit, **mode
+    )
     setup(conn)
     stop = time.monotonic() + 2.5
     errors: list = []
@@ -93,7 +107,7 @@ def test_writers_and_readers_then_views_equal_sqlite(ryw, inbox_limit):
         for k in list(range(30)) + [100, 101, 102, 103, 104]:
             assert conn.execute(q, (k,)).fetchall() == ref.execute(q, (k,)).fetchall(), (q, k)
     conn.close()
-    assert not threads_named("noria-dataflow")
+    assert not dataflow_threads()
 
 
 def test_a_write_returns_before_the_views_catch_up():
@@ -110,8 +124,9 @@ def test_a_write_returns_before_the_views_catch_up():
     conn.close()
 
 
-def test_a_failure_in_the_dataflow_surfaces_and_stops_work(monkeypatch):
-    conn = noria_py.connect(domains="threads", batch_window=0)
+@pytest.mark.parametrize("mode", MODES[:2])
+def test_a_failure_in_the_dataflow_surfaces_and_stops_work(monkeypatch, mode):
+    conn = noria_py.connect(domains="threads", batch_window=0, **mode)
     setup(conn)
     conn.execute(VOTES, (1,))
 
@@ -128,17 +143,97 @@ def test_a_failure_in_the_dataflow_surfaces_and_stops_work(monkeypatch):
     with pytest.raises(noria_py.OperationalError):
         conn.execute(BY_USER, (1,))
     conn.close()
-    assert not threads_named("noria-dataflow")
+    assert not dataflow_threads()
 
 
-def test_close_stops_the_thread_and_keeps_acknowledged_writes(tmp_path):
+@pytest.mark.parametrize("mode", MODES[:2])
+def test_close_stops_the_thread_and_keeps_acknowledged_writes(tmp_path, mode):
     path = str(tmp_path / "d.db")
-    conn = noria_py.connect(path, domains="threads")
+    conn = noria_py.connect(path, domains="threads", **mode)
     setup(conn)
     for i in range(50):
         conn.execute("INSERT INTO votes VALUES (?, ?)", (i, i % 30))
+    conn.execute(VOTES, (3,)).fetchall()  # a cached query: its domains get threads
     conn.close()
-    assert not threads_named("noria-dataflow")
+    assert not dataflow_threads()
     again = noria_py.connect(path)
     assert again.execute("SELECT COUNT(*) FROM votes").fetchall() == [(50,)]
     again.close()
+
+
+@pytest.mark.timeout(60)
+def test_domain_threads_per_domain_and_explain_shows_them():
+    conn = noria_py.connect(domains="threads", upqueries="messages")
+    setup(conn)
+    conn.execute(VOTES, (1,)).fetchall()
+    conn.execute(BY_USER, (1,)).fetchall()
+    explain = conn.execute("EXPLAIN " + VOTES).fetchall()
+    domains = {r[1]: r[6] for r in explain}
+    assert domains["base"] == 0
+    assert domains["reader"] != domains["aggregate"] != 0
+    # one thread per domain that received a message (base storage's answers included)
+    names = {t.name for t in threads_named("noria-domain")}
+    assert f"noria-domain-{domains['reader']}" in names
+    assert "noria-domain-0" in names
+    conn.close()
+    assert not dataflow_threads()
+
+
+@pytest.mark.timeout(60)
+def test_transactions_with_domain_threads():
+    # a transaction holds base storage: its own cache misses are answered by its thread, and
+    # rows filled from its uncommitted writes are dropped at COMMIT / ROLLBACK
+    conn = noria_py.connect(domains="threads", upqueries="messages")
+    setup(conn)
+    cur = conn.cursor()
+    for ending in ("ROLLBACK", "COMMIT"):
+        cur.execute("BEGIN")
+        cur.execute("INSERT INTO votes VALUES (?, ?)", (7, 3))
+        cur.execute(VOTES, (3,)).fetchall()  # a miss inside the transaction
+        cur.execute(BY_USER, (7,)).fetchall()
+        cur.execute(ending)
+        conn.engine.sync()
+        ref = snapshot(conn)
+        for q, k in ((VOTES, 3), (BY_USER, 7)):
+            assert cur.execute(q, (k,)).fetchall() == ref.execute(q, (k,)).fetchall(), (q, ending)
+    conn.close()
+    assert not dataflow_threads()
+
+
+@pytest.mark.timeout(60)
+def test_domain_threads_batch_deltas_and_misses():
+    # while a domain's thread is busy, deltas queued for one edge become one batch and misses
+    # queued at one reader become one upquery
+    conn = noria_py.connect(domains="threads", upqueries="messages")
+    setup(conn)
+    prep = conn.engine.prepare(BY_USER)
+    reader = prep.reader
+    conn.execute(BY_USER, (0,)).fetchall()
+    rt = conn.engine._runtime
+    gate = threading.Event()
+    rt.call(reader, gate.wait)  # the reader's domain is busy until the gate opens
+    got = {}
+    waiting = []
+    for user in range(1, 6):
+
+        def read(user=user):
+            got[user] = reader.fill((user,))
+
+        t = threading.Thread(target=read)
+        t.start()
+        waiting.append(t)
+    deadline = time.monotonic() + 10
+    while len(rt.inboxes[reader.domain]) < 5 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    before = rt.dataflow.upqueries
+    gate.set()
+    for t in waiting:
+        t.join(timeout=10)
+    # one request per hop up to base storage, for the five keys together
+    hops = rt.dataflow.upqueries - before
+    assert hops <= 3, hops
+    conn.engine.sync()
+    ref = snapshot(conn)
+    for user in range(1, 6):
+        assert list(got[user]) == ref.execute(BY_USER, (user,)).fetchall()
+    conn.close()

@@ -154,6 +154,10 @@ class Dataflow:
         elif kind == "resp":
             up, hops, rows = payload
             self._on_response(dst, port, up, hops, rows)
+        elif kind == "call":  # work the scheduler runs on this node's domain
+            payload()
+        elif kind == "read":  # reads that missed at this reader: [(key, on_filled), ...]
+            self.read_many(dst, payload)
         else:  # pragma: no cover - programming error
             raise ValueError(kind)
 
@@ -513,18 +517,30 @@ class Dataflow:
 
     def read(self, reader: Reader, key: tuple, on_filled) -> None:
         """A read missed ``key``: upquery it (coalesced with a fill already under way)."""
+        self.read_many(reader, [(key, on_filled)])
+
+    def read_many(self, reader: Reader, reads) -> None:
+        """Reads that missed, as (key, on_filled): one upquery for every key not already being
+        filled; a key already on its way gets one more waiter."""
         pend = self.pending.setdefault(reader.id, {})
-        p = pend.get(key)
-        if p is not None:
+        new = []
+        for key, on_filled in reads:
+            p = pend.get(key)
+            if p is None:
+                if key in reader.published:  # filled since the read missed
+                    on_filled()
+                    continue
+                p = pend[key] = _Pending(None)
+                new.append(key)
             p.waiters.append(_Waiter([key], on_filled))
+        if not new:
             return
-        p = pend[key] = _Pending(None)
-        p.waiters.append(_Waiter([key], on_filled))
         up = self.new_up(reader)
-        up.keys = [key]
-        p.up = up.id
+        up.keys = new
+        for key in new:
+            pend[key].up = up.id
         cols = tuple(reader.key_cols)
-        self.request(reader, 0, up, ((reader.id, 0, cols, (key,)),), cols, [key])
+        self.request(reader, 0, up, ((reader.id, 0, cols, tuple(new)),), cols, new)
 
     def _fill_reader(self, reader: Reader, up, rows) -> None:
         pend = self.pending.get(reader.id, {})

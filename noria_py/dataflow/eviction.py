@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 
 from cachetools import LRUCache
 
@@ -70,13 +71,23 @@ class Evictor:
         self.evictions = 0
         self.depth = 0  # > 0 while an upquery runs: new keys wait, nothing is evicted
         self.pending: list = []
+        # domain threads (ThreadScheduler) report fills concurrently
+        self.mu = threading.RLock()
 
     def hold(self) -> None:
         """An upquery starts: evicting now could remove state the upquery is still building
         on, so keys filled meanwhile are only recorded; ``release`` accounts for them."""
+        with self.mu:
+            self._hold_unlocked()
+
+    def _hold_unlocked(self) -> None:
         self.depth += 1
 
     def release(self) -> None:
+        with self.mu:
+            self._release_unlocked()
+
+    def _release_unlocked(self) -> None:
         self.depth -= 1
         if self.depth == 0 and self.pending:
             pending, self.pending = self.pending, []
@@ -91,6 +102,10 @@ class Evictor:
         return 64 + per * max(rows, 0)
 
     def filled(self, node, key, rows: int) -> None:
+        with self.mu:
+            self._filled_unlocked(node, key, rows)
+
+    def _filled_unlocked(self, node, key, rows: int) -> None:
         entry = (node.id, key)
         self.nodes[node.id] = node
         if self.depth:
@@ -106,6 +121,10 @@ class Evictor:
             self.pinned.discard(entry)
 
     def touch(self, node, key, rows: int) -> None:
+        with self.mu:
+            self._touch_unlocked(node, key, rows)
+
+    def _touch_unlocked(self, node, key, rows: int) -> None:
         if self.depth:
             return
         entry = (node.id, key)
@@ -118,6 +137,10 @@ class Evictor:
                 self.pinned.discard(entry)
 
     def forget(self, node, key) -> None:
+        with self.mu:
+            self._forget_unlocked(node, key)
+
+    def _forget_unlocked(self, node, key) -> None:
         self.cache.pop((node.id, key), None)
         if self.pending:
             self.pending = [p for p in self.pending if not (p[0] is node and p[1] == key)]
@@ -127,7 +150,11 @@ class Evictor:
         if node is None or node.graph is None:
             return
         self.evictions += 1
-        node.evict_key(entry[1])
+        runtime = node.graph.runtime
+        if runtime is not None and runtime.threaded:
+            runtime.evict(node, entry[1])  # on the node's own domain thread
+        else:
+            node.evict_key(entry[1])
 
     @property
     def used(self) -> int:

@@ -127,8 +127,9 @@ class Graph:
                 self.probe(child, out)
 
     def filled(self, node: Node, key, size: int) -> None:
-        if self.fill_log is not None:
-            self.fill_log.append((node, key))
+        log = self.fill_log  # read once: a domain thread may race a COMMIT resetting it
+        if log is not None:
+            log.append((node, key))
         if self.evictor is not None:
             self.evictor.filled(node, key, size)
 

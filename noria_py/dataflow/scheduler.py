@@ -15,12 +15,16 @@ A scheduler attaches to a graph (``graph.runtime``): base writes (``Graph.propag
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import deque
 
 from .domain import Dataflow
 
 
 class _Base:
+    threaded = False
+
     def __init__(self, graph):
         self.graph = graph
         self.dataflow = Dataflow(graph, self)
@@ -181,3 +185,225 @@ def _filled_keys(node) -> list:
 def filled_keys(node) -> list:
     """The keys of a partial node that are currently filled (for tests and eviction points)."""
     return _filled_keys(node)
+
+
+class ThreadScheduler(_Base):
+    """Every domain on a thread of its own, fed by an inbox.
+
+    Domain 0 is base storage: a write changes SQLite and sends its delta under ``base()``, and
+    domain 0's thread answers upqueries from SQLite under the same lock, so an answer and a write's
+    delta reach each child in the order SQLite saw them. A transaction holds ``base()`` from BEGIN
+    to COMMIT (answers would otherwise read its uncommitted rows); a thread waiting while it holds
+    it answers base upqueries itself. Every other domain's thread handles one message to
+    completion, including whatever it sends to nodes of its own domain; messages to other
+    domains go to their inboxes. Messages from one domain to another stay in order, which is all
+    the upquery protocol assumes (``tests/interleave`` checks it under any order that keeps it).
+
+    Batching adapts to load: while a domain's thread is busy, deltas queued for one edge are
+    handled as one batch when it gets to them, and misses queued at one reader become one upquery
+    for all their keys.
+
+    Reads that miss ask the reader's own domain to start the upquery and wait only for that key.
+    Evictions run on the evicted node's domain. A failure in a domain thread stops the dataflow and
+    is reported to the next caller; ``stop`` ends every thread.
+    """
+
+    threaded = True
+
+    def __init__(self, graph, inbox_limit: int = 10000):
+        super().__init__(graph)
+        self.mu = threading.Lock()
+        self.idle = threading.Condition(self.mu)
+        self.inboxes: dict[int, deque] = {}
+        self.wakes: dict[int, threading.Condition] = {}
+        self.threads: dict[int, threading.Thread] = {}
+        self.inflight = 0
+        self.inbox_limit = inbox_limit
+        self.failure: BaseException | None = None
+        self.stopping = False
+        self._base = threading.Lock()
+        self._base_owner: int | None = None
+        self._base_depth = 0
+        self.tls = threading.local()
+        self.on_failure = None  # called with the first error a domain thread meets
+
+    # --- base storage's lock ----------------------------------------------------------------
+    def base_acquire(self) -> None:
+        me = threading.get_ident()
+        if self._base_owner == me:
+            self._base_depth += 1
+            return
+        self._base.acquire()
+        self._base_owner = me
+        self._base_depth = 1
+
+    def base_release(self) -> None:
+        self._base_depth -= 1
+        if self._base_depth == 0:
+            self._base_owner = None
+            self._base.release()
+
+    def base(self):
+        sched = self
+
+        class _Held:
+            def __enter__(self):
+                sched.base_acquire()
+
+            def __exit__(self, *exc):
+                sched.base_release()
+
+        return _Held()
+
+    # --- sending ---------------------------------------------------------------------------
+    def send(self, src, dst, port, kind, payload) -> None:
+        d = dst.domain
+        msg = (src, dst, port, kind, payload)
+        local = getattr(self.tls, "local", None)
+        if local is not None and self.tls.domain == d and d != 0:
+            local.append(msg)
+            return
+        with self.mu:
+            q = self.inboxes.get(d)
+            if q is None:
+                q = self._start(d)
+            q.append(msg)
+            self.inflight += 1
+            self.wakes[d].notify()
+
+    def _start(self, d: int) -> deque:
+        q = self.inboxes[d] = deque()
+        self.wakes[d] = threading.Condition(self.mu)
+        t = threading.Thread(target=self._loop, args=(d,), name=f"noria-domain-{d}", daemon=True)
+        self.threads[d] = t
+        t.start()
+        return q
+
+    def call(self, node, fn) -> None:
+        """Run ``fn`` on ``node``'s domain thread."""
+        self.send(node, node, 0, "call", fn)
+
+    # --- the domain threads ----------------------------------------------------------------
+    def _loop(self, d: int) -> None:
+        self.tls.domain = d
+        self.tls.local = deque()
+        q = self.inboxes[d]
+        wake = self.wakes[d]
+        while True:
+            with self.mu:
+                while not q and not self.stopping:
+                    wake.wait()
+                if not q:
+                    return
+                if d != 0:
+                    msg = q.popleft()
+                    n = 1
+                    kind = msg[3]
+                    if kind == "delta" or kind == "read":
+                        # batching: consecutive deltas on one edge become one batch, and
+                        # consecutive misses at one reader one upquery
+                        while q and q[0][3] == kind and q[0][1] is msg[1] and q[0][2] == msg[2]:
+                            nxt = q.popleft()
+                            n += 1
+                            msg = (msg[0], msg[1], msg[2], kind, msg[4] + nxt[4])
+            if d == 0:
+                # take base storage's lock first, then the message (a transaction's thread may
+                # answer it meanwhile: then there is nothing left to do)
+                with self.base():
+                    with self.mu:
+                        msg = q.popleft() if q else None
+                    if msg is None:
+                        continue
+                    self._run(msg)
+            else:
+                self._run(msg, n)
+
+    def _run(self, msg, n: int = 1) -> None:
+        try:
+            if self.failure is None:
+                self._deliver(msg)
+                local = getattr(self.tls, "local", None)
+                while local:
+                    self._deliver(local.popleft())
+        except BaseException as e:  # noqa: BLE001 - reported to the next caller
+            if self.failure is None:
+                self.failure = e
+                if self.on_failure is not None:
+                    self.on_failure(e)
+            local = getattr(self.tls, "local", None)
+            if local:
+                local.clear()
+        finally:
+            with self.mu:
+                self.inflight -= n
+                if self.inflight == 0 or self.failure is not None:
+                    self.idle.notify_all()
+
+    def _serve_base(self) -> None:
+        """A thread holding base storage's lock (a transaction) answers base upqueries itself."""
+        if self._base_owner != threading.get_ident():
+            return
+        while True:
+            with self.mu:
+                q = self.inboxes.get(0)
+                msg = q.popleft() if q else None
+            if msg is None:
+                return
+            self._run(msg)
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+    # --- what the engine calls -------------------------------------------------------------
+    def inject(self, base, batch) -> None:
+        self.dataflow.send_down(base, "delta", batch)
+
+    def throttle(self) -> None:
+        """Backpressure: a writer waits while the inboxes hold ``inbox_limit`` messages."""
+        with self.mu:
+            while self.inflight >= self.inbox_limit and self.failure is None:
+                self.idle.wait(0.01)
+                if self._base_owner == threading.get_ident():
+                    break
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """Wait until no message is in flight anywhere (every write has reached every view)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._serve_base()
+            with self.mu:
+                if self.inflight == 0 or self.failure is not None:
+                    break
+                self.idle.wait(0.005)
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("the dataflow did not settle")
+        self.check()
+
+    def read(self, reader, key: tuple) -> tuple:
+        got: list = []
+        done = threading.Event()
+
+        def filled():
+            got.append(reader.published.get(key, ()))
+            done.set()
+
+        self.send(reader, reader, 0, "read", [(key, filled)])
+        while not done.wait(0.005):
+            self._serve_base()
+            self.check()
+        return got[0]
+
+    def evict(self, node, key) -> None:
+        self.call(node, lambda: node.evict_key(key))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with self.mu:
+            self.stopping = True
+            for w in self.wakes.values():
+                w.notify_all()
+        for t in list(self.threads.values()):
+            t.join(timeout)
+
+    def alive(self) -> list:
+        return [t for t in self.threads.values() if t.is_alive()]

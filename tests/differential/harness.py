@@ -81,6 +81,7 @@ def scenarios(draw, family: str) -> Scenario:
                 {"domains": "threads", "read_your_writes": True},
                 {"upqueries": "messages"},
                 {"upqueries": "messages", "memory_limit": "1KB"},
+                {"domains": "threads", "upqueries": "messages", "read_your_writes": True},
             ]
         )
     )
