@@ -310,8 +310,22 @@ class Dataflow:
                 return
         lsel = [i for i, c in enumerate(cols) if c < nl]
         rsel = [i for i, c in enumerate(cols) if c >= nl]
-        hop = (node.id, 0, cols, tuple(keys))
-        if lsel:
+        # ask the side the columns trace back through (a column computed above the join, an
+        # aggregate's COUNT, cannot be looked up); the join's output is filtered by all of them
+        from .plan_upqueries import traceable
+
+        left_ok = bool(lsel) and traceable(node.parents[0], [cols[i] for i in lsel])
+        right_ok = (
+            bool(rsel)
+            and not node.outer
+            and traceable(node.parents[1], [cols[i] - nl for i in rsel])
+        )
+        if lsel and not left_ok and not right_ok:
+            # neither side traces every column: ask by the left columns that do trace
+            sub = [i for i in lsel if traceable(node.parents[0], [cols[i]])]
+            if sub:
+                lsel, left_ok = sub, True
+        if lsel and (left_ok or not right_ok):
             pcols = tuple(cols[i] for i in lsel)
             port = 0
         elif not node.outer:
@@ -321,7 +335,8 @@ class Dataflow:
         else:
             raise RuntimeError(f"untraceable upquery through {node}")
         pkeys = list(dict.fromkeys(tuple(k[i] for i in lsel) for k in keys))
-        hop = (node.id, port, cols, tuple(keys))
+        # the hop also records what was asked of the parent, to ask again (dependent upqueries)
+        hop = (node.id, port, cols, tuple(keys), pcols, tuple(pkeys))
         self.request(node, port, up, hops + (hop,), pcols, pkeys)
 
     # --- responses (travelling down) ------------------------------------------------------
@@ -394,15 +409,7 @@ class Dataflow:
                 # discard the response, fill the join keys, then ask again
                 self.discarded += 1
                 missing = list(dict.fromkeys(missing))
-                # the request this join sent up, recomputed from its hop
-                nl = len(node.parents[0].columns)
-                if port == 0:
-                    sel = [i for i, c in enumerate(cols) if c < nl]
-                    pcols = tuple(cols[i] for i in sel)
-                else:
-                    sel = [i for i, c in enumerate(cols) if c >= nl]
-                    pcols = tuple(cols[i] - nl for i in sel)
-                pkeys = list(dict.fromkeys(tuple(k[i] for i in sel) for k in keys))
+                pcols, pkeys = hop[4], list(hop[5])  # what this join asked its parent
 
                 def reissue():
                     self.reissued += 1

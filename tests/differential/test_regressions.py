@@ -186,3 +186,35 @@ def test_global_count_with_null_parameter() -> None:
 
 def test_topk_over_nested_distinct_after_insert() -> None:
     replay(TOPK_OVER_NESTED_DISTINCT_AFTER_INSERT)
+
+
+# A reader keyed by a column of each side of a join, one of them an aggregate's COUNT: the
+# upquery must go to the side whose column traces back to base storage (the message-passing
+# dataflow asked the aggregate for its COUNT column and failed).
+JOIN_KEYED_BY_A_COUNT_AND_A_BASE_COLUMN = [
+    ("CREATE TABLE t0 (id INT PRIMARY KEY, a INT)", ()),
+    ("INSERT INTO t0 (id, a) VALUES (12, (-2)), (11, 5), (2, NULL), (10, 10), (1, 1)", ()),
+    ("UPDATE t0 SET a = id", ()),
+    (
+        "SELECT x0.c0 AS c0, x0.c2 AS c1 FROM (SELECT y0.id AS c0, y0.a AS c1, COUNT(y0.id)"
+        " AS c2 FROM t0 AS y0 GROUP BY y0.id, y0.a) AS x0 JOIN t0 AS x1 ON x1.a = x0.c0"
+        " WHERE x1.id = ? AND x0.c2 = ? ORDER BY c0",
+        (2, 1),
+    ),
+    ("INSERT INTO t0 (id, a) VALUES (5, 2)", ()),
+    (
+        "SELECT x0.c0 AS c0, x0.c2 AS c1 FROM (SELECT y0.id AS c0, y0.a AS c1, COUNT(y0.id)"
+        " AS c2 FROM t0 AS y0 GROUP BY y0.id, y0.a) AS x0 JOIN t0 AS x1 ON x1.a = x0.c0"
+        " WHERE x1.id = ? AND x0.c2 = ? ORDER BY c0",
+        (5, 1),
+    ),
+]
+
+
+def test_join_keyed_by_a_count_and_a_base_column() -> None:
+    for options in (
+        {},
+        {"upqueries": "messages"},
+        {"upqueries": "messages", "memory_limit": "1KB"},
+    ):
+        replay(JOIN_KEYED_BY_A_COUNT_AND_A_BASE_COLUMN, options=options)
