@@ -1,7 +1,7 @@
-"""Backfill throughput: a Parquet votes table through Spark into the engine, against pyarrow.
+"""Spark's bulk work: backfill throughput and bulk-replay time, against the in-process paths.
 
-Three loads of the same file into a fresh in-memory engine (table votes, primary key
-(user_id, story_id)):
+Backfill: loads of one Parquet votes table into a fresh in-memory engine (table votes, primary
+key (user_id, story_id)):
 
 - ``spark``: ``Connection.backfill`` (Spark reads and validates the file, casts it and streams
   Arrow batches to ``Engine.load_arrow``);
@@ -12,12 +12,23 @@ Three loads of the same file into a fresh in-memory engine (table votes, primary
 - ``backfill_unchecked``: the Spark path with ``validate=False`` (no checking pass: no scan for
   unconvertible values, no shuffle looking for duplicate keys).
 
+Bulk replay: installing the fully materialized vote count
+``SELECT story_id, COUNT(*) FROM votes GROUP BY story_id`` over the loaded table, once replayed
+in process and once through Spark (``spark/replay.py``: Parquet snapshot of the column it
+reads, group-by in Spark, the consolidated rows fed to the aggregate), with the Spark session
+already running and the snapshot written afresh. ``replay_speedup`` is in-process time over
+Spark time. The same comparison at smaller sizes (``--replay-sizes``) locates
+``replay_crossover_rows``, the base-table size above which Spark is faster (interpolated between
+the measured sizes; the default ``bulk_replay_rows`` sits above it).
+
     python benches/spark.py                        # 10M votes
     python benches/spark.py --rows 1000000         # a quicker run
     python benches/spark.py --rows 1000000 --profile
 
 Results go to benches/results/spark.json (``--out`` to change); ``--profile`` also profiles the
-pyarrow path on a slice of the rows and saves the report as spark_profile.txt next to it.
+pyarrow path on a slice of the rows and saves the report as spark_profile.txt next to it. Spark
+runs in local mode, where the executors share the driver's JVM: ``--driver-memory`` (default 6g)
+sizes that heap, which the 10M-row validation pass needs (the default 1g runs out).
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ import contextlib
 import cProfile
 import io
 import json
+import math
 import os
 import platform
 import pstats
@@ -41,6 +53,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import noria_py
+from noria_py.dataflow.records import consolidate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 VOTES_DDL = (
@@ -51,6 +64,7 @@ VOTES_DDL = (
     " PRIMARY KEY (user_id, story_id))"
 )
 VIEW = "SELECT story_id, COUNT(*) FROM votes WHERE story_id = ? GROUP BY story_id"
+FULL_VIEW = "SELECT story_id, COUNT(*) FROM votes GROUP BY story_id"
 VOTES_PER_USER = 50
 
 
@@ -60,6 +74,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--stories", type=int, default=100_000, help="distinct stories (default 100k)")
     p.add_argument("--batch-rows", type=int, default=50_000, help="rows per engine batch")
     p.add_argument("--spark-master", default=None, help="Spark master (default local[*])")
+    p.add_argument(
+        "--driver-memory",
+        default="6g",
+        help="spark.driver.memory: the heap of the driver, and of the executors in local mode",
+    )
+    p.add_argument(
+        "--replay-sizes",
+        default="250000,500000,1000000,2000000,4000000",
+        help="comma-separated table sizes (below --rows) at which to time bulk replays, to"
+        " locate the crossover",
+    )
     p.add_argument(
         "--with-view",
         action="store_true",
@@ -135,6 +160,70 @@ def timed(fn) -> tuple[float, object]:
     return time.perf_counter() - start, value
 
 
+def replay_once(engine, through_spark: bool):
+    """Install FULL_VIEW (its state replayed through Spark or in process), then remove it.
+
+    Returns (seconds to install, the aggregate's state, the Spark replay record or None). A new
+    hook per run: the snapshot is exported every time, as for a first install.
+    """
+    from noria_py.spark.replay import BulkReplay
+
+    hook = BulkReplay(engine, threshold=0) if through_spark else None
+    engine.graph.bulk_replay = hook
+    try:
+        start = time.perf_counter()
+        engine.prepare(FULL_VIEW)
+        elapsed = time.perf_counter() - start
+    finally:
+        engine.graph.bulk_replay = None
+    name = list(engine.queries)[-1]
+    agg = next(n for n in engine.graph.nodes.values() if n.kind == "aggregate")
+    state = sorted(consolidate(agg.contents()))
+    engine._remove_query(name)
+    record = None
+    if hook is not None:
+        used = [r for r in hook.records if r.path == "spark"]
+        if not used:
+            raise RuntimeError(f"the bulk replay did not use Spark: {list(hook.records)}")
+        record = used[0]
+    return elapsed, state, record
+
+
+def measure_replay(engine) -> dict:
+    """Bulk-replay time of FULL_VIEW through Spark and in process over the engine's votes."""
+    rows = engine.storage.count("votes")
+    log(f"bulk replay over {rows:,} votes: Spark")
+    spark_s, spark_state, rec = replay_once(engine, through_spark=True)
+    log(f"bulk replay over {rows:,} votes: in process")
+    in_process_s, state, _ = replay_once(engine, through_spark=False)
+    if spark_state != state:
+        raise AssertionError("the Spark replay computed another state than the in-process one")
+    return {
+        "rows": rows,
+        "in_process_s": round(in_process_s, 2),
+        "spark_s": round(spark_s, 2),
+        "speedup": round(in_process_s / spark_s, 3),
+        "spark_snapshot_s": round(rec.snapshot_s, 2),
+        "spark_compute_s": round(rec.spark_s, 2),
+        "spark_load_s": round(rec.load_s, 2),
+        "records_from_spark": rec.records,
+        "groups": len(state),
+    }
+
+
+def crossover(points: list[dict]) -> int | None:
+    """The table size where Spark starts to win: log-linear between the sizes around it."""
+    points = sorted(points, key=lambda p: p["rows"])
+    if points and points[0]["speedup"] >= 1:
+        return points[0]["rows"]  # at or below the smallest size measured
+    for a, b in zip(points, points[1:]):
+        if a["speedup"] < 1 <= b["speedup"]:
+            f = (1 - a["speedup"]) / (b["speedup"] - a["speedup"])
+            la, lb = math.log(a["rows"]), math.log(b["rows"])
+            return int(round(math.exp(la + f * (lb - la)), -3))
+    return None  # in process stays faster at every size measured
+
+
 def profile_pyarrow(path: Path, args, rows: int) -> tuple[str, list[dict]]:
     conn = fresh_engine(args.with_view)
     prof = cProfile.Profile()
@@ -176,8 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_votes(path, args.rows, args.stories)
         file_mb = path.stat().st_size / 2**20
 
+        load_before = os.getloadavg()
         log("starting Spark")
-        start_s, spark = timed(lambda: session.get_session(args.spark_master))
+        config = {"spark.driver.memory": args.driver_memory}
+        start_s, spark = timed(lambda: session.get_session(args.spark_master, config))
         master = spark.sparkContext.master
 
         # Spark's first jobs in a session pay for Python workers and code generation: warm up.
@@ -229,7 +320,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         conn = fresh_engine(args.with_view)
         pyarrow_again_s, n = timed(lambda: load_pyarrow(conn, path, args.batch_rows))
         assert n == args.rows, n
+
+        # Bulk replay over the table just loaded, then at smaller sizes for the crossover.
+        for name in list(conn.engine.queries):
+            conn.engine._remove_query(name)  # --with-view: its aggregate would be reused
+        replay = measure_replay(conn.engine)
         conn.close()
+        points = []
+        sizes = sorted({int(x) for x in args.replay_sizes.split(",") if x.strip()})
+        for size in [n for n in sizes if n < args.rows]:
+            small = fresh_engine(False)
+            load_pyarrow(small, path, args.batch_rows, limit=size)
+            points.append(measure_replay(small.engine))
+            small.close()
+        points.append(replay)
+        load_after = os.getloadavg()
         pyarrow_runs = [round(pyarrow_s, 2), round(pyarrow_again_s, 2)]
         pyarrow_s = min(pyarrow_s, pyarrow_again_s)
 
@@ -262,6 +367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "backfill_unchecked_rows_per_s": round(args.rows / unchecked_s, 1),
         "spark_only_s": round(spark_only_s, 2),
         "spark_only_rows_per_s": round(args.rows / spark_only_s, 1),
+        "replay_view": FULL_VIEW,
+        "replay_rows": replay["rows"],
+        "replay_in_process_s": replay["in_process_s"],
+        "replay_spark_s": replay["spark_s"],
+        "replay_speedup": replay["speedup"],
+        "replay_crossover_rows": crossover(points),
+        "replay_points": points,
+        "driver_memory": args.driver_memory,
+        "load_average_1m": {"start": round(load_before[0], 2), "end": round(load_after[0], 2)},
         "profile": profile,
         "machine": {
             "cpus": os.cpu_count(),

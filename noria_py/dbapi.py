@@ -257,5 +257,11 @@ def connect(path: str | None = None, **options) -> Connection:
     first waits for the connection's acknowledged writes; also settable per cursor),
     ``batch_window`` (seconds the dataflow thread waits to batch concurrent writes) and
     ``inbox_limit`` (pending deltas before a writer applies them itself).
+
+    Bulk replays (``noria_py.spark.replay``): ``bulk_replay_rows`` (base rows beneath a new
+    fully materialized node's input from which Spark computes its initial state; default one
+    million, ``None`` never, ``0`` always), ``spark_master`` and ``spark_config`` (for the
+    Spark session a bulk replay starts) and ``bulk_replay_dir`` (where the Parquet snapshots
+    go; default a temporary directory).
     """
     return Connection(path, **options)

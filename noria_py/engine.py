@@ -646,6 +646,10 @@ class Engine:
         self.lock = threading.RLock()
         self.graph.lock = self.lock
         self.graph.sync = self._drain
+        # --- bulk replays: Spark computes big full nodes' initial state (spark/replay.py) ---
+        from .spark.replay import configure as _bulk_replay
+
+        self.graph.bulk_replay = _bulk_replay(self, options)
         # domains: "inline" runs the dataflow inside each write; "threads" gives it its own
         # thread, fed by a bounded inbox, so a write returns once it is durable in base storage
         self.domains = options.get("domains", "inline")
@@ -1230,6 +1234,48 @@ class Engine:
         from .dataflow.plan_upqueries import update_probe_flags
 
         update_probe_flags(list(self.graph.nodes.values()))
+        if self._tx and self._tx_deltas:
+            # built inside a transaction, the new full states replayed its uncommitted writes,
+            # whose deltas wait for COMMIT: take them back out of those states, so COMMIT adds
+            # them once and ROLLBACK leaves them out
+            fresh = [
+                n for n in cq.new_nodes if not n.partial and n.materialization != "none"
+            ] + [n for n in to_full if id(n) not in new_ids]
+            self._unreplay(fresh, self._tx_deltas)
+
+    def _unreplay(self, fresh: list, deltas: list) -> None:
+        """Apply the negation of ``deltas`` to the states in ``fresh`` only, through whatever
+        stateless operators lie between base storage and them (other states are untouched)."""
+        if not fresh:
+            return
+        fresh_ids = {id(n) for n in fresh}
+        feeds: set = set(fresh_ids)  # nodes worth visiting: fresh ones and what leads to them
+        changed = True
+        while changed:
+            changed = False
+            for n in self.graph.nodes.values():
+                if id(n) in feeds or n.materialization != "none":
+                    continue
+                if any(id(c) in feeds for c, _p in n.children):
+                    feeds.add(id(n))
+                    changed = True
+        for table, batch in deltas:
+            base = self.graph.lookup(f"base({table})")
+            if base is None:
+                continue
+            queue = collections.deque(
+                (c, port, [(r, -m) for r, m in batch])
+                for c, port in base.children
+                if id(c) in feeds
+            )
+            while queue:
+                node, port, b = queue.popleft()
+                out = node.on_input(port, b)
+                if not out:
+                    continue
+                for c, cport in node.children:
+                    if id(c) in feeds:
+                        queue.append((c, cport, out))
 
     def _next_name(self) -> str:
         self._qseq += 1

@@ -590,3 +590,32 @@ def test_unsupported_parameter_type_in_a_read_is_rejected(people, value):
         with pytest.raises((noria_py.InterfaceError, noria_py.ProgrammingError)):
             people.execute(sql, (value,))
         assert people.execute(sql, (1,)).fetchall() == [("ann",)]
+
+
+@pytest.mark.parametrize("ending", ["COMMIT", "ROLLBACK"])
+@pytest.mark.parametrize(
+    "options", [{}, {"partial": False}, {"upqueries": "messages"}], ids=["partial", "full", "msgs"]
+)
+def test_a_view_first_built_inside_a_transaction_counts_its_writes_once(ending, options):
+    # the new view's full state is replayed from base storage, which already holds the
+    # transaction's uncommitted rows; COMMIT then applies their deltas: counted once, not twice
+    conn = noria_py.connect(**options)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (g INT, v INT)")
+    cur.executemany("INSERT INTO t VALUES (?, ?)", [(1, 1), (1, 2), (2, 3)])
+    cur.execute("BEGIN")
+    cur.execute("INSERT INTO t VALUES (1, 5)")
+    cur.execute("DELETE FROM t WHERE v = 3")
+    counts = "SELECT g, COUNT(*) FROM t GROUP BY g ORDER BY g"
+    sums = "SELECT g, SUM(v) FROM t WHERE v > 1 GROUP BY g ORDER BY g"
+    # inside the transaction the views show the committed state
+    assert cur.execute(counts).fetchall() == [(1, 2), (2, 1)]
+    cur.execute(sums).fetchall()
+    cur.execute(ending)
+    if ending == "COMMIT":
+        assert cur.execute(counts).fetchall() == [(1, 3)]
+        assert [tuple(map(int, r)) for r in cur.execute(sums).fetchall()] == [(1, 7)]
+    else:
+        assert cur.execute(counts).fetchall() == [(1, 2), (2, 1)]
+        assert [tuple(map(int, r)) for r in cur.execute(sums).fetchall()] == [(1, 2), (2, 3)]
+    conn.close()

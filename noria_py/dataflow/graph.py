@@ -26,6 +26,8 @@ class Graph:
         self.fill_log: list | None = None  # keys filled inside an open transaction
         self.lock = None  # the engine's lock: held by whoever changes state
         self.sync = lambda: None  # apply pending deltas before reading base storage
+        # bulk replay hook (spark/replay.py): node -> ports whose initial input it computed
+        self.bulk_replay = None
         self.runtime = None  # a scheduler (scheduler.py) when the dataflow runs on messages
 
     # --- building --------------------------------------------------------------------------
@@ -62,7 +64,11 @@ class Graph:
             # a partial node starts empty and fills on demand; a stateless node has nothing to
             # build (its full children read its contents from its parents)
             if not node.partial and node.materialization != "none":
+                # --- bulk replay: big inputs are computed in Spark (spark/replay.py) ---
+                done = self.bulk_replay(node) if self.bulk_replay is not None else ()
                 for port, parent in enumerate(node.parents):
+                    if port in done:
+                        continue
                     batch = parent.contents()
                     if batch:
                         node.on_input(port, batch)

@@ -1,10 +1,10 @@
 """The MySQL-wire front end of noria_py (``noria-py serve``).
 
-``mysql`` runs the server (mysql-mimic handshake and authentication on uvloop, this package's own
-command phase), ``session`` answers session-level statements and buffers transactions,
-``protocol`` encodes result sets and decodes prepared-statement parameters, and ``literals``
-turns literal point lookups into parameterized statements.
-"""
+``mysql`` runs the server and logs clients in (mysql-mimic handshake and authentication on
+uvloop), ``connection`` serves each logged-in client as an asyncio protocol (the command phase),
+``session`` answers session-level statements and buffers transactions, ``protocol`` encodes
+result sets and decodes prepared-statement parameters, and ``literals`` turns literal point
+lookups into parameterized statements."""
 
 from __future__ import annotations
 

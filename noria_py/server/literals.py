@@ -248,6 +248,14 @@ def lift_literals(sql: str) -> tuple[str, list[Any]] | None:
 # lift. The cache maps a shape to those slots, so a repeated lookup shape costs one regex split.
 
 _SLOTS = re.compile(r"('(?:[^'\\]|\\.|'')*'|\b\d+\b)")
+LITERAL_SLOTS = _SLOTS
+
+
+def literal_value(lit: str) -> Any:
+    """The value of one literal slot of a split text: a quoted string or a run of digits."""
+    return _unescape(lit[1:-1]) if lit[0] == "'" else int(lit)
+
+
 _shape_cache: dict[tuple[str, ...], tuple[int, ...] | None] = {}
 _SHAPE_CACHE_LIMIT = 10000
 
@@ -262,7 +270,7 @@ def lift_literals_cached(sql: str) -> tuple[str, list[Any]] | None:
     slots = _shape_cache.get(shape, _MISSING)
     if slots is _MISSING:
         result = lift_literals(sql)
-        slots = _slots_of(parts, sql, result)
+        slots = slots_of(parts, sql, result)
         if len(_shape_cache) >= _SHAPE_CACHE_LIMIT:
             _shape_cache.clear()
         _shape_cache[shape] = slots
@@ -273,7 +281,7 @@ def lift_literals_cached(sql: str) -> tuple[str, list[Any]] | None:
     out = list(parts)
     for i in slots:
         lit = parts[2 * i + 1]
-        params.append(_unescape(lit[1:-1]) if lit[0] == "'" else int(lit))
+        params.append(literal_value(lit))
         out[2 * i + 1] = "?"
     return "".join(out), params
 
@@ -281,8 +289,11 @@ def lift_literals_cached(sql: str) -> tuple[str, list[Any]] | None:
 _MISSING: Any = object()
 
 
-def _slots_of(parts: list[str], sql: str, result: tuple[str, list[Any]] | None) -> Any:
-    """Which literal slots the analysis lifted, or None; ``_MISSING`` is never returned."""
+def slots_of(
+    parts: list[str], sql: str, result: tuple[str, list[Any]] | None
+) -> tuple[int, ...] | None:
+    """Which literal slots of ``parts`` (the text split at ``LITERAL_SLOTS``) the analysis
+    ``result`` lifted, or None when the split cannot reproduce it."""
     if result is None:
         return None
     # Rebuild the lifted text slot by slot and check it reproduces the analysis exactly.

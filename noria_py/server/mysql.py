@@ -6,15 +6,18 @@ A client connects with any MySQL driver (pymysql, mysql-connector-python, SQLAlc
 
 How a query travels::
 
-    socket -> BoundedStream.read_command -> WireConnection.command_loop
-           -> COM_QUERY        -> Session.execute(sql)            -> Engine.execute(sql, params)
-           -> COM_STMT_EXECUTE -> decode_params -> Session.execute(stmt.sql, params)
-           <- result packets encoded by server.protocol, written with one transport.write
+    socket -> mysql-mimic handshake and authentication (WireConnection, asyncio streams)
+           -> transport handed to connection.CommandProtocol: one data_received callback
+              cuts out every complete packet and runs each command synchronously
+           -> COM_QUERY point lookup -> ServerState.lifted_lookup -> engine reader lookup
+           -> COM_QUERY otherwise    -> Session.execute(sql)     -> Engine.execute(sql, ())
+           -> COM_STMT_EXECUTE       -> decode_params -> reader lookup or Session.execute
+           <- every response of the batch, framed by server.protocol, in one transport.write
 
-* mysql-mimic (on uvloop) provides the handshake, authentication (mysql_native_password) and
-  packet framing; the command phase is this module's own, so that prepared statements bind
-  their parameters natively (``?`` values go to the engine as bound parameters, never pasted
-  into SQL text) and statement texts are never re-parsed per execution.
+* mysql-mimic (on uvloop) provides the handshake and authentication (mysql_native_password);
+  the command phase is :mod:`noria_py.server.connection`'s own, so that prepared statements
+  bind their parameters natively (``?`` values go to the engine as bound parameters, never
+  pasted into SQL text) and statement texts are never re-parsed per execution.
 * Statements about the session (``SET``, ``SELECT @@var``, ``USE``, transactions, ...) are
   answered by :mod:`noria_py.server.session`; its docstring says what reads inside a transaction
   see.
@@ -41,9 +44,7 @@ import os
 import re
 import secrets
 import signal
-import struct
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,15 +53,12 @@ from mysql_mimic.auth import IdentityProvider, NativePasswordAuthPlugin, User
 from mysql_mimic.charset import CharacterSet
 from mysql_mimic.connection import Connection as MimicConnection
 from mysql_mimic.control import LocalControl, TooManyConnections
-from mysql_mimic.errors import MysqlError
 from mysql_mimic.server import MysqlServer
 from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities, ServerStatus
 
-from noria_py import errors
-from noria_py.result import Result
-
 from . import protocol as P
+from .connection import CommandProtocol, count_placeholders
 from .session import ServerState, Session, split_top_level, strip_statement
 
 log = logging.getLogger("noria_py.server")
@@ -69,7 +67,6 @@ DEFAULT_PORT = 3307
 HANDSHAKE_TIMEOUT = 10.0
 HANDSHAKE_MAX_PACKET = 64 * 1024
 DEFAULT_MAX_PACKET = 64 * 1024 * 1024
-WRITE_HIGH_WATER = 256 * 1024
 
 CAPABILITIES = (
     Capabilities.CLIENT_PROTOCOL_41
@@ -88,28 +85,6 @@ CAPABILITIES = (
     | Capabilities.CLIENT_MULTI_RESULTS
     | Capabilities.CLIENT_PS_MULTI_RESULTS
 )
-
-COM_QUIT = 0x01
-COM_INIT_DB = 0x02
-COM_QUERY = 0x03
-COM_FIELD_LIST = 0x04
-COM_STATISTICS = 0x09
-COM_PROCESS_KILL = 0x0C
-COM_DEBUG = 0x0D
-COM_PING = 0x0E
-COM_CHANGE_USER = 0x11
-COM_STMT_PREPARE = 0x16
-COM_STMT_EXECUTE = 0x17
-COM_STMT_SEND_LONG_DATA = 0x18
-COM_STMT_CLOSE = 0x19
-COM_STMT_RESET = 0x1A
-COM_SET_OPTION = 0x1B
-COM_STMT_FETCH = 0x1C
-COM_RESET_CONNECTION = 0x1F
-
-_QUIT = object()
-_NO_REPLY: list[bytes] = []
-
 
 # ---------------------------------------------------------------------------------------------
 # Authentication
@@ -203,40 +178,13 @@ def _codec_for(charset_name: Any) -> str:
         return "utf-8"
 
 
-class PreparedStatement:
-    __slots__ = (
-        "stmt_id",
-        "sql",
-        "param_count",
-        "columns",
-        "types",
-        "nullable",
-        "param_types",
-        "long_data",
-        "cursor",
-    )
-
-    def __init__(self, stmt_id: int, sql: str, param_count: int) -> None:
-        self.stmt_id = stmt_id
-        self.sql = sql
-        self.param_count = param_count
-        self.columns: list[str] | None = None
-        self.types: list[str] = []
-        self.nullable: list[bool] = []
-        self.param_types: list[tuple[int, bool]] | None = None
-        self.long_data: dict[int, bytearray] | None = None
-        self.cursor: list[bytes] | None = None
-
-
-_PARAM_SCAN = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|(\?)", re.S)
-
-
-def count_placeholders(sql: str) -> int:
-    return sum(1 for m in _PARAM_SCAN.finditer(sql) if m.group(1))
-
-
 class WireConnection(MimicConnection):
-    """One client connection: mysql-mimic's handshake, then this class's command loop."""
+    """One client connection during mysql-mimic's handshake and authentication.
+
+    Once the client is logged in, :meth:`NoriaServer._client_connected_cb` hands the transport
+    to a :class:`~noria_py.server.connection.CommandProtocol`, which runs the command phase and
+    calls back here only to re-authenticate on COM_CHANGE_USER.
+    """
 
     def __init__(self, stream: P.BoundedStream, server: NoriaServer, session: Session) -> None:
         super().__init__(
@@ -249,8 +197,6 @@ class WireConnection(MimicConnection):
         self.server = server
         self.wire_session = session
         self.status_flags = ServerStatus(P.STATUS_AUTOCOMMIT)
-        self.stmts: dict[int, PreparedStatement] = {}
-        self.next_stmt_id = 1
         self.eof_deprecated = False
 
     @property
@@ -261,35 +207,29 @@ class WireConnection(MimicConnection):
     def client_charset(self) -> CharacterSet:
         return CharacterSet.utf8mb4
 
-    # -- connection phase ------------------------------------------------------------------
-
-    async def run(self) -> None:
-        stream: P.BoundedStream = self.stream  # type: ignore[assignment]
+    async def login(self) -> bool:
+        """Run the handshake; True when the client is logged in and may send commands."""
         session = self.wire_session
         try:
             await asyncio.wait_for(self.connection_phase(), HANDSHAKE_TIMEOUT)
             if session.username is None:
                 raise _AuthFailed()
         except (TimeoutError, ConnectionClosed, _AuthFailed, ConnectionError):
-            return
+            return False
         except P.PacketTooLarge:
             self._send_error_now(P.ER_HANDSHAKE_ERROR, "08S01", "Bad handshake")
-            return
+            return False
         except Exception as e:  # garbage in the handshake response
             log.debug("handshake failed: %r", e)
             self._send_error_now(P.ER_HANDSHAKE_ERROR, "08S01", "Bad handshake")
-            return
+            return False
         if Capabilities.CLIENT_PROTOCOL_41 not in self.capabilities:
             self._send_error_now(P.ER_HANDSHAKE_ERROR, "08S01", "Client must support protocol 4.1")
-            return
+            return False
         self.eof_deprecated = Capabilities.CLIENT_DEPRECATE_EOF in self.capabilities
         if session.database is None or session.database == "":
             session.database = self.server.state.default_database
-        stream.max_packet = self.server.max_packet
-        try:
-            await self.command_loop()
-        finally:
-            session.close()
+        return True
 
     def _send_error_now(self, errno: int, sqlstate: str, msg: str) -> None:
         try:
@@ -301,163 +241,12 @@ class WireConnection(MimicConnection):
         self.wire_session.username = None
         await super().authenticate(*args, **kwargs)
 
-    # -- command phase -----------------------------------------------------------------------
-
-    async def command_loop(self) -> None:
-        stream: P.BoundedStream = self.stream  # type: ignore[assignment]
-        writer = stream.writer
-        transport = writer.transport
-        dispatch: dict[int, Callable[[bytes], Any]] = {
-            COM_QUERY: self.com_query,
-            COM_STMT_EXECUTE: self.com_stmt_execute,
-            COM_STMT_PREPARE: self.com_stmt_prepare,
-            COM_STMT_CLOSE: self.com_stmt_close,
-            COM_STMT_RESET: self.com_stmt_reset,
-            COM_STMT_SEND_LONG_DATA: self.com_stmt_send_long_data,
-            COM_STMT_FETCH: self.com_stmt_fetch,
-            COM_PING: self.com_ok,
-            COM_DEBUG: self.com_ok,
-            COM_INIT_DB: self.com_init_db,
-            COM_FIELD_LIST: self.com_field_list,
-            COM_STATISTICS: self.com_statistics,
-            COM_RESET_CONNECTION: self.com_reset_connection,
-            COM_SET_OPTION: self.com_set_option,
-        }
-        while True:
-            try:
-                data = await stream.read_command()
-            except ConnectionClosed:
-                return
-            except P.PacketTooLarge:
-                self._send_error_now(
-                    P.ER_NET_PACKET_TOO_LARGE,
-                    "08S01",
-                    "Got a packet bigger than 'max_allowed_packet' bytes",
-                )
-                return
-            except MysqlError as e:  # out-of-order packets: the stream cannot be trusted
-                self._send_error_now(P.ER_MALFORMED_PACKET, "08S01", e.msg)
-                return
-            if not data:
-                stream.send([P.err_packet(P.ER_MALFORMED_PACKET, "08S01", "Malformed packet")])
-                continue
-            cmd = data[0]
-            handler = dispatch.get(cmd)
-            try:
-                if handler is not None:
-                    out = handler(data)
-                elif cmd == COM_QUIT:
-                    return
-                elif cmd == COM_CHANGE_USER:
-                    ok = await self.com_change_user(data)
-                    if not ok:
-                        return
-                    continue
-                else:
-                    out = [P.err_packet(P.ER_UNKNOWN_COM_ERROR, "08S01", "Unknown command")]
-            except errors.Error as e:
-                out = [P.err_packet(e.errno, e.sqlstate, e.msg or str(e))]
-            except P.PacketError as e:
-                out = [P.err_packet(P.ER_MALFORMED_PACKET, "08S01", str(e))]
-            except MysqlError as e:
-                out = [P.err_packet(int(e.code), "HY000", e.msg)]
-            except Exception as e:
-                log.exception("error while running a command")
-                out = [P.err_packet(P.ER_UNKNOWN_ERROR, "HY000", f"{type(e).__name__}: {e}")]
-            if out:
-                stream.send(out)
-                if transport.get_write_buffer_size() > WRITE_HIGH_WATER:
-                    await writer.drain()
-
-    def ok(self, res: Result | None = None, **kwargs: Any) -> bytes:  # type: ignore[override]
-        s = self.wire_session
-        if res is None:
-            return P.ok_packet(status=s.status_flags)
-        affected = res.rowcount if res.rowcount and res.rowcount > 0 else 0
-        return P.ok_packet(affected, res.lastrowid or 0, s.status_flags)
-
-    def _end_of_rows(self, extra_status: int = 0) -> bytes:
-        status = self.wire_session.status_flags | extra_status
-        if self.eof_deprecated:
-            return P.ok_packet(status=status, eof=True)
-        return P.eof_packet(status)
-
-    def _header(self, res: Result, binary: bool) -> tuple[list[bytes], Any]:
-        cols = res.columns or []
-        key = (tuple(cols), tuple(res.column_types), tuple(res.nullable))
-        cache = self.server.header_cache
-        entry = cache.get(key)
-        if entry is None:
-            n = len(cols)
-            types = list(res.column_types) + ["VARCHAR"] * (n - len(res.column_types))
-            nullable = list(res.nullable) + [True] * (n - len(res.nullable))
-            defs = [P.lenenc_int(n)]
-            defs += [P.column_def(c, t, nl) for c, t, nl in zip(cols, types, nullable)]
-            entry = (defs, P.binary_encoders(types))
-            if len(cache) > 4096:
-                cache.clear()
-            cache[key] = entry
-        return entry
-
-    def _result_packets(self, res: Result, binary: bool) -> list[bytes]:
-        if res.columns is None:
-            return [self.ok(res)]
-        defs, encoders = self._header(res, binary)
-        out = list(defs)
-        if not self.eof_deprecated:
-            out.append(P.eof_packet(self.wire_session.status_flags))
-        if binary:
-            out += P.binary_rows(res.rows, encoders)
-        else:
-            out += P.text_rows(res.rows, len(res.columns))
-        out.append(self._end_of_rows())
-        return out
-
-    # -- commands ------------------------------------------------------------------------------
-
-    def com_ok(self, data: bytes) -> list[bytes]:
-        return [self.ok()]
-
-    def com_query(self, data: bytes) -> list[bytes]:
-        session = self.wire_session
-        sql = data[1:].decode(session.client_codec, "surrogateescape")
-        res = session.execute(sql)
-        return self._result_packets(res, False)
-
-    def com_init_db(self, data: bytes) -> list[bytes]:
-        name = data[1:].decode("utf-8", "replace").strip().strip("`")
-        if not name:
-            raise errors.Error("No database selected", 1046, "3D000")
-        self.wire_session.database = name
-        return [self.ok()]
-
-    def com_field_list(self, data: bytes) -> list[bytes]:
-        table = data[1:].split(b"\x00", 1)[0].decode("utf-8", "replace")
-        res = self.wire_session.engine.execute(f"DESCRIBE `{table.replace('`', '``')}`")
-        out = []
-        for row in res.rows:
-            name = str(row[0])
-            type_name = str(row[1]).upper() if len(row) > 1 and row[1] else "VARCHAR"
-            nullable = not (len(row) > 2 and str(row[2]).upper() == "NO")
-            out.append(P.column_def(name, type_name, nullable, table=table) + b"\xfb")
-        out.append(self._end_of_rows())
-        return out
-
-    def com_statistics(self, data: bytes) -> list[bytes]:
-        st = self.server.state
-        uptime = int(time.time() - st.started)
-        text = f"Uptime: {uptime}  Threads: {st.connections}  Questions: {st.questions}"
-        return [text.encode()]
-
-    def com_reset_connection(self, data: bytes) -> list[bytes]:
-        self.wire_session.reset()
-        self.stmts.clear()
-        return [self.ok()]
-
-    def com_set_option(self, data: bytes) -> list[bytes]:
-        return [P.eof_packet(self.wire_session.status_flags)]
+    def ok(self, **kwargs: Any) -> bytes:
+        """The OK packet mysql-mimic sends when authentication succeeds."""
+        return P.ok_packet(status=self.wire_session.status_flags)
 
     async def com_change_user(self, data: bytes) -> bool:
+        """Re-authenticate (``self.stream`` is the command protocol's channel by now)."""
         try:
             req = mimic_packets.parse_com_change_user(
                 capabilities=self.capabilities, client_charset=self.client_charset, data=data[1:]
@@ -466,7 +255,6 @@ class WireConnection(MimicConnection):
             self._send_error_now(P.ER_MALFORMED_PACKET, "08S01", "Malformed COM_CHANGE_USER")
             return False
         self.wire_session.reset()
-        self.stmts.clear()
         self.wire_session.database = req.database or self.server.state.default_database
         await self.authenticate(
             username=req.username,
@@ -477,144 +265,14 @@ class WireConnection(MimicConnection):
         await self.stream.drain()
         return self.wire_session.username is not None
 
-    # -- prepared statements -----------------------------------------------------------------
-
-    def com_stmt_prepare(self, data: bytes) -> list[bytes]:
-        session = self.wire_session
-        sql = data[1:].decode(session.client_codec, "surrogateescape")
-        st = self.server.state.statement(sql)
-        stmt_id = self.next_stmt_id
-        self.next_stmt_id = (stmt_id + 1) & 0xFFFFFFFF or 1
-        if st.kind in ("engine", "write", "ddl", "const_select"):
-            try:
-                prep = session.engine.prepare(st.sql)
-            except errors.Error:
-                if st.kind != "const_select":
-                    raise
-                prep = None
-        else:
-            prep = None
-        if st.kind == "error":
-            raise st.info
-        if prep is not None:
-            stmt = PreparedStatement(stmt_id, sql, int(prep.param_count))
-            if prep.columns is not None:
-                stmt.columns = list(prep.columns)
-                stmt.types = list(prep.column_types or [])
-                stmt.nullable = list(prep.nullable or [])
-        else:
-            stmt = PreparedStatement(stmt_id, sql, count_placeholders(st.sql))
-        self.stmts[stmt_id] = stmt
-        ncols = len(stmt.columns) if stmt.columns else 0
-        out = [struct.pack("<BIHHBH", 0, stmt_id, ncols, stmt.param_count, 0, 0)]
-        if stmt.param_count:
-            out += [P.PARAM_DEF] * stmt.param_count
-            if not self.eof_deprecated:
-                out.append(P.eof_packet(session.status_flags))
-        if ncols:
-            n = ncols
-            types = stmt.types + ["VARCHAR"] * (n - len(stmt.types))
-            nullable = stmt.nullable + [True] * (n - len(stmt.nullable))
-            out += [P.column_def(c, t, nl) for c, t, nl in zip(stmt.columns, types, nullable)]
-            if not self.eof_deprecated:
-                out.append(P.eof_packet(session.status_flags))
-        return out
-
-    def _stmt(self, data: bytes) -> PreparedStatement:
-        if len(data) < 5:
-            raise P.PacketError("packet too short")
-        stmt_id = int.from_bytes(data[1:5], "little")
-        stmt = self.stmts.get(stmt_id)
-        if stmt is None:
-            raise errors.Error(
-                f"Unknown prepared statement handler ({stmt_id}) given to mysqld_stmt_execute",
-                P.ER_UNKNOWN_STMT_HANDLER,
-                "HY000",
-            )
-        return stmt
-
-    def com_stmt_execute(self, data: bytes) -> list[bytes]:
-        stmt = self._stmt(data)
-        if len(data) < 10:
-            raise P.PacketError("COM_STMT_EXECUTE too short")
-        flags = data[5]
-        session = self.wire_session
-        if stmt.param_count:
-            params, stmt.param_types = P.decode_params(
-                data, 10, stmt.param_count, stmt.param_types, stmt.long_data, session.client_codec
-            )
-            stmt.long_data = None
-        else:
-            params = ()
-        stmt.cursor = None
-        res = session.execute(stmt.sql, params)
-        if res.columns is None:
-            return [self.ok(res)]
-        if flags & 0x07 and res.columns:  # a read-only cursor: rows go out on COM_STMT_FETCH
-            defs, encoders = self._header(res, True)
-            stmt.cursor = P.binary_rows(res.rows, encoders)
-            out = list(defs)
-            if self.eof_deprecated:
-                out.append(
-                    P.ok_packet(status=session.status_flags | P.STATUS_CURSOR_EXISTS, eof=True)
-                )
-            else:
-                out.append(P.eof_packet(session.status_flags | P.STATUS_CURSOR_EXISTS))
-            return out
-        return self._result_packets(res, True)
-
-    def com_stmt_fetch(self, data: bytes) -> list[bytes]:
-        stmt = self._stmt(data)
-        if len(data) < 9:
-            raise P.PacketError("COM_STMT_FETCH too short")
-        n = int.from_bytes(data[5:9], "little")
-        rows = stmt.cursor
-        if rows is None:
-            raise errors.Error("The statement has no open cursor", 1421, "HY000")
-        out, stmt.cursor = rows[:n], rows[n:]
-        if stmt.cursor:
-            out.append(self._end_of_rows(P.STATUS_CURSOR_EXISTS))
-        else:
-            stmt.cursor = None
-            out.append(self._end_of_rows(P.STATUS_LAST_ROW_SENT))
-        return out
-
-    def com_stmt_send_long_data(self, data: bytes) -> list[bytes]:
-        if len(data) < 7:
-            return _NO_REPLY  # this command never gets a reply, even when malformed
-        stmt = self.stmts.get(int.from_bytes(data[1:5], "little"))
-        if stmt is None:
-            return _NO_REPLY
-        param = int.from_bytes(data[5:7], "little")
-        if param >= stmt.param_count:
-            return _NO_REPLY
-        if stmt.long_data is None:
-            stmt.long_data = {}
-        buf = stmt.long_data.setdefault(param, bytearray())
-        if len(buf) + len(data) - 7 > self.server.max_packet:
-            stmt.long_data = None
-            return _NO_REPLY
-        buf += data[7:]
-        return _NO_REPLY
-
-    def com_stmt_close(self, data: bytes) -> list[bytes]:
-        if len(data) >= 5:
-            self.stmts.pop(int.from_bytes(data[1:5], "little"), None)
-        return _NO_REPLY
-
-    def com_stmt_reset(self, data: bytes) -> list[bytes]:
-        stmt = self._stmt(data)
-        stmt.long_data = None
-        stmt.cursor = None
-        return [self.ok()]
-
 
 # ---------------------------------------------------------------------------------------------
 # The server
 
 
 class NoriaServer(MysqlServer):
-    """A mysql-mimic server whose connections run :class:`WireConnection`."""
+    """A mysql-mimic server: :class:`WireConnection` logs clients in, then
+    :class:`~noria_py.server.connection.CommandProtocol` serves them."""
 
     def __init__(
         self,
@@ -627,7 +285,9 @@ class NoriaServer(MysqlServer):
         self.state = ServerState(engine=engine, default_database=default_database)
         self.state.globals["max_allowed_packet"] = max_packet
         self.max_packet = max_packet
-        self.header_cache: dict[tuple, tuple[list[bytes], Any]] = {}
+        # result shapes (column packets, encoders) by column list, and by engine statement
+        self.header_cache: dict[tuple, P.ResultShape] = {}
+        self.prep_shapes: dict[int, tuple[Any, P.ResultShape]] = {}
         self._tasks: set[asyncio.Task] = set()
 
     async def _client_connected_cb(
@@ -650,7 +310,15 @@ class NoriaServer(MysqlServer):
                 return
             conn.connection_id = connection_id
             session.connection_id = connection_id
-            await conn.run()
+            if not await conn.login():
+                return
+            # The command phase: hand the socket to a protocol (no coroutine per packet),
+            # with whatever the handshake's stream had already read ahead.
+            proto = CommandProtocol(conn)
+            pending = bytes(reader._buffer)
+            reader._buffer.clear()
+            proto.take_over(writer.transport, pending, reader.at_eof())
+            await proto.done
         except (ConnectionError, ConnectionClosed, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:

@@ -146,6 +146,9 @@ def lenenc_int(n: int) -> bytes:
     return b"\xfe" + n.to_bytes(8, "little")
 
 
+_LEN1 = [bytes((i,)) for i in range(251)]  # one-byte length prefixes
+
+
 def lenenc_str(b: bytes) -> bytes:
     n = len(b)
     if n < 251:
@@ -190,6 +193,11 @@ def eof_packet(status: int = 0, warnings: int = 0) -> bytes:
     return struct.pack("<BHH", 0xFE, warnings, status)
 
 
+def is_eof_payload(p: bytes) -> bool:
+    """An EOF packet (or an OK packet with the EOF header, as after rows)."""
+    return p[:1] == b"\xfe" and len(p) < 9
+
+
 def err_packet(errno: int, sqlstate: str, msg: str) -> bytes:
     state = (sqlstate or "HY000").encode("ascii", "replace")[:5].ljust(5, b"0")
     return struct.pack("<BH", 0xFF, errno) + b"#" + state + msg.encode("utf-8", "replace")
@@ -224,6 +232,40 @@ def column_def(
 PARAM_DEF = column_def("?", "VARCHAR")
 
 
+def value_type_name(v: Any) -> str:
+    """The column type to declare for a value whose column the engine typed NULL."""
+    if isinstance(v, bool):
+        return "TINYINT"
+    if isinstance(v, int):
+        return "BIGINT"
+    if isinstance(v, float):
+        return "DOUBLE"
+    if isinstance(v, Decimal):
+        return "DECIMAL"
+    if isinstance(v, _dt.datetime):
+        return "DATETIME"
+    if isinstance(v, _dt.date):
+        return "DATE"
+    if isinstance(v, _dt.timedelta):
+        return "TIME"
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return "BLOB"
+    return "VARCHAR"
+
+
+def typed_columns(types: Any, rows: Any) -> list[str]:
+    """``types`` with each NULL-typed column that holds a value retyped after its first value
+    (a NULL column definition would make clients drop the values)."""
+    out = list(types)
+    for i, t in enumerate(out):
+        if t == "NULL":
+            for r in rows:
+                if i < len(r) and r[i] is not None:
+                    out[i] = value_type_name(r[i])
+                    break
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Text protocol values
 
@@ -232,7 +274,7 @@ def _text_value(v: Any) -> bytes:
     """Encode one non-NULL value for a text-protocol row (length prefix included)."""
     t = type(v)
     if t is str:
-        b = v.encode("utf-8")
+        b = v.encode("utf-8", "surrogateescape")
     elif t is int:
         b = str(v).encode("ascii")
     elif t is bool:
@@ -270,22 +312,34 @@ def _format_timedelta(v: _dt.timedelta) -> str:
     return f"{sign}{h:02d}:{m:02d}:{s:02d}"
 
 
-def text_rows(rows: Any, ncols: int) -> list[bytes]:
-    tv = _text_value
-    out = []
-    for row in rows:
-        parts = []
-        for i in range(ncols):
-            v = row[i]
-            if v is None:
-                parts.append(b"\xfb")
-            elif type(v) is str and len(v) < 63:
-                b = v.encode("utf-8")
-                parts.append(bytes((len(b),)) + b if len(b) < 251 else tv(v))
-            else:
-                parts.append(tv(v))
-        out.append(b"".join(parts))
-    return out
+def _t_str(v: str) -> bytes:
+    b = v.encode("utf-8", "surrogateescape")  # invalid client bytes go back out unchanged
+    n = len(b)
+    if n < 251:
+        return bytes((n,)) + b
+    return lenenc_int(n) + b
+
+
+def _t_int(v: int) -> bytes:
+    b = b"%d" % v
+    return bytes((len(b),)) + b
+
+
+def _t_bytes(v: bytes) -> bytes:
+    n = len(v)
+    if n < 251:
+        return bytes((n,)) + v
+    return lenenc_int(n) + v
+
+
+# Per-class text encoders of the values rows hold most often; anything else takes _text_value.
+_TEXT_BY_CLASS: dict[type, Any] = {
+    str: _t_str,
+    int: _t_int,
+    bytes: _t_bytes,
+    bool: lambda v: b"\x011" if v else b"\x010",
+    float: lambda v: _t_bytes(repr(v).encode("ascii")),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,9 +395,11 @@ def _bin_time(v: Any) -> bytes:
 
 
 def _bin_str(v: Any) -> bytes:
-    if type(v) is str:
-        b = v.encode("utf-8")
-    elif isinstance(v, (bytes, bytearray, memoryview)):
+    if v.__class__ is str:
+        b = v.encode("utf-8", "surrogateescape")
+        n = len(b)
+        return _LEN1[n] + b if n < 251 else lenenc_int(n) + b
+    if isinstance(v, (bytes, bytearray, memoryview)):
         b = bytes(v)
     elif isinstance(v, Decimal):
         b = format(v, "f").encode("ascii")
@@ -367,7 +423,13 @@ _pack_f = struct.Struct("<f").pack
 
 
 def _int_encoder(signed: Any, unsigned: Any) -> tuple[Any, Any]:
-    return (lambda v: signed(int(v))), (lambda v: unsigned(int(v)))
+    def enc_signed(v: Any) -> bytes:
+        return signed(v if v.__class__ is int else int(v))
+
+    def enc_unsigned(v: Any) -> bytes:
+        return unsigned(v if v.__class__ is int else int(v))
+
+    return enc_signed, enc_unsigned
 
 
 _BIN_ENCODERS: dict[int, tuple[Any, Any]] = {
@@ -401,8 +463,13 @@ def binary_encoders(type_names: list[str]) -> list[Any]:
 def binary_rows(rows: Any, encoders: list[Any]) -> list[bytes]:
     n = len(encoders)
     nbytes = (n + 9) // 8
+    no_null_type = None not in encoders
+    zero_head = bytes(nbytes + 1)  # the 0x00 row header and a NULL bitmap with no bit set
     out = []
     for row in rows:
+        if no_null_type and None not in row:
+            out.append(zero_head + b"".join([enc(v) for enc, v in zip(encoders, row)]))
+            continue
         bitmap = bytearray(nbytes)
         parts = [b"\x00", b""]
         for i in range(n):
@@ -416,6 +483,135 @@ def binary_rows(rows: Any, encoders: list[Any]) -> list[bytes]:
         parts[1] = bytes(bitmap)
         out.append(b"".join(parts))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole responses
+
+
+_pack_header = struct.Struct("<I").pack
+
+
+def frame_into(out: bytearray, payload: bytes, seq: int) -> int:
+    """Append ``payload`` framed as packet(s) starting at ``seq``; return the next seq."""
+    n = len(payload)
+    if n < MAX_PAYLOAD:
+        out += _pack_header(n | (seq << 24))
+        out += payload
+        return (seq + 1) & 0xFF
+    data, seq = frame([payload], seq)
+    out += data
+    return seq
+
+
+class ResultShape:
+    """What a result set's columns need on the wire, computed once per distinct column list.
+
+    The column-count and column-definition packets are framed once per (first sequence id,
+    status flags, EOF style) and reused; rows are encoded straight into the response buffer;
+    the binary-protocol encoder of each column is chosen once from its declared type.
+    """
+
+    __slots__ = ("columns", "ncols", "defs", "encoders", "untyped", "_headers")
+
+    def __init__(self, columns: Any, types: Any, nullable: Any) -> None:
+        n = len(columns)
+        types = list(types or ()) + ["VARCHAR"] * (n - len(types or ()))
+        nullable = list(nullable or ()) + [True] * (n - len(nullable or ()))
+        self.columns = columns  # kept so that a cache keyed by its id() stays valid
+        self.ncols = n
+        self.defs = [lenenc_int(n)] + [
+            column_def(c, t, nl) for c, t, nl in zip(columns, types, nullable)
+        ]
+        self.encoders = binary_encoders(types)
+        self.untyped = "NULL" in types  # a NULL-typed column: its values decide its type
+        self._headers: dict[int, tuple[bytes, int]] = {}
+
+    def header(self, seq: int, status: int, eof_deprecated: bool) -> tuple[bytes, int]:
+        """The framed column count and definitions (and EOF) from ``seq``; and the next seq."""
+        key = seq | (status << 8) | (eof_deprecated << 24)
+        entry = self._headers.get(key)
+        if entry is None:
+            payloads = list(self.defs)
+            if not eof_deprecated:
+                payloads.append(eof_packet(status))
+            entry = frame(payloads, seq)
+            if len(self._headers) > 64:
+                self._headers.clear()
+            self._headers[key] = entry
+        return entry
+
+    def text_response(self, rows: Any, seq: int, status: int, eof_deprecated: bool) -> bytes:
+        """A whole text-protocol result set (COM_QUERY), framed, in one ``bytes``."""
+        head, seq = self.header(seq, status, eof_deprecated)
+        out = [head]
+        append = out.append
+        n = self.ncols
+        for row in rows:
+            if len(row) != n:
+                row = row[:n]
+            parts = []
+            add = parts.append
+            for v in row:  # str and int inline: they are most of what rows hold
+                c = v.__class__
+                if c is str:
+                    b = v.encode("utf-8", "surrogateescape")
+                    k = len(b)
+                    add(_LEN1[k] + b if k < 251 else lenenc_int(k) + b)
+                elif c is int:
+                    b = b"%d" % v
+                    add(_LEN1[len(b)] + b)
+                elif v is None:
+                    add(b"\xfb")
+                else:
+                    add((_TEXT_BY_CLASS.get(c) or _text_value)(v))
+            p = b"".join(parts)
+            k = len(p)
+            if k < MAX_PAYLOAD:
+                append(_pack_header(k | (seq << 24)))
+                append(p)
+                seq = (seq + 1) & 0xFF
+            else:
+                data, seq = frame([p], seq)
+                append(data)
+        end = end_of_rows(status, eof_deprecated)
+        append(_pack_header(len(end) | (seq << 24)))
+        append(end)
+        return b"".join(out)
+
+    def binary_response(self, rows: Any, seq: int, status: int, eof_deprecated: bool) -> bytes:
+        """A whole binary-protocol result set (COM_STMT_EXECUTE), framed, in one ``bytes``."""
+        head, seq = self.header(seq, status, eof_deprecated)
+        out = [head]
+        append = out.append
+        for p in binary_rows(rows, self.encoders):
+            k = len(p)
+            if k < MAX_PAYLOAD:
+                append(_pack_header(k | (seq << 24)))
+                append(p)
+                seq = (seq + 1) & 0xFF
+            else:
+                data, seq = frame([p], seq)
+                append(data)
+        end = end_of_rows(status, eof_deprecated)
+        append(_pack_header(len(end) | (seq << 24)))
+        append(end)
+        return b"".join(out)
+
+
+_END_OF_ROWS: dict[int, bytes] = {}
+
+
+def end_of_rows(status: int, eof_deprecated: bool) -> bytes:
+    """The packet after the last row: an OK packet with the EOF header, or a classic EOF."""
+    key = status | (eof_deprecated << 16)
+    p = _END_OF_ROWS.get(key)
+    if p is None:
+        p = ok_packet(status=status, eof=True) if eof_deprecated else eof_packet(status)
+        if len(_END_OF_ROWS) > 256:
+            _END_OF_ROWS.clear()
+        _END_OF_ROWS[key] = p
+    return p
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,12 +689,12 @@ def decode_params(
             raise PacketError("parameter types were never sent")
         values: list[Any] = []
         for i, (ptype, unsigned) in enumerate(types):
-            if null_bitmap[i >> 3] & (1 << (i & 7)):
-                values.append(None)
-                continue
-            if long_data is not None and i in long_data:
+            if long_data is not None and i in long_data:  # sent long data wins, as in MySQL
                 raw = bytes(long_data[i])
                 values.append(raw if ptype in _BLOB_TYPES else _decode_text(raw, codec))
+                continue
+            if null_bitmap[i >> 3] & (1 << (i & 7)):
+                values.append(None)
                 continue
             if ptype in _STRING_TYPES or ptype in _BLOB_TYPES:
                 n, pos = _read_lenenc(data, pos)
@@ -542,6 +738,53 @@ def decode_params(
         raise PacketError(f"malformed COM_STMT_EXECUTE: {e}") from None
 
 
+class FixedParams:
+    """Parameters that all have fixed-size types (integers, FLOAT, DOUBLE), decoded with one
+    precompiled struct. Drivers send the same types at every execution of a statement, so a
+    lookup by integer key costs one comparison of the type block and one ``unpack_from``."""
+
+    __slots__ = ("type_block", "struct", "size", "no_nulls")
+
+    def __init__(self, types: list[tuple[int, bool]]) -> None:
+        fmt = "<"
+        block = bytearray()
+        for ptype, unsigned in types:
+            fmt += _FIXED[ptype][1 if unsigned else 0].format[-1]
+            block += bytes((ptype, 0x80 if unsigned else 0))
+        self.type_block = bytes(block)
+        self.struct = struct.Struct(fmt)
+        self.size = self.struct.size
+        self.no_nulls = bytes((len(types) + 7) // 8)
+
+    @staticmethod
+    def of(types: list[tuple[int, bool]] | None) -> FixedParams | None:
+        if not types or any(t not in _FIXED for t, _u in types):
+            return None
+        return FixedParams(types)
+
+    def decode(self, data: bytes, pos: int) -> tuple | None:
+        """The values of a COM_STMT_EXECUTE payload whose NULL bitmap starts at ``pos``, or
+        None when this payload does not fit (NULLs, other types, odd length)."""
+        nb = len(self.no_nulls)
+        if data[pos : pos + nb] != self.no_nulls:
+            return None
+        pos += nb
+        if pos >= len(data):
+            return None
+        if data[pos] == 1:  # types sent again: the same ones?
+            n = len(self.type_block)
+            if data[pos + 1 : pos + 1 + n] != self.type_block:
+                return None
+            pos += 1 + n
+        elif data[pos] == 0:
+            pos += 1
+        else:
+            return None
+        if len(data) != pos + self.size:
+            return None
+        return self.struct.unpack_from(data, pos)
+
+
 def _decode_datetime(ptype: int, body: bytes) -> _dt.date | None:
     n = len(body)
     if n == 0:
@@ -575,10 +818,11 @@ class PacketTooLarge(Exception):
 
 
 class BoundedStream:
-    """Packet framing over an asyncio stream, bounded in size and robust to truncation.
+    """Packet framing over an asyncio stream for the handshake, bounded in size and robust to
+    truncation (after login, :mod:`noria_py.server.connection` reads and writes the socket).
 
     It offers what mysql-mimic's handshake code expects of a stream (``read``, ``write``,
-    ``drain``, ``reset_seq``) plus ``read_command`` and ``send`` for the command loop.
+    ``drain``, ``reset_seq``) plus ``send`` for error packets.
     ``max_packet`` limits the size of one logical packet (split packets included). A peer that
     disappears mid-packet raises ``ConnectionClosed``; a packet with an unexpected sequence id
     raises ``MysqlError(MALFORMED_PACKET)``; an oversized one raises ``PacketTooLarge``.
@@ -619,11 +863,6 @@ class BoundedStream:
                 data = chunk if not data else data + chunk
             if length < MAX_PAYLOAD:
                 return data
-
-    async def read_command(self) -> bytes:
-        """Read the first packet of a command (sequence id 0, whatever came before)."""
-        self.seq_value = 0
-        return await self.read()
 
     def send(self, payloads: list[bytes]) -> None:
         """Frame ``payloads`` after the current sequence id and write them in one call."""

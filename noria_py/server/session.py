@@ -41,6 +41,8 @@ from noria_py import errors
 from noria_py.result import Result
 
 from . import protocol as P
+from .literals import LITERAL_SLOTS, literal_value, slots_of
+from .literals import lift_literals as lift_literals_uncached
 from .literals import lift_literals_cached as lift_literals
 
 SERVER_VERSION = "8.0.36-noria-py"
@@ -172,6 +174,8 @@ _COMMIT = re.compile(r"\Acommit(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+re
 _ROLLBACK = re.compile(
     r"\Arollback(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+release)?\Z", re.I
 )
+
+CACHED_TEXT_MAX = 4096  # longer statement texts are not kept in the per-text caches
 
 WRITE_WORDS = frozenset(("insert", "update", "delete", "replace"))
 DDL_WORDS = frozenset(("create", "drop", "alter", "truncate", "rename"))
@@ -421,6 +425,47 @@ def like_to_regex(pattern: str) -> re.Pattern:
 # The session
 
 
+@dataclass(slots=True)
+class LookupPlan:
+    """How the texts of one shape become a parameterized engine SELECT."""
+
+    slots: tuple[int, ...]  # which literals (in text order) become parameters
+    sql: str | None  # the parameterized text, when it does not depend on the literals
+    refused: bool = False  # the engine would not run the parameterized text
+    # for the connection's fast path: the engine statement a lookup is (valid while it is the
+    # engine's cached statement for ``sql``) and its result shape
+    prep: Any = None
+    shape: Any = None
+
+
+_NO_PLAN: Any = object()
+
+
+def _lookup_plan(parts: list[str], sql: str) -> LookupPlan | None:
+    """The plan for ``sql``'s shape, or None when its texts must take the general path.
+
+    A shape qualifies when the text with every literal blanked (its skeleton) is a SELECT with a
+    FROM clause and no session functions outside literals: then every text of the shape
+    classifies as an engine SELECT whatever its literals hold, as :func:`classify` would decide.
+    """
+    if strip_statement(sql) != sql:
+        return None  # comments, spaces or a semicolon around it: the general path strips them
+    skeleton = "".join(
+        p if i % 2 == 0 else ("''" if p[0] == "'" else "0") for i, p in enumerate(parts)
+    )
+    if classify(skeleton).kind != "engine" or classify(sql).kind != "engine":
+        return None
+    if _SESSION_FUNCS.search(skeleton) or not _HAS_FROM.search(_FROM_DUAL.sub("", skeleton)):
+        return None
+    lifted = lift_literals_uncached(sql)
+    if lifted is None:
+        return None
+    slots = slots_of(parts, sql, lifted)
+    if slots is None or not slots:
+        return None
+    return LookupPlan(slots, lifted[0] if len(slots) == len(parts) // 2 else None)
+
+
 @dataclass
 class ServerState:
     """State shared by every connection of one server."""
@@ -437,6 +482,18 @@ class ServerState:
     # normalized SQL texts whose literal-lifted form the engine refused
     no_lift: set[str] = field(default_factory=set)
 
+    # shape of a text (its parts between literals) -> how its lookups are lifted, or None
+    lookup_plans: dict[tuple[str, ...], LookupPlan | None] = field(default_factory=dict)
+    lookup_plans_limit: int = 10000
+    # per client character set: exact COM_QUERY payloads -> outcome of lifted_lookup
+    text_plans: dict[str, dict[bytes, Any]] = field(default_factory=dict)
+
+    def text_plans_for(self, codec: str) -> dict[bytes, Any]:
+        plans = self.text_plans.get(codec)
+        if plans is None:
+            plans = self.text_plans[codec] = {}
+        return plans
+
     def statement(self, sql: str) -> Statement:
         st = self.classify_cache.get(sql)
         if st is None:
@@ -444,10 +501,44 @@ class ServerState:
                 st = classify(sql)
             except SessionError as e:
                 st = Statement("error", sql, e)
-            if len(self.classify_cache) >= self.classify_cache_limit:
-                self.classify_cache.clear()
-            self.classify_cache[sql] = st
+            if len(sql) <= CACHED_TEXT_MAX:
+                if len(self.classify_cache) >= self.classify_cache_limit:
+                    self.classify_cache.clear()
+                self.classify_cache[sql] = st
         return st
+
+    def lifted_lookup(self, sql: str) -> tuple[LookupPlan, list[Any]] | None:
+        """The fast way in for a client-side-bound SELECT (``... WHERE id = 42``).
+
+        Returns the statement's lookup plan and its parameters when every text of its shape is
+        an engine SELECT whose literals are lifted into parameters, without classifying or
+        tokenizing the text again: one regex split and one dict lookup. None sends the text
+        down the general path (:meth:`Session.execute`).
+        """
+        if "`" in sql or '"' in sql or len(sql) > CACHED_TEXT_MAX:
+            return None
+        parts = LITERAL_SLOTS.split(sql)
+        shape = tuple(parts[0::2])
+        plan = self.lookup_plans.get(shape, _NO_PLAN)
+        if plan is _NO_PLAN:
+            plan = _lookup_plan(parts, sql)
+            if plan is not None and plan.sql in self.no_lift:
+                plan.refused = True
+            if len(self.lookup_plans) >= self.lookup_plans_limit:
+                self.lookup_plans.clear()
+            self.lookup_plans[shape] = plan
+        if plan is None or plan.refused:
+            return None
+        slots = plan.slots
+        if plan.sql is not None and len(slots) == 1:
+            return plan, [literal_value(parts[2 * slots[0] + 1])]
+        params = [literal_value(parts[2 * i + 1]) for i in slots]
+        if plan.sql is not None:
+            return plan, params
+        out = list(parts)
+        for i in slots:
+            out[2 * i + 1] = "?"
+        return LookupPlan(slots, "".join(out)), params
 
 
 class Session:
@@ -551,6 +642,19 @@ class Session:
             raise _err(f"Unhandled statement kind {kind}", P.ER_UNKNOWN_ERROR)
         return handler(self, st, params)
 
+    def execute_lifted(self, sql: str, plan: LookupPlan, params: Sequence[Any]) -> Result:
+        """Run a lifted lookup (see ServerState.lifted_lookup) through the engine. If the engine
+        refuses the parameterized text but answers ``sql`` as written, remember that and send
+        the texts of this shape as written from now on."""
+        self.state.questions += 1
+        try:
+            return self.engine.execute(plan.sql, params)
+        except errors.Error:
+            res = self.engine.execute(self.state.statement(sql).sql)  # raises its own error
+            plan.refused = True
+            self.state.no_lift.add(plan.sql)
+            return res
+
     def _engine_read(self, st: Statement, params: Sequence[Any]) -> Result:
         engine = self.engine
         if not params:
@@ -559,9 +663,12 @@ class Session:
                 try:
                     return engine.execute(lifted[0], lifted[1])
                 except errors.Error:
-                    # The parameterized form is not something the engine answers; remember
-                    # and answer the statement as written (which raises its own error if any).
+                    # The parameterized form is not something the engine answers. Answer the
+                    # statement as written (which raises its own error if it fails too: then the
+                    # error was about these values, not the form) and remember the form.
+                    res = engine.execute(st.sql, params)
                     self.state.no_lift.add(lifted[0])
+                    return res
         return engine.execute(st.sql, params)
 
     def _write(self, st: Statement, params: Sequence[Any]) -> Result:

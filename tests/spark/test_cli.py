@@ -1,4 +1,5 @@
-"""`python -m noria_py.spark.backfill` end to end, on local Spark and on a standalone cluster.
+"""`python -m noria_py.spark.backfill` end to end, on local Spark and on a standalone cluster
+(where a bulk replay runs too).
 
 Each test runs the command in a subprocess, so it gets its own Spark session (a process holds one)
 and the shared local session of the other tests is left alone.
@@ -142,6 +143,27 @@ def wait_for(log: Path, text: str, procs: list[subprocess.Popen], timeout: float
     raise AssertionError(f"no {text!r} after {timeout} s:\n{log.read_text()[-3000:]}")
 
 
+# A bulk replay on the cluster, in a process of its own (its Spark session uses the cluster): the
+# engine opens the backfilled database fully materialized, with every input going to Spark.
+REPLAY_SCRIPT = """
+import sys
+import noria_py
+
+db, url, scratch = sys.argv[1:4]
+sql = "SELECT story_id, COUNT(*), SUM(vote) FROM votes WHERE vote > 0 GROUP BY story_id"
+bulk = noria_py.connect(
+    db, partial=False, bulk_replay_rows=0, spark_master=url, bulk_replay_dir=scratch
+)
+got = sorted(bulk.execute(sql).fetchall())
+paths = [r.path for r in bulk.engine.graph.bulk_replay.records]
+plain = noria_py.connect(db, partial=False, bulk_replay_rows=None)
+want = sorted(plain.execute(sql).fetchall())
+assert got == want, (got[:5], want[:5])
+from noria_py.spark.session import current_master
+print(f"replayed {len(got)} groups via {paths} on {current_master()}")
+"""
+
+
 def test_backfill_through_a_standalone_cluster(tmp_path):
     rows = vote_rows(2000, seed=9)
     source = tmp_path / "votes.parquet"
@@ -180,6 +202,18 @@ def test_backfill_through_a_standalone_cluster(tmp_path):
         # The work ran on the cluster: the worker launched an executor for the application.
         apps = [p for p in work.iterdir() if p.name.startswith("app-")]
         assert apps and any((a / "0" / "stderr").exists() for a in apps)
+
+        # A bulk replay through the cluster: the view's aggregate is computed there.
+        replay = subprocess.run(
+            [sys.executable, "-c", REPLAY_SCRIPT, db, url, str(tmp_path / "snapshots")],
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert replay.returncode == 0, replay.stderr[-3000:]
+        assert "via ['spark', 'in-process']" in replay.stdout and url in replay.stdout
+        later = [p for p in work.iterdir() if p.name.startswith("app-") and p not in apps]
+        assert later, "the bulk replay did not run on the cluster"
     finally:
         stop(worker)
         stop(master)

@@ -71,3 +71,58 @@ def error_code(packet: bytes) -> int | None:
     if packet and packet[0] == 0xFF:
         return int.from_bytes(packet[1:3], "little")
     return None
+
+
+def packet(payload: bytes, seq: int = 0) -> bytes:
+    """One framed packet (payload under 16 MB)."""
+    return len(payload).to_bytes(3, "little") + bytes([seq]) + payload
+
+
+def split_packets(payload: bytes, seq: int = 0) -> bytes:
+    """A payload framed the way clients send 16 MB and more: parts of 0xFFFFFF bytes, then a
+    shorter (possibly empty) last part, with consecutive sequence ids."""
+    out = bytearray()
+    pos = 0
+    while True:
+        chunk = payload[pos : pos + 0xFFFFFF]
+        out += len(chunk).to_bytes(3, "little") + bytes([seq & 0xFF]) + chunk
+        seq += 1
+        pos += 0xFFFFFF
+        if len(chunk) < 0xFFFFFF:
+            return bytes(out)
+
+
+def is_eof(p: bytes) -> bool:
+    return p[:1] == b"\xfe" and len(p) < 9
+
+
+def read_result(c: RawClient) -> tuple[bytes, list[bytes], list[bytes]]:
+    """Read one response to a COM_QUERY or COM_STMT_EXECUTE from a client that did not ask
+    for CLIENT_DEPRECATE_EOF: (first packet, column definitions, rows + final EOF).
+    An OK or ERR packet comes back alone."""
+    first = c.read_packet()
+    if first[0] in (0x00, 0xFF):
+        return first, [], []
+    ncols = first[0]
+    cols = [c.read_packet() for _ in range(ncols)]
+    assert is_eof(c.read_packet())
+    rows = []
+    while True:
+        p = c.read_packet()
+        rows.append(p)
+        if is_eof(p):
+            return first, cols, rows
+
+
+def status_of_eof(p: bytes) -> int:
+    return int.from_bytes(p[3:5], "little")
+
+
+def read_logical(c: RawClient) -> bytes:
+    """Read one logical packet, joining the parts of a split (16 MB or more) one."""
+    data = b""
+    while True:
+        part = c.read_packet()
+        data += part
+        if len(part) < 0xFFFFFF:
+            return data
