@@ -154,9 +154,7 @@ def main() -> int:
         / out["threads"]["single_thread_writes_per_s"],
         3,
     )
-    out["domain_threads_read_ratio_under_writes"] = out["domain_threads"][
-        "read_ratio_under_writes"
-    ]
+    out["domain_threads_read_ratio_under_writes"] = out["domain_threads"]["read_ratio_under_writes"]
     out["loadavg_1min"] = os.getloadavg()[0]
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:

@@ -20,13 +20,16 @@ import sqlite3
 import sys
 import threading
 import time
+from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
 from sqlglot import exp
 
 from . import errors as E
 from .dataflow.graph import Graph
+from .dataflow.intervals import BOTTOM, TOP, int_cut
 from .dataflow.node import Node
+from .dataflow.ops.reader import has_ties
 from .result import Result
 from .sql import values as V
 from .sql.compile import CompiledQuery, Compiler, key_combinations
@@ -125,6 +128,8 @@ class SelectPrepared(Prepared):
             self._key = lambda p: ()
         else:
             self._key = lambda p: tuple(_coerce_key(p[i], k) for i, k in zip(kp, kk))
+        if cq.reader.range_col is not None:
+            self._init_range()
 
     def rows(self, params) -> tuple:
         if self.simple:
@@ -188,15 +193,11 @@ class SelectPrepared(Prepared):
         return out
 
     def _rows_dynamic(self, params) -> tuple:
-        """Range parameters and LIMIT ?/OFFSET ?: applied at lookup time on ordered state."""
+        """LIMIT ?/OFFSET ? without a range: applied at lookup time on the key's rows."""
         cq = self.cq
         reader = self.reader
-        bounds = []
-        for op, idx in cq.range_ops:
-            v = _coerce_key(params[idx], cq.range_kind)
-            if v is _NoMatch:
-                return ()
-            bounds.append((op, v))
+        if reader.range_col is not None:
+            return self._rows_range_keys(params)
         out: list = []
         keys = self._keys(params) if self.key_params else [()]
         for k in keys:
@@ -206,31 +207,251 @@ class SelectPrepared(Prepared):
                 self.entry.misses += 1
             else:
                 self.entry.hits += 1
-            if reader.range_col is not None:
-                out.extend(reader.range_rows(k, bounds))
-            else:
-                out.extend(reader.all_rows(k))
-        order = cq.order
-        rc = reader.range_col
-        if order:
-            if len(keys) == 1 and rc is not None and order == [(rc, False)]:
-                pass  # already in range-column order
-            elif len(keys) == 1 and rc is not None and order == [(rc, True)]:
-                out.reverse()
-            else:
-                out.sort(key=self._order_key)
+            out.extend(reader.all_rows(k))
+        if cq.order:
+            out.sort(key=self._order_key)
         if cq.merge_distinct:
             out = _distinct_visible(out, cq.visible)
+        offset, limit = self._page(params)
+        if offset or limit is not None:
+            out = out[offset : None if limit is None else offset + limit]
+        vis = cq.visible
+        return tuple(r[:vis] for r in out)
+
+    # --- range parameters (issue 8): reads of a RangeReader ------------------------------------
+    def _init_range(self) -> None:
+        """Set up reads of a query with range parameters. A read computes the interval of its
+        range parameters (``dataflow/intervals.py``) and how many rows it needs when the answer
+        is ordered by the range column with a LIMIT; a single-key read is served without the
+        lock from the key's ``RangeSnapshot`` when that holds the range, else under the lock by
+        ``RangeReader.read``, which upqueries the missing ranges."""
+        cq = self.cq
+        same = self.reader.range_aliases  # the range column and its visible copies
+        order = cq.order
+        # the answer is ordered by the range column first: only its first (last) rows matter
+        self._lead_desc = order[0][1] if order and order[0][0] in same else None
+        # the answer is in the reader's order (by the range column; rows with equal values are
+        # sorted by the ORDER BY when a read meets some)
+        self._range_sorted = not order or (len(order) == 1 and self._lead_desc is False)
+        self._range_desc = len(order) == 1 and self._lead_desc is True
+        self._rc = self.reader.range_col
+        self._visible = cq.visible
+        # per range parameter: its position and the side of its value the cut lies on
+        # (``dataflow/intervals.py``: ``> v`` starts above v, ``>= v`` below it, ...)
+        self._lower = [(i, 1 if op == ">" else 0) for op, i in cq.range_ops if op[0] == ">"]
+        self._upper = [(i, 1 if op == "<=" else 0) for op, i in cq.range_ops if op[0] == "<"]
+        self._int_range = cq.range_kind == V.INT
+        if cq.offset_param is None and cq.limit_param is None:
+            self._page = lambda params, page=(cq.offset, cq.limit): page
+        if not cq.multi_key:
+            # the cursor's (and the server's) fast path calls ``rows`` without the lock
+            self.simple = True
+            self.rows = self._fast_range_rows() or self._rows_range
+
+    def _fast_range_rows(self):
+        """``_rows_range`` specialised, as a closure over its constants, for the common shape:
+        integer bounds on an integer column (at most one lower and one upper), no LIMIT ?/OFFSET
+        ?, answer in range order or unordered, no bounded fill. Anything else it meets at run
+        time (a missing snapshot, a non-integer parameter) goes to ``_rows_range``. None when
+        the query has another shape."""
+        cq = self.cq
+        if not (
+            self._int_range
+            and cq.offset_param is None
+            and cq.limit_param is None
+            and self._range_sorted
+            and (cq.limit is None or self._lead_desc is None)
+            and len(self._lower) <= 1
+            and len(self._upper) <= 1
+        ):
+            return None
+        published = self._published
+        keyf = self._key
+        slow = self._rows_range
+        entry = self.entry
+        vis = self._visible
+        ordered = bool(cq.order)
+        li, ls = self._lower[0] if self._lower else (None, 0)
+        ui, us = self._upper[0] if self._upper else (None, 0)
+        start, stop = cq.offset, None if cq.limit is None else cq.offset + cq.limit
+
+        def rows(params):
+            snap = published.get(keyf(params))
+            if snap is None or (ordered and snap.ties):
+                return slow(params)
+            block = snap.single  # most keys are one block of rows
+            if block is None:
+                return slow(params)
+            vals = block.vals
+            if li is not None:
+                a = params[li]
+                if a.__class__ is not int:
+                    return slow(params)
+                a += ls
+                i = bisect_left(vals, a)
+            else:
+                i = 0
+            if ui is not None:
+                b = params[ui]
+                if b.__class__ is not int:
+                    return slow(params)
+                b += us
+                j = bisect_left(vals, b)
+            else:
+                j = len(vals)
+            if not snap.whole:  # is the whole interval filled? (RangeSnapshot.covers)
+                lo = (1, a, 0) if li is not None else BOTTOM
+                hi = (1, b, 0) if ui is not None else TOP
+                k = bisect_right(snap.los, lo) - 1
+                if k < 0 or snap.his[k] < hi or not lo < snap.his[k]:
+                    return slow(params)
+            entry.hits += 1
+            p = block.proj
+            out = (snap.projected(block, vis) if p is None or p[0] != vis else p[1])[i:j]
+            if stop is not None or start:
+                return out[start:stop]
+            return out
+
+        return rows
+
+    def _int_interval(self, params):
+        """``_interval`` of integer parameters on an integer column, the common case: every
+        cut is ``below(v)`` (``> v`` is ``>= v + 1``, ``<= v`` is ``< v + 1``)."""
+        lo = BOTTOM
+        hi = TOP
+        for idx, side in self._lower:
+            v = params[idx]
+            if v.__class__ is not int:
+                return self._interval(params)
+            c = (1, v + side, 0)
+            if c > lo:
+                lo = c
+        for idx, side in self._upper:
+            v = params[idx]
+            if v.__class__ is not int:
+                return self._interval(params)
+            c = (1, v + side, 0)
+            if c < hi:
+                hi = c
+        return lo, hi
+
+    def _interval(self, params):
+        """The ``[lo, hi)`` cuts of the range parameters (``interval_of``, written out for
+        speed); None when one is NULL."""
+        kind = self.cq.range_kind
+        ints = kind == V.INT
+        lo = BOTTOM
+        hi = TOP
+        for idx, side in self._lower:
+            v = params[idx]
+            if v.__class__ is not int or not ints:
+                v = _coerce_key(v, kind)
+                if v is _NoMatch:
+                    return None
+            c = (1, v, side)
+            if c > lo:
+                lo = c
+        for idx, side in self._upper:
+            v = params[idx]
+            if v.__class__ is not int or not ints:
+                v = _coerce_key(v, kind)
+                if v is _NoMatch:
+                    return None
+            c = (1, v, side)
+            if c < hi:
+                hi = c
+        if ints:
+            return int_cut(lo), int_cut(hi)
+        return lo, hi
+
+    def _page(self, params) -> tuple:
+        """(offset, limit) of this read, LIMIT ?/OFFSET ? parameters applied."""
+        cq = self.cq
         offset = cq.offset
         limit = cq.limit
         if cq.offset_param is not None:
             offset = _int_param(params[cq.offset_param], "OFFSET")
         if cq.limit_param is not None:
             limit = _int_param(params[cq.limit_param], "LIMIT")
+        return offset, limit
+
+    def _rows_range(self, params) -> tuple:
+        """A range read of one key: lock-free from the key's snapshot when it holds the range."""
+        key = self._key(params)
+        iv = self._int_interval(params) if self._int_range else self._interval(params)
+        offset, limit = self._page(params)
+        if iv is None or _NoMatch in key or limit == 0 or not iv[0] < iv[1]:
+            self.entry.hits += 1
+            return ()
+        lo, hi = iv
+        desc = self._lead_desc
+        need = None if limit is None or desc is None else offset + limit
+        snap = self._published.get(key)
+        if snap is not None:
+            if self._range_sorted and not (snap.ties and self.cq.order):
+                out = snap.window(lo, hi, need, desc, self._visible)
+                if out is not None:
+                    self.entry.hits += 1
+                    if offset or limit is not None:
+                        out = out[offset : None if limit is None else offset + limit]
+                    return tuple(out)
+            else:
+                out = snap.window(lo, hi, need, desc)
+                if out is not None:
+                    self.entry.hits += 1
+                    return self._range_finish(out, offset, limit, False)
+        return self._range_locked([key], lo, hi, need, offset, limit)
+
+    def _rows_range_keys(self, params) -> tuple:
+        """A range read of several keys (``a IN (?, ?) AND b < ?``), under the lock."""
+        iv = self._int_interval(params) if self._int_range else self._interval(params)
+        offset, limit = self._page(params)
+        if iv is None or limit == 0 or not iv[0] < iv[1]:
+            self.entry.hits += 1
+            return ()
+        desc = self._lead_desc
+        need = None if limit is None or desc is None else offset + limit
+        keys = [k for k in self._keys(params) if _NoMatch not in k]
+        return self._range_locked(keys, iv[0], iv[1], need, offset, limit)
+
+    def _range_locked(self, keys, lo, hi, need, offset, limit) -> tuple:
+        reader = self.reader
+        graph = reader.graph
+        out: list = []
+        with graph.lock:
+            graph.sync()
+            ev = graph.evictor
+            if ev is not None:
+                ev.hold()  # no eviction while the read fills and collects its rows
+            try:
+                for k in keys:
+                    before = reader.upqueries
+                    out.extend(reader.read(k, lo, hi, need, bool(self._lead_desc)))
+                    if reader.upqueries != before:
+                        self.entry.misses += 1
+                    else:
+                        self.entry.hits += 1
+            finally:
+                if ev is not None:
+                    ev.release()
+        return self._range_finish(out, offset, limit, len(keys) > 1)
+
+    def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:
+        """Order (when the reader's order is not the answer's), OFFSET/LIMIT, hidden columns."""
+        order = self.cq.order
+        if order:
+            # rows come in range order, equal values in no particular order
+            if merged or not (self._range_sorted or self._range_desc):
+                rows.sort(key=self._order_key)
+            else:
+                if self._range_desc:
+                    rows.reverse()
+                if has_ties(rows, self._rc):
+                    rows.sort(key=self._order_key)  # ties: by the whole row
         if offset or limit is not None:
-            out = out[offset : None if limit is None else offset + limit]
-        vis = cq.visible
-        return tuple(r[:vis] for r in out)
+            rows = rows[offset : None if limit is None else offset + limit]
+        vis = self.cq.visible
+        return tuple([r[:vis] for r in rows])
 
     def _rows_general(self, params):
         graph = self.reader.graph
@@ -1216,7 +1437,12 @@ class Engine:
         self._drain()  # new nodes replay base storage: it must match the dataflow
         from .dataflow.plan_upqueries import plan
 
-        to_full = plan(cq.reader, cq.new_nodes, self.partial, self.storage)
+        partial = self.partial
+        if self._runtime is not None and cq.reader.range_col is not None:
+            # range fills run as direct calls under the engine lock, which domain threads do
+            # not take: with a thread per domain a range reader is fully materialized
+            partial = False
+        to_full = plan(cq.reader, cq.new_nodes, partial, self.storage)
         new_ids = {id(n) for n in cq.new_nodes}
         for n in to_full:
             if id(n) in new_ids:
@@ -1238,9 +1464,9 @@ class Engine:
             # built inside a transaction, the new full states replayed its uncommitted writes,
             # whose deltas wait for COMMIT: take them back out of those states, so COMMIT adds
             # them once and ROLLBACK leaves them out
-            fresh = [
-                n for n in cq.new_nodes if not n.partial and n.materialization != "none"
-            ] + [n for n in to_full if id(n) not in new_ids]
+            fresh = [n for n in cq.new_nodes if not n.partial and n.materialization != "none"] + [
+                n for n in to_full if id(n) not in new_ids
+            ]
             self._unreplay(fresh, self._tx_deltas)
 
     def _unreplay(self, fresh: list, deltas: list) -> None:

@@ -83,3 +83,35 @@ def test_concurrency_bench(tmp_path):
         assert result[mode]["reads_alone"]["reads_per_s"] > 0
     for key in ("read_ratio_under_writes", "domain_threads_over_threads_writes"):
         assert result[key] > 0
+
+
+def test_ranges_bench(tmp_path):
+    out = tmp_path / "ranges.json"
+    run(
+        "ranges.py",
+        "--rows",
+        "3000",
+        "--keys",
+        "30",
+        "--reads",
+        "1500",
+        "--rounds",
+        "1",
+        "--writes",
+        "300",
+        "--out",
+        str(out),
+    )
+    result = json.loads(out.read_text())
+    for key in ("range_read_ratio", "page_read_ratio", "partial_range_bytes", "full_bytes"):
+        assert result[key] is not None, key
+    for mode in ("partial", "full"):
+        for query in ("key", "page"):
+            assert result[mode][query]["reads_per_s"] > 0
+    assert 0 < result["partial_range_bytes"] < result["full_bytes"]
+    assert result["answer_mismatches_after_writes"] == {
+        "partial": {"key": 0, "page": 0},
+        "full": {"key": 0, "page": 0},
+    }
+    partial_readers = result["partial"]["readers"].values()
+    assert all(r["materialization"] == "partial" for r in partial_readers)

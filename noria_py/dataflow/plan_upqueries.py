@@ -11,6 +11,11 @@ join only to its left side; an aggregate keeps its group columns and breaks on a
 A state whose key cannot be traced to base columns is full, and so is every state above it
 (partial state never sits above full state). A join is filled per join key on both sides, so
 its parents are looked up by the join key.
+
+A range reader (``a = ? AND b > ?``, or ``b > ?`` alone) is partial with *ranged* upqueries when
+its key and range columns trace to base columns through stateless nodes only
+(``range_traceable``): base storage then needs an index on the key columns followed by the
+range column. Otherwise it fills whole keys like a plain reader (and is full without a key).
 """
 
 from __future__ import annotations
@@ -51,6 +56,27 @@ def traceable(node: Node, cols: list[int]) -> bool:
     return False
 
 
+def range_traceable(node: Node, cols: list[int], col: int) -> bool:
+    """Can ``node.query_range(cols, key, col, ...)`` be answered by ranged lookups in base
+    storage? Only through stateless nodes: filters, projections of plain columns, unions. A
+    path through state (a join, an aggregate) keeps whole-key fills."""
+    if isinstance(node, BaseTable):
+        return True
+    if isinstance(node, Filter):
+        return range_traceable(node.parents[0], cols, col)
+    if isinstance(node, Project):
+        src = node.source_cols
+        mapped = [src[c] for c in cols]
+        return (
+            src[col] is not None
+            and all(m is not None for m in mapped)
+            and range_traceable(node.parents[0], mapped, src[col])
+        )
+    if isinstance(node, Union):
+        return all(range_traceable(p, cols, col) for p in node.parents)
+    return False
+
+
 class Planner:
     def __init__(self, new_nodes: list[Node], enabled: bool, storage):
         self.new = {id(n) for n in new_nodes}
@@ -64,11 +90,34 @@ class Planner:
             return
         cols = list(reader.key_cols)
         parent = reader.parents[0]
+        rc = getattr(reader, "range_col", None)
+        if rc is not None and self.enabled and range_traceable(parent, cols, rc):
+            # a range reader fills the missing ranges of each key by ranged upqueries
+            reader.partial = True
+            reader.ranged = True
+            self.need_range(parent, cols, rc)
+            return
         if self.enabled and cols and traceable(parent, cols):
             reader.partial = True
             self.need(parent, cols)
         else:
             self.need(parent, None)
+
+    def need_range(self, node: Node, cols: list[int], col: int) -> None:
+        """Index obligations of a ranged upquery path (only stateless nodes, see
+        ``range_traceable``): base tables get an index on the key columns then the range
+        column, which serves the equality-only lookup of the same columns too."""
+        self.planned.add(id(node))
+        if isinstance(node, BaseTable):
+            self.storage.ensure_index(node.table, list(cols) + [col])
+        elif isinstance(node, Filter):
+            self.need_range(node.parents[0], cols, col)
+        elif isinstance(node, Project):
+            src = node.source_cols
+            self.need_range(node.parents[0], [src[c] for c in cols], src[col])
+        elif isinstance(node, Union):
+            for p in node.parents:
+                self.need_range(p, cols, col)
 
     def need(self, node: Node, cols: list[int] | None) -> None:
         if isinstance(node, BaseTable):

@@ -62,6 +62,15 @@ def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _between(v, lower, upper) -> bool:
+    """Is ``v`` within the ``(value, inclusive)`` bounds (None: unbounded)? NULL never is."""
+    if v is None:
+        return False
+    if lower is not None and (v < lower[0] if lower[1] else v <= lower[0]):
+        return False
+    return upper is None or (v <= upper[0] if upper[1] else v < upper[0])
+
+
 class SQLiteStorage:
     def __init__(self, path: str | None):
         self.path = path
@@ -80,6 +89,7 @@ class SQLiteStorage:
         self._in_tx = False
         self._insert_sql: dict[str, str] = {}
         self._lookup_sql: dict[tuple, str] = {}
+        self._range_sql: dict[tuple, str] = {}
 
     # --- catalog ---------------------------------------------------------------------------
     def catalog_entries(self) -> list[tuple[str, str, str]]:
@@ -180,6 +190,7 @@ class SQLiteStorage:
         self._lookup_sql = {
             k: v for k, v in self._lookup_sql.items() if k[0].lower() != name.lower()
         }
+        self._range_sql = {k: v for k, v in self._range_sql.items() if k[0].lower() != name.lower()}
         self._converters.pop(name.lower(), None)
         self.conn.execute(f"DROP TABLE {q(schema.name)}")
 
@@ -231,6 +242,65 @@ class SQLiteStorage:
             self._lookup_sql[(table, tuple(cols))] = sql
         cur = self.conn.execute(sql, [V.to_storage(v) for v in key])
         return self._convert(table, cur.fetchall())
+
+    # kinds SQLite orders as Python does (numbers numerically, text and ISO dates by code point);
+    # other kinds (DECIMAL stored as NUMERIC loses digits, TIME, BYTES) are compared in Python
+    _RANGE_SQL_KINDS = (V.INT, V.FLOAT, V.STR, V.DATE, V.DATETIME)
+
+    def range_lookup(
+        self,
+        table: str,
+        cols: list[int],
+        key: tuple,
+        col: int,
+        lower: tuple | None,
+        upper: tuple | None,
+        limit: int | None = None,
+        desc: bool = False,
+    ) -> list[tuple]:
+        """Rows whose ``cols`` equal ``key`` (NULL matches NULL) and whose column ``col`` lies
+        between ``lower`` and ``upper``, each ``(value, inclusive)`` or None for no bound (NULL
+        is never in range), ordered by ``col`` (descending when ``desc``), at most ``limit`` of
+        them: a ranged upquery reaching base storage. An index on ``cols + [col]`` serves it."""
+        schema = self.schemas[table.lower()]
+        name = schema.columns[col].name
+        kind = schema.columns[col].ctype.kind
+        if kind not in self._RANGE_SQL_KINDS:
+            rows = [r for r in self.lookup(table, cols, key) if _between(r[col], lower, upper)]
+            rows.sort(key=lambda r: r[col], reverse=desc)
+            return rows if limit is None else rows[:limit]
+        shape = (
+            table,
+            tuple(cols),
+            col,
+            None if lower is None else lower[1],
+            None if upper is None else upper[1],
+            limit is not None,
+            desc,
+        )
+        sql = self._range_sql.get(shape)
+        if sql is None:
+            conds = [f"{q(schema.columns[c].name)} IS ?" for c in cols]
+            if lower is None and upper is None:
+                conds.append(f"{q(name)} IS NOT NULL")
+            if lower is not None:
+                conds.append(f"{q(name)} {'>=' if lower[1] else '>'} ?")
+            if upper is not None:
+                conds.append(f"{q(name)} {'<=' if upper[1] else '<'} ?")
+            sql = f"SELECT * FROM {q(schema.name)} WHERE {' AND '.join(conds)}"
+            if limit is not None:
+                sql += f" ORDER BY {q(name)}{' DESC' if desc else ''} LIMIT ?"
+            self._range_sql[shape] = sql
+        params = [V.to_storage(v) for v in key]
+        if lower is not None:
+            params.append(V.to_storage(lower[0]))
+        if upper is not None:
+            params.append(V.to_storage(upper[0]))
+        if limit is not None:
+            params.append(limit)
+        rows = self._convert(table, self.conn.execute(sql, params).fetchall())
+        # the bounds again, in Python: the dataflow compares values as Python does
+        return [r for r in rows if _between(r[col], lower, upper)]
 
     # --- writes ----------------------------------------------------------------------------
     def _integrity(self, schema: TableSchema, e: sqlite3.IntegrityError, row=None):

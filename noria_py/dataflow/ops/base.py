@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..intervals import BOTTOM, TOP, above, below
 from ..node import Node
 
 
@@ -24,3 +25,29 @@ class BaseTable(Node):
 
     def describe(self) -> str:
         return f"base {self.table}"
+
+    # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
+    def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
+        """Rows whose ``cols`` equal ``key`` and whose ``col`` lies in the interval of cuts
+        ``[lo, hi)`` (``dataflow/intervals.py``), by an indexed SQLite range query. With
+        ``limit``, only the first ``limit`` rows in ``col`` order (the last when ``desc``), cut
+        before an incomplete tie group. Returns ``(records, lo', hi')``: every row of the
+        sub-interval ``[lo', hi')`` (all of ``[lo, hi)`` without a limit)."""
+        lower = None if lo == BOTTOM else (lo[1], lo[2] == 0)
+        upper = None if hi == TOP else (hi[1], hi[2] == 1)
+        store, table = self.storage, self.table
+        rows = store.range_lookup(table, list(cols), tuple(key), col, lower, upper, limit, desc)
+        if limit is None or len(rows) < limit:
+            return [(r, 1) for r in rows], lo, hi
+        # rows come in col order: the last value's tie group may be cut by LIMIT, so leave it
+        # out (or, when it is all there is, fetch the whole group)
+        w = rows[-1][col]
+        rows = [r for r in rows if r[col] != w]
+        if rows:
+            reached = above(w) if desc else below(w)
+        else:
+            rows = store.range_lookup(table, list(cols), tuple(key), col, (w, True), (w, True))
+            reached = below(w) if desc else above(w)
+        if desc:
+            return [(r, 1) for r in rows], reached, hi
+        return [(r, 1) for r in rows], lo, reached

@@ -30,3 +30,9 @@ class Filter(Node):
 
     def describe(self) -> str:
         return f"filter {self.text}"
+
+    # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
+    def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
+        """``query_range`` of the parent, filtered (the range it answered stays the same)."""
+        rows, lo, hi = self.parents[0].query_range(cols, key, col, lo, hi, limit, desc)
+        return self.on_input(0, rows), lo, hi

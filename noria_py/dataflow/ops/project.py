@@ -64,3 +64,13 @@ class Project(Node):
 
     def describe(self) -> str:
         return f"project {self.text}"
+
+    # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
+    def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
+        """``query_range`` of the parent on the source columns (the planner only asks when
+        ``cols`` and ``col`` are column picks, not computed)."""
+        src = self.source_cols
+        rows, lo, hi = self.parents[0].query_range(
+            [src[c] for c in cols], key, src[col], lo, hi, limit, desc
+        )
+        return self.on_input(0, rows), lo, hi

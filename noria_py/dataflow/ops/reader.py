@@ -5,16 +5,42 @@ batch the reader publishes, per touched key, an immutable tuple of final result 
 columns dropped, ordered, OFFSET/LIMIT applied); a lookup is one dict access on that published
 map. Ordering ties are broken by the whole row, so results are deterministic; top-k stays exact
 under deletes because every row of the key stays in ordered state.
+
+``RangeReader`` (a query with range parameters, ``a = ? AND b > ?``) keeps each key's rows
+ordered by the range column and, when partial, the set of ranges of that column it holds
+(``dataflow/intervals.py``): a read upqueries only the pieces of its range that are missing, a
+delta inside a held range is applied and one outside every held range is dropped, and eviction
+removes one filled piece. See its docstring.
+
+Partial key subsumption (what is covered, exactly):
+
+- Within a range reader: a key filled over a range answers every sub-range of it without an
+  upquery; a key filled over the whole range (``[BOTTOM, TOP)``, e.g. by a read with no upper and
+  lower bound, or by a whole-key fill on a path ranged upqueries cannot take) answers every range
+  and every point ``b = x``. Filling a coarser range marks all finer ranges filled, because it is
+  one interval set.
+- Between readers over the same parent node (the compiler shares the projection when queries
+  differ only in how they bind parameters, e.g. ``a = ? AND b = ?`` and ``a = ? AND b > ?``): a
+  miss on key ``K`` over columns ``C`` is answered, with no upquery, from a sibling reader keyed by
+  a subset ``C' ⊆ C`` that holds the key ``K|C'``: a plain reader with that key filled (or full),
+  or a range reader whose range column is in ``C`` (the point ``K[b]`` must be in its filled
+  ranges) or is the range being filled (the range must be covered). The copied rows are the
+  sibling's current rows, so the new key is exactly as current as the sibling; both then receive
+  the same deltas. Not covered: readers over different nodes (two projections of one table) and
+  finer keys answering coarser ones.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from operator import itemgetter
 
 from sortedcontainers import SortedKeyList
 
+from ..intervals import BOTTOM, TOP, IntervalSet, in_interval, point
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN
+from ..partial import UNKNOWN, matches
+from ..records import expand
 
 
 class _Desc:
@@ -82,6 +108,13 @@ class _RowTie:
 class Reader(Node):
     kind = "reader"
 
+    def __new__(cls, *args, **kwargs):
+        # a reader with a range column is a RangeReader (the compiler builds both as Reader)
+        rc = kwargs.get("range_col", args[6] if len(args) > 6 else None)
+        if cls is Reader and rc is not None:
+            return super().__new__(RangeReader)
+        return super().__new__(cls)
+
     def __init__(
         self,
         parent: Node,
@@ -120,11 +153,9 @@ class Reader(Node):
         else:
             self._vis = itemgetter(*range(visible))
         self._sort_key = make_sort_key(self.order) if self.order else None
-        if range_col is not None:
-            # rows of a key ordered by the range column, for bisecting ranges
-            self._sort_key = lambda r, c=range_col: _sortable(r[c])
         self.partial = False
         self.graph = None
+        self.subsumed = 0  # misses answered from a sibling reader's state (no upquery)
 
     @property
     def materialization(self):
@@ -136,7 +167,9 @@ class Reader(Node):
         runtime = self.graph.runtime if self.graph is not None else None
         if runtime is not None:
             return runtime.read(self, key)
-        rows = self.parents[0].query(list(self.key_cols), key)
+        rows = self._from_sibling(key)
+        if rows is None:
+            rows = self.parents[0].query(list(self.key_cols), key)
         self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
         # published last: a concurrent lock-free lookup sees the key missing, then complete
         self._apply(rows, fill_key=key)
@@ -207,31 +240,36 @@ class Reader(Node):
         for k in touched:
             self._publish(k)
 
-    def range_rows(self, key: tuple, bounds: list) -> list:
-        """Rows of ``key`` whose range column satisfies every (op, value) bound."""
-        lst = self.state.get(key)
-        if lst is None:
-            if self.partial and key not in self.published:
-                self.misses += 1
-                self.fill(key)
-                lst = self.state.get(key)
-            if lst is None:
-                return []
-        start = lst.bisect_key_right((0, 0))  # NULL never satisfies a comparison
-        stop = len(lst)
-        for op, v in bounds:
-            k = (1, v)
-            if op == ">":
-                start = max(start, lst.bisect_key_right(k))
-            elif op == ">=":
-                start = max(start, lst.bisect_key_left(k))
-            elif op == "<":
-                stop = min(stop, lst.bisect_key_left(k))
-            else:
-                stop = min(stop, lst.bisect_key_right(k))
-        if start >= stop:
+    # --- partial key subsumption (see the module docstring) ------------------------------------
+    def _from_sibling(self, key: tuple):
+        """Records of ``key`` copied from a sibling reader over the same parent whose state holds
+        all of them (a coarser key), or None when no sibling can say."""
+        cols = self.key_cols
+        for child, _port in self.parents[0].children:
+            if child is self or not isinstance(child, Reader):
+                continue
+            rows = child.covered_rows(cols, key)
+            if rows is not None:
+                self.subsumed += 1
+                return [(r, 1) for r in rows]
+        return None
+
+    def covered_rows(self, cols, key, rc=None, lo=BOTTOM, hi=TOP):
+        """Every current row whose ``cols`` equal ``key`` (and whose column ``rc``, if given, lies
+        in ``[lo, hi)``), when this reader's state is sure to hold all of them; else None."""
+        pos = _positions(self.key_cols, cols)
+        if pos is None:
+            return None
+        mine = tuple(key[p] for p in pos)
+        if self.partial and mine not in self.published:
+            return None
+        bag = self.state.get(mine)
+        if not bag:
             return []
-        return list(lst.islice(start, stop))
+        rows = expand(bag) if isinstance(bag, dict) else list(bag)
+        return [
+            r for r in rows if matches(r, cols, key) and (rc is None or in_interval(r[rc], lo, hi))
+        ]
 
     def all_rows(self, key: tuple) -> list:
         """Every row of ``key`` (filling it when partial), in the reader's order."""
@@ -250,13 +288,6 @@ class Reader(Node):
         return list(lst)
 
     def _publish(self, k) -> None:
-        if self.range_col is not None:
-            if self.state.get(k) or self.partial:
-                self.published[k] = ()
-            else:
-                self.state.pop(k, None)
-                self.published.pop(k, None)
-            return
         rows = self.state.get(k)
         if not rows:
             if self.partial:
@@ -331,3 +362,705 @@ class Reader(Node):
         self.state = {}
         self.published = {}
         self._apply(self.parents[0].contents())
+
+
+def _positions(mine, cols) -> list[int] | None:
+    """Where each of ``mine`` sits in ``cols``, or None when one is missing."""
+    out = []
+    for c in mine:
+        try:
+            out.append(cols.index(c))
+        except ValueError:
+            return None
+    return out
+
+
+# --- range readers -------------------------------------------------------------------------------
+
+
+class _Piece(tuple):
+    """``(key, lo, hi)``: one filled range of one key, as the eviction policy knows it."""
+
+    __slots__ = ()
+
+
+def has_ties(rows, col: int) -> bool:
+    """Do two neighbouring rows (in ``col`` order) share their ``col`` value?"""
+    prev = _NOTHING
+    for r in rows:
+        v = r[col]
+        if v == prev:
+            return True
+        prev = v
+    return False
+
+
+_NOTHING = object()
+
+# Positions in a key's blocks of rows (``RangeRows`` and its ``RangeSnapshot``): ``(b, p)`` is row
+# ``p`` of block ``b``; ``(len(blocks), 0)`` is the end. These functions work on both (lists while
+# the reader changes them, tuples once frozen): ``firsts`` holds each block's first value,
+# ``vals`` each block's values in order, ``rows`` each block's rows.
+
+
+def _locate(firsts, vals, cut) -> tuple[int, int]:
+    """The position of the cut ``cut``: the first row above it (``dataflow/intervals.py``)."""
+    tag = cut[0]
+    if tag != 1 or not vals:
+        return (0, 0) if tag == 0 or not vals else (len(vals), 0)
+    v = cut[1]
+    if cut[2] == 0:  # below(v): the first row with a value >= v
+        b = bisect_left(firsts, v) - 1
+        if b < 0:
+            b = 0
+        p = bisect_left(vals[b], v)
+    else:  # above(v): the first row with a value > v
+        b = bisect_right(firsts, v) - 1
+        if b < 0:
+            b = 0
+        p = bisect_right(vals[b], v)
+    if p == len(vals[b]):
+        return (b + 1, 0)
+    return (b, p)
+
+
+def _slice(rows, i, j) -> list:
+    """The rows from position ``i`` up to position ``j``."""
+    b1, p1 = i
+    b2, p2 = j
+    if b1 == b2:
+        return list(rows[b1][p1:p2]) if b1 < len(rows) else []
+    if b1 > b2:
+        return []
+    out = list(rows[b1][p1:])
+    for b in range(b1 + 1, b2):
+        out.extend(rows[b])
+    if b2 < len(rows):
+        out.extend(rows[b2][:p2])
+    return out
+
+
+def _advance(vals, pos, k: int) -> tuple[int, int]:
+    """The position ``k`` rows after ``pos`` (or the end)."""
+    b, p = pos
+    n = len(vals)
+    while b < n:
+        left = len(vals[b]) - p
+        if k < left:
+            return (b, p + k)
+        k -= left
+        b += 1
+        p = 0
+    return (n, 0)
+
+
+def _retreat(vals, pos, k: int) -> tuple[int, int]:
+    """The position ``k`` rows before ``pos`` (or the start)."""
+    b, p = pos
+    while True:
+        if k <= p:
+            return (b, p - k)
+        k -= p
+        b -= 1
+        if b < 0:
+            return (0, 0)
+        p = len(vals[b])
+
+
+def _window(firsts, vals, lo, hi, need, desc) -> tuple:
+    """Positions ``(i, j)`` of the rows in ``[lo, hi)``, or with ``need`` only of the first
+    ``need`` of them (the last when ``desc``) and the rest of the boundary row's tie group."""
+    i = _locate(firsts, vals, lo)
+    j = _locate(firsts, vals, hi)
+    if need is None or not i < j:
+        return i, j
+    return _trim(vals, i, j, need, desc)
+
+
+def _trim(vals, i, j, need: int, desc: bool) -> tuple:
+    """``(i, j)`` cut to the first ``need`` rows (the last when ``desc``), keeping the whole
+    tie group of the boundary row."""
+    if need <= 0:
+        return i, i
+    if desc:
+        k = _retreat(vals, j, need)
+        if k <= i:
+            return i, j
+        b, p = k
+        v = vals[b][p]
+        while k > i:  # take the boundary row's equal neighbours below it too
+            pb, pp = (b, p - 1) if p else (b - 1, len(vals[b - 1]) - 1)
+            if vals[pb][pp] != v:
+                break
+            b, p = k = (pb, pp)
+        return k, j
+    k = _advance(vals, i, need - 1)
+    if not k < j:
+        return i, j
+    b, p = k
+    v = vals[b][p]
+    while True:  # and its equal neighbours above it
+        b, p = k = (b, p + 1) if p + 1 < len(vals[b]) else (b + 1, 0)
+        if not k < j or vals[b][p] != v:
+            return i, k
+
+
+def _count_at_least(vals, i, j, need: int) -> bool:
+    """Are there at least ``need`` rows from position ``i`` up to position ``j``?"""
+    if need <= 0:
+        return True
+    k = _advance(vals, i, need - 1)
+    return k < j
+
+
+class _Frozen:
+    """One block of a key's rows as a snapshot shares it until the block changes."""
+
+    __slots__ = ("vals", "rows", "proj", "ties")
+
+    def __init__(self, vals, rows):
+        self.vals = tuple(vals)
+        self.rows = tuple(rows)
+        self.proj = None  # (visible, rows cut to their first `visible` columns)
+        self.ties = len(set(self.vals)) != len(self.vals)  # two rows share a value
+
+
+class RangeRows:
+    """One key's rows in a range reader, ordered by the range value (rows with equal values in
+    insertion order), held in blocks of at most ``2 * LOAD`` rows (a fuller block splits in two;
+    a block that shrinks merges with the next when both fit in ``LOAD``), with the blocks' first
+    values: a bisection finds a value's block and then its row. Each block keeps a frozen copy
+    (``_Frozen``) for lock-free snapshots, dropped when the block changes, so publishing a key
+    after a change copies only the blocks that changed."""
+
+    LOAD = 256
+    __slots__ = ("col", "firsts", "vals", "rows", "frozen", "n")
+
+    def __init__(self, col: int):
+        self.col = col
+        self.firsts: list = []
+        self.vals: list[list] = []
+        self.rows: list[list] = []
+        self.frozen: list = []
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        for rs in self.rows:
+            yield from rs
+
+    def add(self, row) -> None:
+        v = row[self.col]
+        firsts, vals = self.firsts, self.vals
+        self.n += 1
+        if not vals:
+            firsts.append(v)
+            vals.append([v])
+            self.rows.append([row])
+            self.frozen.append(None)
+            return
+        b = bisect_right(firsts, v) - 1
+        if b < 0:
+            b = 0
+            firsts[0] = v
+        vs = vals[b]
+        p = bisect_right(vs, v)
+        vs.insert(p, v)
+        self.rows[b].insert(p, row)
+        self.frozen[b] = None
+        if len(vs) > 2 * self.LOAD:
+            half = len(vs) // 2
+            rs = self.rows[b]
+            vals[b : b + 1] = [vs[:half], vs[half:]]
+            self.rows[b : b + 1] = [rs[:half], rs[half:]]
+            self.frozen[b : b + 1] = [None, None]
+            firsts.insert(b + 1, vs[half])
+
+    def remove(self, row) -> None:
+        """Remove one copy of ``row``; ValueError when there is none."""
+        v = row[self.col]
+        firsts, vals = self.firsts, self.vals
+        b = bisect_left(firsts, v) - 1
+        if b < 0:
+            b = 0
+        while b < len(vals) and firsts[b] <= v:
+            vs = vals[b]
+            rs = self.rows[b]
+            for p in range(bisect_left(vs, v), bisect_right(vs, v)):
+                if rs[p] == row:
+                    del vs[p]
+                    del rs[p]
+                    self.n -= 1
+                    self._changed(b)
+                    return
+            b += 1
+        raise ValueError(f"{row!r} is not in the reader's state")
+
+    def _changed(self, b: int) -> None:
+        """Block ``b`` lost rows: drop it when empty, merge it with the next block when both fit
+        in ``LOAD`` rows, and refresh its first value."""
+        vals = self.vals
+        if not vals[b]:
+            del self.firsts[b], vals[b], self.rows[b], self.frozen[b]
+            return
+        if b + 1 < len(vals) and len(vals[b]) + len(vals[b + 1]) <= self.LOAD:
+            vals[b].extend(vals[b + 1])
+            self.rows[b].extend(self.rows[b + 1])
+            del self.firsts[b + 1], vals[b + 1], self.rows[b + 1], self.frozen[b + 1]
+        self.firsts[b] = vals[b][0]
+        self.frozen[b] = None
+
+    def locate(self, cut) -> tuple[int, int]:
+        return _locate(self.firsts, self.vals, cut)
+
+    def between(self, lo, hi) -> list:
+        """The rows in ``[lo, hi)``, in order."""
+        return _slice(self.rows, self.locate(lo), self.locate(hi))
+
+    def delete(self, lo, hi) -> int:
+        """Remove the rows in ``[lo, hi)``; how many there were."""
+        (b1, p1), (b2, p2) = self.locate(lo), self.locate(hi)
+        if (b1, p1) >= (b2, p2):
+            return 0
+        gone = 0
+        # the tail of b1, the blocks strictly between, the head of b2 (same block: a middle)
+        for b in range(min(b2, len(self.vals) - 1), b1 - 1, -1):
+            start = p1 if b == b1 else 0
+            stop = p2 if b == b2 else len(self.vals[b])
+            if start >= stop:
+                continue
+            del self.vals[b][start:stop]
+            del self.rows[b][start:stop]
+            gone += stop - start
+            self._changed(b)
+        self.n -= gone
+        return gone
+
+    def freeze(self) -> tuple[tuple, tuple]:
+        """``(firsts, blocks)``: immutable copies, sharing unchanged blocks with the last call."""
+        frozen = self.frozen
+        for b, f in enumerate(frozen):
+            if f is None:
+                frozen[b] = _Frozen(self.vals[b], self.rows[b])
+        return tuple(self.firsts), tuple(frozen)
+
+
+class RangeSnapshot:
+    """An immutable copy of one key of a range reader, read without the engine lock: the key's
+    rows in range order (in frozen blocks) and the ranges filled when it was taken."""
+
+    __slots__ = ("whole", "los", "his", "firsts", "blocks", "vals", "rows", "ties", "single")
+
+    def __init__(self, filled: IntervalSet | None, state: RangeRows | None):
+        self.whole = filled is None or filled.is_whole()
+        self.los = () if self.whole else tuple(filled.los)
+        self.his = () if self.whole else tuple(filled.his)
+        if state is None:
+            self.firsts, self.blocks = (), ()
+        else:
+            self.firsts, self.blocks = state.freeze()
+        self.vals = tuple(f.vals for f in self.blocks)
+        self.rows = tuple(f.rows for f in self.blocks)
+        # the only block, for the engine's fastest path (most keys are one block)
+        self.single = self.blocks[0] if len(self.blocks) == 1 else None
+        # rows with equal values need sorting by the query's ORDER BY
+        vals = self.vals
+        self.ties = any(f.ties for f in self.blocks) or any(
+            vals[b][-1] == vals[b + 1][0] for b in range(len(vals) - 1)
+        )
+
+    def window(self, lo: tuple, hi: tuple, need=None, desc: bool = False, visible=None):
+        """The rows of ``[lo, hi)`` (``_window``), cut to ``visible`` columns when given; None
+        when the snapshot does not hold them: not all of ``[lo, hi)`` is filled and, with
+        ``need``, the filled run at its start (its end when ``desc``) has fewer rows."""
+        firsts, vals = self.firsts, self.vals
+        short = False  # reading only the filled run at one end of [lo, hi)
+        if not self.whole:
+            los, his = self.los, self.his
+            if desc:
+                k = bisect_left(his, hi)
+                if k == len(los) or not los[k] < hi:
+                    return None
+                if los[k] > lo:
+                    if need is None:
+                        return None
+                    lo = los[k]
+                    short = True
+            else:
+                k = bisect_right(los, lo) - 1
+                if k < 0 or not lo < his[k]:
+                    return None
+                if his[k] < hi:
+                    if need is None:
+                        return None
+                    hi = his[k]
+                    short = True
+        i = _locate(firsts, vals, lo)
+        j = _locate(firsts, vals, hi)
+        if short and not _count_at_least(vals, i, j, need):
+            return None
+        if need is not None and i < j:
+            i, j = _trim(vals, i, j, need, desc)
+        if visible is None:
+            return _slice(self.rows, i, j)
+        if i[0] == j[0]:
+            if i[0] == len(self.blocks):
+                return ()
+            return self.projected(self.blocks[i[0]], visible)[i[1] : j[1]]
+        return [r[:visible] for r in _slice(self.rows, i, j)]
+
+    @staticmethod
+    def projected(block: _Frozen, visible: int) -> tuple:
+        """A frozen block's rows cut to their first ``visible`` columns (made once)."""
+        p = block.proj
+        if p is None or p[0] != visible:
+            p = block.proj = (visible, tuple([r[:visible] for r in block.rows]))
+        return p[1]
+
+
+class RangeReader(Reader):
+    """A reader with a range column: ``WHERE a = ? AND b BETWEEN ? AND ?``, ``b > ?`` alone
+    (one global key ``()``), keyset pagination (``id < ? ORDER BY id DESC LIMIT n``).
+
+    State, per equality key: the key's rows ordered by the range column (``RangeRows``; rows
+    whose range value is NULL are never kept: no comparison with NULL is true); rows with equal
+    values are in no particular order, so a read that returns several sorts them by its ORDER
+    BY, ties by the whole row. A partial range reader also keeps per key an ``IntervalSet`` of the
+    range column: the ranges whose rows it holds (``filled``). Then:
+
+    - a read of ``[lo, hi)`` upqueries only ``filled[key].missing(lo, hi)``, one ranged upquery per
+      missing piece (``query_range`` on the parent: filters and projections pass it through,
+      unions ask every parent, a base table runs an indexed SQLite range query). A read that
+      wants only the first n rows in range order (``ORDER BY b LIMIT n``, keyset pagination)
+      fills from ``lo`` upward (or ``hi`` downward) only until n rows are held;
+    - a delta whose range value lies in ``filled[key]`` is applied; any other is dropped: no read
+      can see it, and a later fill of its range reads base storage, which has it;
+    - eviction works per filled piece: the piece leaves the interval set and its rows leave the
+      state (``_Piece`` entries in the eviction policy's LRU); a key with nothing left is gone.
+
+    When the path to base storage holds state (a join, an aggregate) ranged upqueries are not
+    planned (``ranged`` is False): a miss fills the whole key (``[BOTTOM, TOP)``), as a plain
+    reader does. A full range reader holds every key over the whole range.
+
+    Lookups without the engine lock read a ``RangeSnapshot`` of the key from ``published``. A
+    change to a key drops its snapshot; the next locked read of the key publishes a new one,
+    copying only the blocks that changed.
+    """
+
+    FILL_SLACK = 16  # rows fetched beyond what a bounded (LIMIT) fill needs
+
+    def __init__(
+        self,
+        parent: Node,
+        key_cols: list[int],
+        visible: int,
+        order: list[tuple[int, bool]] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        range_col: int | None = None,
+    ):
+        super().__init__(parent, key_cols, visible, order, limit, offset, range_col)
+        self._sort_key = None  # rows live in RangeRows, ordered by the range column
+        # columns holding the range column's value too (``SELECT b ... WHERE b > ?`` carries b
+        # visibly and as the hidden range column): ordering by one is ordering by the other
+        self.range_aliases = {range_col}
+        src = getattr(parent, "source_cols", None)
+        if src is not None and src[range_col] is not None:
+            self.range_aliases.update(i for i, c in enumerate(src) if c == src[range_col])
+        self.filled: dict = {}  # key -> IntervalSet of the range column (partial only)
+        self.pieces: dict = {}  # key -> set of _Piece registered with the eviction policy
+        self.ranged = False  # set by the planner: misses upquery only the missing ranges
+        self.upqueries = 0
+        self.upquery_rows = 0
+        self.dropped = 0  # deltas dropped because their range was not filled
+
+    def _rows_of(self, key) -> RangeRows:
+        st = self.state.get(key)
+        if st is None:
+            st = self.state[key] = RangeRows(self.range_col)
+        return st
+
+    # --- reads -----------------------------------------------------------------------------
+    def read(self, key: tuple, lo: tuple, hi: tuple, need=None, desc: bool = False) -> list:
+        """Rows of ``key`` whose range value lies in ``[lo, hi)``, in range order, filling missing
+        ranges first when partial. With ``need``, only the first ``need`` rows (the last ones
+        when ``desc``) plus the rest of the boundary row's tie group. Caller holds the lock."""
+        if not lo < hi:
+            return []
+        if self.partial:
+            self._ensure(key, lo, hi, need, desc)
+        st = self.state.get(key)
+        if st is not None and key not in self.published:
+            self.published[key] = RangeSnapshot(self.filled.get(key), st)
+        if not st:
+            return []
+        i, j = _window(st.firsts, st.vals, lo, hi, need, desc)
+        return _slice(st.rows, i, j)
+
+    def lookup(self, key: tuple):
+        return tuple(self.read(key, BOTTOM, TOP))
+
+    def all_rows(self, key: tuple) -> list:
+        """The rows held for ``key`` (its filled ranges only when partial), without filling."""
+        return list(self.state.get(key, ()))
+
+    def restrict(self, key: tuple, rows) -> list:
+        """The rows of ``rows`` (all rows of ``key``, e.g. from a full twin) that this reader
+        should hold: those in the filled ranges of ``key``. For invariant audits."""
+        rc = self.range_col
+        if not self.partial:
+            return [r for r in rows if r[rc] is not None]
+        s = self.filled.get(key)
+        return [] if s is None else [r for r in rows if s.contains(r[rc])]
+
+    def covered_rows(self, cols, key, rc=None, lo=BOTTOM, hi=TOP):
+        pos = _positions(self.key_cols, cols)
+        if pos is None:
+            return None
+        mine = tuple(key[p] for p in pos)
+        myrc = self.range_col
+        if myrc in cols:
+            x = key[cols.index(myrc)]
+            if x is None:
+                return None
+            plo, phi = point(x)
+            if rc == myrc:
+                plo, phi = max(plo, lo), min(phi, hi)
+        elif rc == myrc:
+            plo, phi = lo, hi
+        else:
+            return None
+        if self.partial:
+            s = self.filled.get(mine)
+            if s is None or not s.covers(plo, phi):
+                return None
+        st = self.state.get(mine)
+        if not st or not plo < phi:
+            return []
+        return [r for r in st.between(plo, phi) if matches(r, cols, key)]
+
+    # --- filling ---------------------------------------------------------------------------
+    def _ensure(self, key, lo, hi, need, desc) -> None:
+        s = self.filled.get(key)
+        if not self.ranged:
+            if s is None:
+                self.fill(key)
+            return
+        if s is None:
+            s = IntervalSet()
+        if need is None:
+            for plo, phi in s.missing(lo, hi):
+                self._fill_piece(key, s, plo, phi)
+            return
+        # only the first `need` rows from lo (or the last from hi) are wanted: fill the gap
+        # next to the covered run, a bounded number of rows at a time
+        while True:
+            st = self.state.get(key)
+            if desc:
+                start = s.start_of(hi)
+                if start <= lo:
+                    return
+                have = _count(st, start, hi, need)
+                if have >= need:
+                    return
+                glo, ghi = s.missing(lo, start)[-1]
+            else:
+                end = s.end_of(lo)
+                if end >= hi:
+                    return
+                have = _count(st, lo, end, need)
+                if have >= need:
+                    return
+                glo, ghi = s.missing(end, hi)[0]
+            self._fill_piece(key, s, glo, ghi, need - have + self.FILL_SLACK, desc)
+
+    def _fill_piece(self, key, s: IntervalSet, lo, hi, limit=None, desc=False) -> None:
+        """Upquery the rows of ``key`` in the missing range ``[lo, hi)`` (with ``limit``: the
+        first ``limit`` rows from ``lo``, or the last from ``hi`` when ``desc``; the parent says
+        which sub-range it answered in full) and add them and their range."""
+        rc = self.range_col
+        rows = self._sibling_range(key, lo, hi)
+        if rows is None:
+            rows, lo, hi = self.parents[0].query_range(
+                list(self.key_cols), key, rc, lo, hi, limit, desc
+            )
+            if not lo < hi:  # a bounded fill must answer some range, or reads would loop
+                raise RuntimeError(f"ranged upquery answered an empty range {lo}..{hi}")
+        self.upqueries += 1
+        self.upquery_rows += len(rows)
+        st = self._rows_of(key)
+        for row, m in rows:
+            if row[rc] is None:
+                continue
+            for _ in range(m):
+                st.add(row)
+        s.add(lo, hi)
+        self.filled[key] = s
+        self.published.pop(key, None)
+        piece = _Piece((key, lo, hi))
+        self.pieces.setdefault(key, set()).add(piece)
+        if self.graph is not None:
+            self.graph.filled(self, piece, len(rows))
+
+    def _sibling_range(self, key, lo, hi):
+        cols = self.key_cols
+        for child, _port in self.parents[0].children:
+            if child is self or not isinstance(child, Reader):
+                continue
+            rows = child.covered_rows(cols, key, self.range_col, lo, hi)
+            if rows is not None:
+                self.subsumed += 1
+                return [(r, 1) for r in rows]
+        return None
+
+    def fill(self, key: tuple) -> tuple:
+        """Fill all of ``key`` (every range): a miss on a path without ranged upqueries."""
+        s = self.filled.get(key)
+        if s is not None and s.is_whole():
+            return ()
+        if s is not None:
+            self._drop(key)
+        rows = self._sibling_range(key, BOTTOM, TOP)
+        if rows is None:
+            rows = self.parents[0].query(list(self.key_cols), key)
+        self.upqueries += 1
+        self.upquery_rows += len(rows)
+        self._apply(rows, fill_key=key)
+        if self.graph is not None:
+            self.graph.filled(self, key, len(self.state.get(key, ())))
+        return ()
+
+    # --- deltas ----------------------------------------------------------------------------
+    def on_input(self, port: int, batch: list) -> list:
+        if self.partial:
+            filled = self.filled
+            keyf = self._key
+            rc = self.range_col
+            keep = []
+            for rec in batch:
+                row = rec[0]
+                s = filled.get(keyf(row))
+                if s is not None and s.contains(row[rc]):
+                    keep.append(rec)
+            self.dropped += len(batch) - len(keep)
+            if not keep:
+                return []
+            batch = keep
+        self._apply(batch)
+        return []
+
+    def _apply(self, batch: list, fill_key=None) -> None:
+        state = self.state
+        published = self.published
+        keyf = self._key
+        rc = self.range_col
+        if fill_key is not None:
+            if self.partial:
+                self.filled[fill_key] = IntervalSet.whole()
+            self._rows_of(fill_key)
+            published.pop(fill_key, None)
+        for row, m in batch:
+            if row[rc] is None:
+                continue
+            k = keyf(row)
+            st = state.get(k)
+            if st is None:
+                st = state[k] = RangeRows(rc)
+            if m > 0:
+                for _ in range(m):
+                    st.add(row)
+            else:
+                for _ in range(-m):
+                    st.remove(row)
+                if not st and not self.partial:
+                    del state[k]
+            published.pop(k, None)
+
+    # --- eviction --------------------------------------------------------------------------
+    def evict_key(self, entry) -> None:
+        """Evict a filled piece (``_Piece``) or a whole key."""
+        if entry.__class__ is not _Piece:
+            self._drop(entry)
+            return
+        key, lo, hi = entry
+        ps = self.pieces.get(key)
+        if ps is not None:
+            ps.discard(entry)
+        if self.graph is not None:
+            self.graph.evicted(self, entry)
+        s = self.filled.get(key)
+        if s is None:
+            return
+        s.subtract(lo, hi)
+        st = self.state.get(key)
+        if st:
+            st.delete(lo, hi)
+        self.published.pop(key, None)
+        if not s:
+            self._drop(key)
+
+    def _drop(self, key) -> None:
+        present = key in self.filled or key in self.state
+        self.state.pop(key, None)
+        self.filled.pop(key, None)
+        self.published.pop(key, None)
+        pieces = self.pieces.pop(key, ())
+        if self.graph is not None:
+            for p in pieces:
+                self.graph.evicted(self, p)
+            if present:
+                self.graph.evicted(self, key)
+
+    def on_probe(self, port: int, rows: list) -> list:
+        if not self.partial:
+            return []
+        for row in rows:
+            k = self._key(row)
+            if UNKNOWN in k:
+                for key in list(self.filled):
+                    self._drop(key)
+                break
+            self._drop(k)
+        return []
+
+    # --- bookkeeping -----------------------------------------------------------------------
+    def contents(self) -> list:
+        return [(r, 1) for st in self.state.values() for r in st]
+
+    def describe(self) -> str:
+        text = f"reader key {list(self.key_cols)} range #{self.range_col}"
+        if self.partial:
+            text += ", fills missing ranges" if self.ranged else ", fills whole keys"
+        return text
+
+    def on_removed(self):
+        # cleared in place: prepared statements hold ``published`` for lock-free reads
+        self.state.clear()
+        self.published.clear()
+        self.filled.clear()
+        self.pieces.clear()
+
+    def make_full(self) -> None:
+        self.on_removed()
+        self.partial = False
+        self.ranged = False
+        self._apply(self.parents[0].contents())
+
+
+def _count(st: RangeRows | None, lo, hi, cap: int) -> int:
+    """Rows of ``st`` in ``[lo, hi)``, counted up to ``cap`` at most."""
+    if not st:
+        return 0
+    (b1, p1), (b2, p2) = st.locate(lo), st.locate(hi)
+    if (b1, p1) >= (b2, p2):
+        return 0
+    if b1 == b2:
+        return p2 - p1
+    n = len(st.vals[b1]) - p1
+    for b in range(b1 + 1, b2):
+        if n >= cap:
+            return n
+        n += len(st.vals[b])
+    return n + p2

@@ -29,3 +29,19 @@ class Union(Node):
 
     def describe(self) -> str:
         return f"union of {len(self.parents)}"
+
+    # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
+    def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
+        """Every parent's ``query_range``. With a limit each parent may answer a different
+        sub-range; the union answers the smallest and drops the rows beyond it."""
+        from ..intervals import in_interval
+
+        parts = [p.query_range(cols, key, col, lo, hi, limit, desc) for p in self.parents]
+        if desc:
+            lo = max(p[1] for p in parts)
+        else:
+            hi = min(p[2] for p in parts)
+        out = []
+        for rows, _plo, _phi in parts:
+            out.extend(rec for rec in rows if in_interval(rec[0][col], lo, hi))
+        return out, lo, hi
