@@ -125,9 +125,9 @@ def main() -> int:
     out = {"stories": a.stories, "seconds": a.seconds, "readers": a.readers}
     modes = {
         "inline": {"domains": "inline"},
-        "threads": {"domains": "threads"},
+        "threads": {"domains": "threads", "upqueries": "direct"},  # one dataflow thread
         # every domain on its own thread, upqueries as messages between them
-        "domain_threads": {"domains": "threads", "upqueries": "messages"},
+        "domain_threads": {"domains": "threads"},
     }
     for mode, options in modes.items():
         conn = build(a.stories, **options)

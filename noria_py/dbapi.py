@@ -252,11 +252,14 @@ def connect(path: str | None = None, **options) -> Connection:
     Options: ``partial`` (default True: materializations fill on demand; False materializes
     everything fully), ``memory_limit`` (e.g. ``"256MB"``: evict least-recently-read state to
     stay under it), ``domains`` (``"inline"``, the default: a write returns once every view
-    reflects it; ``"threads"``: the dataflow runs on its own thread, a write returns once it is
-    durable, and views catch up moments later), ``read_your_writes`` (with threads: a read
-    first waits for the connection's acknowledged writes; also settable per cursor),
-    ``batch_window`` (seconds the dataflow thread waits to batch concurrent writes) and
-    ``inbox_limit`` (pending deltas before a writer applies them itself).
+    reflects it; ``"threads"``: every domain of the dataflow runs on a thread of its own, a
+    write returns once it is durable, and views catch up moments later), ``upqueries``
+    (``"direct"``, the default inline: a fill is computed in place; ``"messages"``, the default
+    with threads: upqueries are messages between domains; ``domains="threads"`` with
+    ``upqueries="direct"`` runs the whole dataflow on one thread), ``read_your_writes`` (with
+    threads: a read first waits for the connection's acknowledged writes; also settable per
+    cursor), ``batch_window`` (seconds the single dataflow thread waits to batch concurrent
+    writes) and ``inbox_limit`` (messages in flight before a writer waits).
 
     Bulk replays (``noria_py.spark.replay``): ``bulk_replay_rows`` (base rows beneath a new
     fully materialized node's input from which Spark computes its initial state; default one

@@ -879,7 +879,9 @@ class Engine:
         # upqueries: "direct" computes a fill in place (one recursive call up the path, under
         # the engine lock); "messages" sends requests and responses through the message-passing
         # dataflow (dataflow/domain.py) delivered in FIFO order by the inline scheduler
-        self.upqueries = options.get("upqueries", "direct")
+        self.upqueries = options.get(
+            "upqueries", "messages" if self.domains == "threads" else "direct"
+        )
         if self.upqueries not in ("direct", "messages"):
             raise E.ProgrammingError("upqueries must be 'direct' or 'messages'")
         self._runtime = None  # the ThreadScheduler, when every domain has its own thread

@@ -1,9 +1,9 @@
 """connect(domains="threads"): the dataflow off the caller's thread; writes return when durable,
 views catch up, read-your-writes on request, failures surface, close() stops every thread.
 
-Each test runs in both threaded modes: one dataflow thread with direct upqueries (the default),
-and ``upqueries="messages"``, where every domain has a thread of its own and upqueries are
-messages between them."""
+Each test runs in both threaded modes: every domain on a thread of its own with upqueries as
+messages between them (the default with threads), and one dataflow thread with direct upqueries
+(``upqueries="direct"``)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def dataflow_threads() -> list:
     return threads_named("noria-dataflow") + threads_named("noria-domain")
 
 
-MODES = [{}, {"upqueries": "messages"}, {"upqueries": "messages", "memory_limit": "8KB"}]
+# one dataflow thread with direct upqueries; a thread per domain (the default with threads)
+MODES = [{"upqueries": "direct"}, {}, {"memory_limit": "8KB"}]
 
 
 @pytest.mark.timeout(120)
@@ -111,7 +112,7 @@ def test_writers_and_readers_then_views_equal_sqlite(ryw, inbox_limit, mode):
 
 
 def test_a_write_returns_before_the_views_catch_up():
-    conn = noria_py.connect(domains="threads", batch_window=0.2)
+    conn = noria_py.connect(domains="threads", upqueries="direct", batch_window=0.2)
     setup(conn)
     q = "SELECT story_id FROM votes WHERE user_id = ?"
     assert conn.execute(q, (1,)).fetchall() == []
@@ -163,7 +164,7 @@ def test_close_stops_the_thread_and_keeps_acknowledged_writes(tmp_path, mode):
 
 @pytest.mark.timeout(60)
 def test_domain_threads_per_domain_and_explain_shows_them():
-    conn = noria_py.connect(domains="threads", upqueries="messages")
+    conn = noria_py.connect(domains="threads")
     setup(conn)
     conn.execute(VOTES, (1,)).fetchall()
     conn.execute(BY_USER, (1,)).fetchall()
@@ -183,7 +184,7 @@ def test_domain_threads_per_domain_and_explain_shows_them():
 def test_transactions_with_domain_threads():
     # a transaction holds base storage: its own cache misses are answered by its thread, and
     # rows filled from its uncommitted writes are dropped at COMMIT / ROLLBACK
-    conn = noria_py.connect(domains="threads", upqueries="messages")
+    conn = noria_py.connect(domains="threads")
     setup(conn)
     cur = conn.cursor()
     for ending in ("ROLLBACK", "COMMIT"):
@@ -204,7 +205,7 @@ def test_transactions_with_domain_threads():
 def test_domain_threads_batch_deltas_and_misses():
     # while a domain's thread is busy, deltas queued for one edge become one batch and misses
     # queued at one reader become one upquery
-    conn = noria_py.connect(domains="threads", upqueries="messages")
+    conn = noria_py.connect(domains="threads")
     setup(conn)
     prep = conn.engine.prepare(BY_USER)
     reader = prep.reader

@@ -78,10 +78,10 @@ def scenarios(draw, family: str) -> Scenario:
                 {},
                 {"partial": False},
                 {"memory_limit": "1KB"},
-                {"domains": "threads", "read_your_writes": True},
+                {"domains": "threads", "upqueries": "direct", "read_your_writes": True},
                 {"upqueries": "messages"},
                 {"upqueries": "messages", "memory_limit": "1KB"},
-                {"domains": "threads", "upqueries": "messages", "read_your_writes": True},
+                {"domains": "threads", "read_your_writes": True},
             ]
         )
     )
