@@ -889,7 +889,11 @@ class Engine:
             # every domain on its own thread, exchanging messages (dataflow/scheduler.py)
             from .dataflow.scheduler import ThreadScheduler
 
-            rt = ThreadScheduler(self.graph, int(options.get("inbox_limit", 10000)))
+            rt = ThreadScheduler(
+                self.graph,
+                int(options.get("inbox_limit", 10000)),
+                float(options.get("batch_window", 0.0)),
+            )
             rt.on_failure = self._domain_failed
             self._runtime = rt.attach()
             self.graph.sync = lambda: None  # a miss needs no quiescence: messages handle races

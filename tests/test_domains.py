@@ -238,3 +238,32 @@ def test_domain_threads_batch_deltas_and_misses():
     for user in range(1, 6):
         assert list(got[user]) == ref.execute(BY_USER, (user,)).fetchall()
     conn.close()
+
+
+@pytest.mark.timeout(60)
+def test_domain_threads_batch_window_groups_writes():
+    conn = noria_py.connect(domains="threads", batch_window=0.3)
+    setup(conn)
+    conn.execute(BY_USER, (1,)).fetchall()
+    conn.engine.sync()
+    rt = conn.engine._runtime
+    calls = []
+    original = rt.dataflow._on_delta
+
+    def counting(node, port, batch):
+        calls.append((node.id, len(batch)))
+        return original(node, port, batch)
+
+    rt.dataflow._on_delta = counting
+    for i in range(10):
+        conn.execute("INSERT INTO votes VALUES (1, ?)", (i,))
+        time.sleep(0.01)  # without the window each write would travel on its own
+    conn.engine.sync()
+    base = conn.engine.graph.lookup("base(votes)")
+    first = {c.id for c, _ in base.children}
+    deliveries = [n for nid, n in calls if nid in first]
+    # ten writes within the window reach the first domain as (at most) a couple of batches
+    assert sum(deliveries) == 10 * len(first)
+    assert len(deliveries) <= 2 * len(first)
+    assert conn.execute(BY_USER, (1,)).fetchall() == [(i,) for i in range(10)]
+    conn.close()

@@ -201,7 +201,8 @@ class ThreadScheduler(_Base):
 
     Batching adapts to load: while a domain's thread is busy, deltas queued for one edge are
     handled as one batch when it gets to them, and misses queued at one reader become one upquery
-    for all their keys.
+    for all their keys. ``batch_window`` (seconds, 0 by default) also makes a domain that finds a
+    single delta waiting pause that long first, so that writes arriving together share a batch.
 
     Reads that miss ask the reader's own domain to start the upquery and wait only for that key.
     Evictions run on the evicted node's domain. A failure in a domain thread stops the dataflow and
@@ -210,8 +211,9 @@ class ThreadScheduler(_Base):
 
     threaded = True
 
-    def __init__(self, graph, inbox_limit: int = 10000):
+    def __init__(self, graph, inbox_limit: int = 10000, batch_window: float = 0.0):
         super().__init__(graph)
+        self.batch_window = batch_window
         self.mu = threading.Lock()
         self.idle = threading.Condition(self.mu)
         self.inboxes: dict[int, deque] = {}
@@ -295,6 +297,13 @@ class ThreadScheduler(_Base):
                     wake.wait()
                 if not q:
                     return
+                if d != 0 and self.batch_window and len(q) == 1 and q[0][3] == "delta":
+                    # a lone delta waits ``batch_window`` seconds for others to join its batch
+                    self.mu.release()
+                    try:
+                        time.sleep(self.batch_window)
+                    finally:
+                        self.mu.acquire()
                 if d != 0:
                     msg = q.popleft()
                     n = 1
