@@ -57,15 +57,8 @@ def test_union_buffering_three_chained_unions_eight_paths():
 
     # the one read reaches base storage along all eight paths
     w = World(["chained_unions"], initial)
-    base = base_of(w)
-    reqs = []
     w.read("chained_unions", 1)
-    while w.sched.ready():
-        ch = w.sched.ready()[0]
-        msg = w.sched.channels[ch][0]
-        if msg[3] == "req" and msg[1] is base:
-            reqs.append(msg)
-        w.step(0)
+    reqs = w.drain_watching(base_of(w))
     assert len(reqs) == 8
     assert w.problems() == []
     w.close()
@@ -173,16 +166,9 @@ def test_incongruent_join_evicts_downstream_keys():
 
 def test_concurrent_misses_on_one_key_coalesce():
     w = World(["count"], USERS + _stories((1, 1, 5), (2, 1, 6)))
-    base = base_of(w)
     w.read("count", 1)
     w.read("count", 1)
-    asked = 0
-    while w.sched.ready():
-        ch = w.sched.ready()[0]
-        msg = w.sched.channels[ch][0]
-        asked += msg[3] == "req" and msg[1] is base
-        w.step(0)
-    assert asked == 1
+    assert len(w.drain_watching(base_of(w))) == 1
     assert w.readers["count"].published[(1,)] == ((1, 2),)
     assert len([k for k in w.sched.answers if k[1] == (1,)]) == 1
     w.close()
@@ -193,15 +179,8 @@ def test_misses_on_many_keys_batch_into_one_upquery():
     initial = USERS + [("INSERT INTO users VALUES (?, ?)", (4, 1))]
     initial += _stories((1, 1, 5), (2, 4, 6), (3, 1, 2))
     w = World(["agg_over_join"], initial)
-    base = base_of(w)
     w.read("agg_over_join", 1)
-    keys_asked = []
-    while w.sched.ready():
-        ch = w.sched.ready()[0]
-        msg = w.sched.channels[ch][0]
-        if msg[3] == "req" and msg[1] is base:
-            keys_asked.append(sorted(msg[4][3]))
-        w.step(0)
+    keys_asked = [sorted(msg[4][3]) for msg in w.drain_watching(base_of(w))]
     assert keys_asked == [[(1,), (4,)]]
     assert w.problems() == []
     w.close()

@@ -141,6 +141,16 @@ class World:
                 return True
         return False
 
+    def drain_watching(self, node) -> list:
+        """Drain first-in-first-out, returning the upquery requests that reached ``node``."""
+        seen = []
+        while self.sched.ready():
+            msg = self.sched.channels[self.sched.ready()[0]][0]
+            if msg[3] == "req" and msg[1] is node:
+                seen.append(msg)
+            self.step(0)
+        return seen
+
     def evictable(self) -> list:
         out = []
         for nid in sorted(self.engine.graph.nodes):
@@ -160,20 +170,8 @@ class World:
         self.sched.run(choose)
 
     # --- checks --------------------------------------------------------------------------
-    def oracle(self) -> sqlite3.Connection:
-        db = sqlite3.connect(":memory:")
-        for sql in TABLES + VIEWS:
-            db.execute(sql)
-        for table in ("users", "stories", "votes"):
-            rows = self.engine.storage.scan(table)
-            if rows:
-                marks = ",".join("?" * len(rows[0]))
-                db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-        return db
-
-    def twin(self):
-        conn = noria_py.connect(partial=False)
-        cur = conn.cursor()
+    def _copy_into(self, cur) -> None:
+        """Create the schema through ``cur`` and copy the base tables' current rows."""
         for sql in TABLES + VIEWS:
             cur.execute(sql)
         for table in ("users", "stories", "votes"):
@@ -181,6 +179,15 @@ class World:
             if rows:
                 marks = ",".join("?" * len(rows[0]))
                 cur.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+
+    def oracle(self) -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:")
+        self._copy_into(db)
+        return db
+
+    def twin(self):
+        conn = noria_py.connect(partial=False)
+        self._copy_into(conn.cursor())
         for name in self.names:
             conn._engine.prepare(QUERIES[name])
         return conn
