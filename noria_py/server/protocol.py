@@ -565,19 +565,8 @@ class ResultShape:
                     add(b"\xfb")
                 else:
                     add((_TEXT_BY_CLASS.get(c) or _text_value)(v))
-            p = b"".join(parts)
-            k = len(p)
-            if k < MAX_PAYLOAD:
-                append(_pack_header(k | (seq << 24)))
-                append(p)
-                seq = (seq + 1) & 0xFF
-            else:
-                data, seq = frame([p], seq)
-                append(data)
-        end = end_of_rows(status, eof_deprecated)
-        append(_pack_header(len(end) | (seq << 24)))
-        append(end)
-        return b"".join(out)
+            seq = _add_row(append, b"".join(parts), seq)
+        return _finish_rows(out, seq, status, eof_deprecated)
 
     def binary_response(self, rows: Any, seq: int, status: int, eof_deprecated: bool) -> bytes:
         """A whole binary-protocol result set (COM_STMT_EXECUTE), framed, in one ``bytes``."""
@@ -585,18 +574,28 @@ class ResultShape:
         out = [head]
         append = out.append
         for p in binary_rows(rows, self.encoders):
-            k = len(p)
-            if k < MAX_PAYLOAD:
-                append(_pack_header(k | (seq << 24)))
-                append(p)
-                seq = (seq + 1) & 0xFF
-            else:
-                data, seq = frame([p], seq)
-                append(data)
-        end = end_of_rows(status, eof_deprecated)
-        append(_pack_header(len(end) | (seq << 24)))
-        append(end)
-        return b"".join(out)
+            seq = _add_row(append, p, seq)
+        return _finish_rows(out, seq, status, eof_deprecated)
+
+
+def _add_row(append, p: bytes, seq: int) -> int:
+    """Frame one row packet onto a response; returns the next sequence id."""
+    k = len(p)
+    if k < MAX_PAYLOAD:
+        append(_pack_header(k | (seq << 24)))
+        append(p)
+        return (seq + 1) & 0xFF
+    data, seq = frame([p], seq)
+    append(data)
+    return seq
+
+
+def _finish_rows(out: list, seq: int, status: int, eof_deprecated: bool) -> bytes:
+    """End a result set (EOF or OK packet) and join it into one ``bytes``."""
+    end = end_of_rows(status, eof_deprecated)
+    out.append(_pack_header(len(end) | (seq << 24)))
+    out.append(end)
+    return b"".join(out)
 
 
 _END_OF_ROWS: dict[int, bytes] = {}

@@ -84,12 +84,10 @@ def test_union_folds_deltas_from_parents_that_already_answered():
             return not (kind == "req" and src is branch_b and dst is base)
 
         w.read("union", 1)
-        while w.deliver_where(not_held):
-            pass
+        w.deliver_while(not_held)
         # branch A has answered, branch B has not: a new row passing both filters arrives
         w.write("INSERT INTO stories VALUES (?, ?, ?)", (9, 1, 5))
-        while w.deliver_where(not_held):
-            pass
+        w.deliver_while(not_held)
 
     good, bad = _both(["union"], initial, "union_fold", schedule)
     assert good == []
@@ -136,12 +134,10 @@ def test_join_fill_folds_deltas_from_the_side_that_answered():
             return not (kind == "req" and dst is users)
 
         w.read("join_by_key", 1)  # the join fills author 1 on both sides
-        while w.deliver_where(not_held):
-            pass
+        w.deliver_while(not_held)
         # the stories side has answered, the users side not: a story by author 1 arrives
         w.write("INSERT INTO stories VALUES (?, ?, ?)", (7, 1, 3))
-        while w.deliver_where(not_held):
-            pass
+        w.deliver_while(not_held)
 
     good, bad = _both(["join_by_key"], initial, "join_fill_buffering", schedule)
     assert good == []

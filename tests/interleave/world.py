@@ -141,6 +141,11 @@ class World:
                 return True
         return False
 
+    def deliver_while(self, pred) -> None:
+        """Deliver channel heads for which ``pred(msg)`` holds until none is left."""
+        while self.deliver_where(pred):
+            pass
+
     def drain_watching(self, node) -> list:
         """Drain first-in-first-out, returning the upquery requests that reached ``node``."""
         seen = []
