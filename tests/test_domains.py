@@ -267,3 +267,57 @@ def test_domain_threads_batch_window_groups_writes():
     assert len(deliveries) <= 2 * len(first)
     assert conn.execute(BY_USER, (1,)).fetchall() == [(i,) for i in range(10)]
     conn.close()
+
+
+@pytest.mark.timeout(120)
+def test_domain_threads_migrations_while_reads_miss_and_writes_flow():
+    # new queries (some sharing nodes with cached ones, some turning partial state full) are
+    # installed while other threads miss and write: every view still equals SQLite
+    conn = noria_py.connect(domains="threads", memory_limit="16KB")
+    setup(conn)
+    stop = time.monotonic() + 2.0
+    errors: list = []
+
+    def worker(seed):
+        rng = random.Random(seed)
+        cur = conn.cursor()
+        try:
+            while time.monotonic() < stop:
+                if rng.random() < 0.3:
+                    cur.execute(
+                        "INSERT INTO votes VALUES (?, ?)", (rng.randrange(8), rng.randrange(30))
+                    )
+                else:
+                    cur.execute(VOTES, (rng.randrange(30),)).fetchall()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    workers = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for t in workers:
+        t.start()
+    views = []
+    i = 0
+    while time.monotonic() < stop:
+        q = f"SELECT story_id, COUNT(*) FROM votes WHERE user_id <> {i % 7} AND story_id = ? GROUP BY story_id"
+        conn.execute(q, (i % 30,)).fetchall()
+        views.append(q)
+        if i % 3 == 0:
+            full = f"SELECT user_id, COUNT(*) FROM votes WHERE story_id <> {i} GROUP BY user_id"
+            conn.execute(full).fetchall()
+            views.append(full)
+        i += 1
+    for t in workers:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in workers), "deadlock"
+    assert not errors, errors[:3]
+    conn.engine.sync()
+    ref = snapshot(conn)
+    for q in [VOTES] + views:
+        keys = range(30) if "?" in q else [None]
+        for k in keys:
+            params = (k,) if k is not None else ()
+            got = sorted(conn.execute(q, params).fetchall())
+            want = sorted(ref.execute(q, params).fetchall())
+            assert got == want, (q, k)
+    conn.close()
+    assert not dataflow_threads()

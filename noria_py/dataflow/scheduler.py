@@ -397,7 +397,14 @@ class ThreadScheduler(_Base):
             got.append(reader.published.get(key, ()))
             done.set()
 
-        self.send(reader, reader, 0, "read", [(key, filled)])
+        lock = self.graph.lock
+        if lock is not None:
+            # started under the engine lock (released while waiting), so no read starts while a
+            # migration, which holds that lock, waits for quiescence and changes the graph
+            with lock:
+                self.send(reader, reader, 0, "read", [(key, filled)])
+        else:
+            self.send(reader, reader, 0, "read", [(key, filled)])
         while not done.wait(0.005):
             self._serve_base()
             self.check()
