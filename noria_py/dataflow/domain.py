@@ -71,7 +71,7 @@ class Up:
         return f"<up {self.id} from {self.origin.id}>"
 
 
-def _keyset(cols, keys):
+def _keyset(keys) -> set:
     return {tuple(k) for k in keys}
 
 
@@ -80,7 +80,7 @@ def _select(batch, cols, keys):
     if len(keys) == 1:
         k = keys[0]
         return [rec for rec in batch if matches(rec[0], cols, k)]
-    want = _keyset(cols, keys)
+    want = _keyset(keys)
     return [rec for rec in batch if tuple(rec[0][c] for c in cols) in want]
 
 
@@ -201,7 +201,7 @@ class Dataflow:
                     "waiting": set(range(len(node.parents))),
                     "rows": [],
                     "cols": cols,
-                    "keys": _keyset(cols, keys),
+                    "keys": _keyset(keys),
                 }
             for port in range(len(node.parents)):
                 h = (node.id, port, cols, tuple(keys))

@@ -167,24 +167,20 @@ class TestScheduler(_Base):
 
     def evict(self, node, key) -> bool:
         """Evict one filled key of ``node`` now (an eviction point chosen by the test)."""
-        filled = _filled_keys(node)
+        filled = filled_keys(node)
         if key not in filled:
             return False
         node.evict_key(key)
         return True
 
 
-def _filled_keys(node) -> list:
+def filled_keys(node) -> list:
+    """The keys of a partial node that are currently filled (for tests and eviction points)."""
     if not getattr(node, "partial", False):
         return []
     if hasattr(node, "published") and not hasattr(node, "filled"):
         return list(node.published)
     return list(getattr(node, "filled", ()))
-
-
-def filled_keys(node) -> list:
-    """The keys of a partial node that are currently filled (for tests and eviction points)."""
-    return _filled_keys(node)
 
 
 class ThreadScheduler(_Base):
