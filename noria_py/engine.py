@@ -26,6 +26,7 @@ from decimal import Decimal
 from sqlglot import exp
 
 from . import errors as E
+from .dataflow.eviction import holding
 from .dataflow.graph import Graph
 from .dataflow.intervals import BOTTOM, TOP, int_cut
 from .dataflow.node import Node
@@ -154,27 +155,17 @@ class SelectPrepared(Prepared):
         rt = graph.runtime
         if rt is not None and rt.threaded:
             # domain threads: ask the reader's domain and wait for this key only
-            if not self.reader.partial or _NoMatch in key:
-                self.entry.hits += 1
-                return ()
-            self.entry.misses += 1
-            return self.reader.fill(key)
+            return self._fill_miss(key)
         with graph.lock:
             graph.sync()
             r = self.reader.published.get(key)
             if r is not None:  # filled by another thread meanwhile
                 self.entry.hits += 1
                 return r
-            ev = graph.evictor
-            if ev is None:
-                return self._miss_locked(key)
-            ev.hold()
-            try:
-                return self._miss_locked(key)
-            finally:
-                ev.release()
+            with holding(graph.evictor):
+                return self._fill_miss(key)
 
-    def _miss_locked(self, key) -> tuple:
+    def _fill_miss(self, key) -> tuple:
         reader = self.reader
         if not reader.partial or _NoMatch in key:
             self.entry.hits += 1
@@ -420,10 +411,8 @@ class SelectPrepared(Prepared):
         out: list = []
         with graph.lock:
             graph.sync()
-            ev = graph.evictor
-            if ev is not None:
-                ev.hold()  # no eviction while the read fills and collects its rows
-            try:
+            # no eviction while the read fills and collects its rows
+            with holding(graph.evictor):
                 for k in keys:
                     before = reader.upqueries
                     out.extend(reader.read(k, lo, hi, need, bool(self._lead_desc)))
@@ -431,9 +420,6 @@ class SelectPrepared(Prepared):
                         self.entry.misses += 1
                     else:
                         self.entry.hits += 1
-            finally:
-                if ev is not None:
-                    ev.release()
         return self._range_finish(out, offset, limit, len(keys) > 1)
 
     def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:
@@ -457,14 +443,8 @@ class SelectPrepared(Prepared):
         graph = self.reader.graph
         with graph.lock:
             graph.sync()
-            ev = graph.evictor
-            if ev is None:
+            with holding(graph.evictor):
                 return self._rows_general_locked(params)
-            ev.hold()
-            try:
-                return self._rows_general_locked(params)
-            finally:
-                ev.release()
 
     def _rows_general_locked(self, params):
         cq = self.cq

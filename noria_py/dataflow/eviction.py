@@ -10,6 +10,7 @@ from them downstream). Keys a read is waiting on are pinned and never chosen.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 import threading
@@ -159,3 +160,16 @@ class Evictor:
     @property
     def used(self) -> int:
         return self.cache.currsize
+
+
+@contextlib.contextmanager
+def holding(evictor):
+    """No eviction inside the block (``Evictor.hold``/``release``); a no-op without a budget."""
+    if evictor is None:
+        yield
+        return
+    evictor.hold()
+    try:
+        yield
+    finally:
+        evictor.release()
