@@ -973,6 +973,7 @@ class Compiler:
         order = inner.args.get("order")
         if order is not None:
             originals = list(inner.expressions)
+            kept = []
             for o in order.expressions:
                 e = o.this
                 target = None
@@ -984,7 +985,16 @@ class Compiler:
                     target = outputs.get(e.name.lower())
                 if target is not None:
                     body = target.this if isinstance(target, exp.Alias) else target
+                    if isinstance(body, exp.Literal):
+                        # ordering by a constant output orders nothing, and a bare number
+                        # in ORDER BY would read as a column position
+                        continue
                     o.set("this", body.copy())
+                kept.append(o)
+            if kept:
+                order.set("expressions", kept)
+            else:
+                inner.set("order", None)
         inner.set("expressions", picked)
         return inner
 

@@ -218,3 +218,29 @@ def test_join_keyed_by_a_count_and_a_base_column() -> None:
         {"upqueries": "messages", "memory_limit": "1KB"},
     ):
         replay(JOIN_KEYED_BY_A_COUNT_AND_A_BASE_COLUMN, options=options)
+
+
+# Reading a limited view whose ORDER BY names a constant output (``0 AS c1 ... ORDER BY c0, c1``):
+# the view's query is inlined, and substituting the constant for ``c1`` made ``ORDER BY 0``, a
+# column position, which failed with "Unknown column '0'".
+LIMITED_VIEW_ORDERED_BY_A_CONSTANT_OUTPUT = [
+    ("CREATE TABLE t0 (id INT PRIMARY KEY, a INT)", ()),
+    (
+        "CREATE VIEW v0 AS SELECT DISTINCT y0.id AS c0, 0 AS c1 FROM t0 AS y0"
+        " ORDER BY c0 ASC, c1 LIMIT 1",
+        (),
+    ),
+    ("CREATE VIEW v1 AS SELECT 'k' AS c0, y0.id AS c1 FROM t0 AS y0 ORDER BY c0 LIMIT 2", ()),
+    ("SELECT x0.c0 AS c0 FROM v0 AS x0", ()),
+    ("INSERT INTO t0 VALUES (3, NULL), (1, 2), (2, NULL)", ()),
+    ("SELECT x0.c0 AS c0 FROM v0 AS x0", ()),
+    ("SELECT x0.c0 AS c0, x0.c1 AS c1 FROM v0 AS x0", ()),
+    ("SELECT COUNT(*) FROM v1", ()),
+    ("DELETE FROM t0 WHERE id = 1", ()),
+    ("SELECT x0.c0 AS c0 FROM v0 AS x0", ()),
+]
+
+
+def test_limited_view_ordered_by_a_constant_output() -> None:
+    replay(LIMITED_VIEW_ORDERED_BY_A_CONSTANT_OUTPUT)
+    replay(LIMITED_VIEW_ORDERED_BY_A_CONSTANT_OUTPUT, options={"partial": False})
