@@ -27,7 +27,7 @@ from pathlib import Path
 from noria_py.workloads.lobsters import backends as B
 from noria_py.workloads.lobsters import pages, report
 from noria_py.workloads.lobsters.data import Workload
-from noria_py.workloads.lobsters.driver import RunConfig, run
+from noria_py.workloads.lobsters.driver import RunConfig, run, run_processes
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALL_BACKENDS = ("embedded", "noria-serve", "mariadb-natural", "mariadb-optimized")
@@ -93,7 +93,10 @@ def sweep(backend, label: str, args, variant: str, log) -> dict:
             variant=variant,
             drain=max(5.0, args.duration),
         )
-        result = run(backend, workload, cfg)
+        if args.processes > 1 and isinstance(backend, B.MySQLBackend):
+            result = run_processes(backend.url, args.scale, args.seed, cfg, args.processes)
+        else:
+            result = run(backend, workload, cfg)
         if result.unfinished == 0:  # otherwise backend.close() closes them after the workers
             for s in result.sessions:
                 s.close()
@@ -223,6 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration", type=float, default=6.0, help="measured seconds per step")
     p.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per step")
     p.add_argument("--in-flight", type=int, default=50)
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=2,
+        help="load generator processes for the MySQL-protocol backends (the same for "
+        "noria-py serve and MariaDB; the embedded engine runs in this process)",
+    )
     p.add_argument("--threshold-ms", type=float, default=50.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=str(RESULTS / "lobsters.json"))
@@ -239,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             "duration_s": args.duration,
             "warmup_s": args.warmup,
             "in_flight": args.in_flight,
+            "processes_for_mysql_backends": args.processes,
             "threshold_p95_ms": args.threshold_ms,
             "seed": args.seed,
             "cpus": os.cpu_count(),

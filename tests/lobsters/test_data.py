@@ -70,6 +70,24 @@ def test_new_ids_never_collide_and_stay_outside_primed_range():
     assert min(ids) >= w.ncomments
 
 
+def test_partitioned_workloads_draw_disjoint_new_ids():
+    parts = 3
+    seen: dict[int, int] = {}
+    for part in range(parts):
+        w = D.Workload(0.01)
+        w.partition(part, parts)
+        rng = random.Random(1)  # the same draws in every part: only the residue separates them
+        for _ in range(500):
+            req = w.make_request(rng, 0, "comment")
+            assert req.comment % parts == part
+            assert req.comment >= w.ncomments
+            assert seen.setdefault(req.comment, part) == part
+            story = w.make_request(rng, 0, "submit").story
+            assert story % parts == part and story >= w.nstories
+    with pytest.raises(ValueError):
+        D.Workload(0.01).partition(3, 3)
+
+
 def test_priming_is_deterministic_and_consistent():
     w = D.Workload(0.02, seed=4)
     a, b = w.prime(), D.Workload(0.02, seed=4).prime()

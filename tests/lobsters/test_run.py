@@ -9,7 +9,7 @@ import pytest
 
 from noria_py.workloads.lobsters import backends, cli
 from noria_py.workloads.lobsters.data import PAGE_TYPES, Workload
-from noria_py.workloads.lobsters.driver import RunConfig, run
+from noria_py.workloads.lobsters.driver import RunConfig, run, run_processes
 
 SCALE = 0.02
 
@@ -61,6 +61,35 @@ def test_mariadb_every_page(mariadb, variant):
         backend.close()
 
 
+def test_mariadb_from_two_load_generator_processes(mariadb):
+    """Two processes at half the rate each: their histograms merge into one result, their new
+    stories and comments never collide, and every page type runs without error."""
+    backend = mariadb.backend()
+    try:
+        workload = Workload(SCALE, seed=2)
+        backends.prime(backend, workload, "natural", drop_existing=True)
+        cfg = RunConfig(rate=120, duration=3, warmup=0.5, in_flight=8, seed=5, mix="uniform")
+        result = run_processes(backend.url, SCALE, 2, cfg, processes=2)
+        assert result.error_samples == []
+        assert result.unfinished == 0
+        for page in PAGE_TYPES:
+            assert result.pages[page].executed > 0, f"{page} never ran"
+            assert result.pages[page].errors == 0
+        counted = sum(st.count for st in result.pages.values())
+        assert counted == result.measured
+        assert sum(st.sojourn.get_total_count() for st in result.pages.values()) == counted
+        # about 120/s * 3 s measured, from both processes together
+        assert 200 <= result.measured <= 560
+        session = backend.session()
+        try:
+            _, rows = session.query("SELECT COUNT(*), COUNT(DISTINCT short_id) FROM comments")
+            assert rows[0][0] == rows[0][1]
+        finally:
+            session.close()
+    finally:
+        backend.close()
+
+
 def test_open_loop_rate_is_met_at_light_load():
     backend = backends.EmbeddedBackend()
     try:
@@ -108,3 +137,11 @@ def test_cli_json_report(tmp_path):
     assert story["count"] > 0
     assert story["p50_ms"] <= story["p95_ms"] <= story["p99_ms"]
     assert png.stat().st_size > 0
+
+
+def test_cli_refuses_processes_for_the_embedded_engine(capsys):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["--scale", "0.01", "--processes", "2"])
+    assert cli.run_from_args(args) == 2
+    assert "--processes applies to MySQL-protocol backends" in capsys.readouterr().err

@@ -15,7 +15,7 @@ import time
 from . import backends as B
 from . import pages, report, schema
 from .data import Workload
-from .driver import RunConfig, run
+from .driver import RunConfig, run, run_processes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=50,
         help="cap on outstanding requests, also the number of worker threads and connections "
         "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="load generator processes for a MySQL-protocol backend, each offering rate/N with "
+        "in-flight/N connections, so the client is not the bottleneck (default: %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
@@ -128,6 +135,14 @@ def execute(args: argparse.Namespace, console=None) -> dict:
     console = console or Console(stderr=True)
     if args.baseline and args.backend:
         raise ValueError("give either --backend or --baseline, not both")
+    processes = getattr(args, "processes", 1)
+    if processes < 1:
+        raise ValueError("--processes must be at least 1")
+    if processes > 1 and not args.baseline and (args.backend or "embedded") == "embedded":
+        raise ValueError(
+            "--processes applies to MySQL-protocol backends; the embedded engine lives in "
+            "this process"
+        )
     workload = Workload(args.scale, args.seed)
     server = None
     if args.baseline == "mariadb":
@@ -193,7 +208,12 @@ def execute(args: argparse.Namespace, console=None) -> dict:
                     info=f"issued {issued}  done {completed}  in flight {inflight}",
                 )
 
-            result = run(backend, workload, cfg, progress=on_run)
+            if processes > 1:
+                result = run_processes(
+                    backend.url, args.scale, args.seed, cfg, processes, progress=on_run
+                )
+            else:
+                result = run(backend, workload, cfg, progress=on_run)
         summary = report.summarize(
             result,
             rss_mb=backend.rss_mb(),

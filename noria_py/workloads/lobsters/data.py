@@ -205,6 +205,9 @@ class Workload:
             raise ValueError(f"scale {scale} is too small: some histogram is empty")
         self._used_stories: set[int] = set()
         self._used_comments: set[int] = set()
+        # new story and comment ids are drawn from residue class ``part`` modulo ``parts``, so
+        # several load generator processes never submit the same id (see ``partition``)
+        self._part, self._parts = 0, 1
 
     # --- ids ----------------------------------------------------------------------------------
     @staticmethod
@@ -300,10 +303,19 @@ class Workload:
         return out
 
     # --- requests -----------------------------------------------------------------------------
+    def partition(self, part: int, parts: int) -> None:
+        """Draw new ids only from residue class ``part`` modulo ``parts``: one of ``parts``
+        processes generating load against one database."""
+        if not 0 <= part < parts:
+            raise ValueError(f"part {part} is not in 0..{parts - 1}")
+        self._part, self._parts = part, parts
+
     def _new_id(self, rng: random.Random, low: int, used: set[int]) -> int:
+        parts = self._parts
         while True:
             n = rng.randrange(low, SLUG_SPACE)
-            if n not in used:
+            n -= (n - self._part) % parts
+            if n >= low and n not in used:
                 used.add(n)
                 return n
 

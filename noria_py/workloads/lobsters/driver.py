@@ -101,8 +101,12 @@ def run(
     workload: Workload,
     cfg: RunConfig,
     progress: ProgressFn | None = None,
+    ready: Callable[[], None] | None = None,
 ) -> RunResult:
-    """Drive ``backend`` at ``cfg.rate`` pages/s for ``cfg.warmup + cfg.duration`` seconds."""
+    """Drive ``backend`` at ``cfg.rate`` pages/s for ``cfg.warmup + cfg.duration`` seconds.
+
+    ``ready``, when given, is called just before the clock starts (several load generator
+    processes wait on a barrier there, so their timelines line up)."""
     if cfg.rate <= 0:
         raise ValueError("rate must be positive")
     rng = random.Random(f"lobsters-run-{cfg.seed}")
@@ -159,6 +163,8 @@ def run(
     total = cfg.warmup + cfg.duration
     issued = 0
     pool = ThreadPoolExecutor(max_workers=cfg.in_flight, thread_name_prefix="lobsters")
+    if ready is not None:
+        ready()
     t0 = time.perf_counter()
     measure_start = t0 + cfg.warmup
     offset = 0.0
@@ -224,3 +230,158 @@ def run(
         sessions=sessions,
     )
     return result
+
+
+# --- several load generator processes ------------------------------------------------------------
+#
+# One Python process issuing queries through pymysql spends most of a page's client time holding
+# the GIL, so at high rates the load generator, not the database, becomes the bottleneck. With
+# ``processes`` > 1 each of that many processes runs the open-loop driver above at rate/processes
+# (the sum of independent Poisson streams is a Poisson stream at the total rate) with its own
+# connections and in-flight cap; their timelines start together at a barrier and their
+# histograms are merged afterwards. Only for servers reached over the network: the embedded
+# engine lives in one process.
+
+
+def _child_run(url, scale, workload_seed, cfg, part, parts, barrier, counters, out) -> None:
+    from .backends import MySQLBackend
+    from .data import Workload
+
+    try:
+        workload = Workload(scale, workload_seed)
+        workload.partition(part, parts)
+        backend = MySQLBackend(url)
+
+        def progress(elapsed: float, issued: int, completed: int, inflight: int) -> None:
+            counters[3 * part : 3 * part + 3] = [issued, completed, inflight]
+
+        def ready() -> None:
+            barrier.wait(timeout=120)
+
+        result = run(backend, workload, cfg, progress=progress, ready=ready)
+        if result.unfinished == 0:
+            for sess in result.sessions:
+                sess.close()
+        backend.close()
+        out.put(
+            (
+                part,
+                {
+                    "pages": {
+                        name: (
+                            st.count,
+                            st.errors,
+                            st.executed,
+                            st.sojourn.encode(),
+                            st.processing.encode(),
+                        )
+                        for name, st in result.pages.items()
+                    },
+                    "issued": result.issued,
+                    "completed": result.completed,
+                    "measured": result.measured,
+                    "unfinished": result.unfinished,
+                    "elapsed": result.elapsed,
+                    "lag_s": result.lag_s,
+                    "error_samples": result.error_samples,
+                },
+            )
+        )
+    except BaseException as e:  # reported by the parent, which must not wait forever
+        barrier.abort()
+        out.put((part, {"failed": f"{type(e).__name__}: {e}"}))
+
+
+def run_processes(
+    url: str,
+    scale: float,
+    workload_seed: int,
+    cfg: RunConfig,
+    processes: int,
+    progress: ProgressFn | None = None,
+) -> RunResult:
+    """Drive the MySQL-protocol server at ``url`` from ``processes`` load generator processes
+    at ``cfg.rate`` pages/s in all; the merged result reads like one ``run``'s."""
+    import multiprocessing as mp
+    import queue as queue_mod
+    from dataclasses import replace
+
+    if processes < 1:
+        raise ValueError("processes must be at least 1")
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(processes + 1)
+    counters = ctx.Array("q", 3 * processes, lock=False)
+    out = ctx.Queue()
+    per_flight = max(1, -(-cfg.in_flight // processes))
+    children = []
+    for part in range(processes):
+        sub = replace(
+            cfg,
+            rate=cfg.rate / processes,
+            in_flight=per_flight,
+            seed=cfg.seed * 7919 + part,
+        )
+        proc = ctx.Process(
+            target=_child_run,
+            args=(url, scale, workload_seed, sub, part, processes, barrier, counters, out),
+            name=f"lobsters-load-{part}",
+            daemon=True,
+        )
+        proc.start()
+        children.append(proc)
+    reports: dict[int, dict] = {}
+    try:
+        try:
+            barrier.wait(timeout=180)
+        except Exception:
+            pass  # a child failed to set up; its report says why
+        t0 = time.perf_counter()
+        drain = cfg.drain if cfg.drain is not None else max(10.0, cfg.duration)
+        deadline = t0 + cfg.warmup + cfg.duration + drain + 60
+        while len(reports) < processes and time.perf_counter() < deadline:
+            try:
+                part, rep = out.get(timeout=0.25)
+                reports[part] = rep
+            except queue_mod.Empty:
+                if not any(p.is_alive() for p in children) and out.empty():
+                    break
+            if progress:
+                c = list(counters)
+                progress(time.perf_counter() - t0, sum(c[0::3]), sum(c[1::3]), sum(c[2::3]))
+    finally:
+        for proc in children:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5)
+    failed = [
+        f"load generator {part}: {rep['failed']}"
+        for part, rep in reports.items()
+        if "failed" in rep
+    ]
+    missing = [part for part in range(processes) if part not in reports]
+    if failed or missing:
+        raise RuntimeError(
+            "; ".join(failed + [f"load generator {part} did not report" for part in missing])
+        )
+    stats = {p: PageStats() for p in PAGE_TYPES}
+    for rep in reports.values():
+        for name, (count, errors, executed, soj, proc_) in rep["pages"].items():
+            st = stats[name]
+            st.count += count
+            st.errors += errors
+            st.executed += executed
+            st.sojourn.decode_and_add(soj)
+            st.processing.decode_and_add(proc_)
+    reps = list(reports.values())
+    return RunResult(
+        config=cfg,
+        pages=stats,
+        issued=sum(r["issued"] for r in reps),
+        completed=sum(r["completed"] for r in reps),
+        measured=sum(r["measured"] for r in reps),
+        unfinished=sum(r["unfinished"] for r in reps),
+        elapsed=max(r["elapsed"] for r in reps),
+        lag_s=max(r["lag_s"] for r in reps),
+        error_samples=[e for r in reps for e in r["error_samples"]][:20],
+    )
