@@ -299,12 +299,16 @@ def test_subsumption_equality_lookup_answered_from_a_range_reader():
 
 
 def test_subsumption_within_a_range_reader_whole_key():
-    """A key filled over the whole range answers every sub-range: here through a join, where
-    ranged upqueries are not planned and a miss fills the whole key."""
+    """A key filled over the whole range answers every sub-range: here through a join over a
+    DISTINCT, whose state is keyed by ``a`` alone, so ranged upqueries are not planned and a
+    miss fills the whole key."""
     conn = _engine_with([(i, i % 4, i) for i in range(50)])
     conn.execute("CREATE TABLE s (a INT PRIMARY KEY, name VARCHAR(10))")
     conn.executemany("INSERT INTO s VALUES (?, ?)", [(a, f"n{a}") for a in range(4)])
-    q = "SELECT t.id, s.name FROM t JOIN s ON t.a = s.a WHERE t.a = ? AND t.b BETWEEN ? AND ?"
+    q = (
+        "SELECT d.id, s.name FROM (SELECT DISTINCT id, a, b FROM t) AS d JOIN s ON d.a = s.a"
+        " WHERE d.a = ? AND d.b BETWEEN ? AND ?"
+    )
     assert len(conn.execute(q, (1, 0, 10)).fetchall()) == 3
     reader = _reader(conn, q)
     assert reader.partial and not reader.ranged

@@ -74,7 +74,28 @@ def range_traceable(node: Node, cols: list[int], col: int) -> bool:
         )
     if isinstance(node, Union):
         return all(range_traceable(p, cols, col) for p in node.parents)
+    if isinstance(node, Join):
+        side = _range_side(node, cols, col)
+        if side is None:
+            return False
+        (lk, rk) = node.left_key, node.right_key
+        if not (traceable(node.parents[0], list(lk)) and traceable(node.parents[1], list(rk))):
+            return False
+        nl = len(node.parents[0].columns)
+        shift = 0 if side == 0 else nl
+        return range_traceable(node.parents[side], [c - shift for c in cols], col - shift)
     return False
+
+
+def _range_side(join: Join, cols: list[int], col: int) -> int | None:
+    """The input of ``join`` that a ranged upquery on ``cols`` and ``col`` goes to: the side
+    all of them come from (the left side only, for a left join), or None."""
+    nl = len(join.parents[0].columns)
+    if col < nl and all(c < nl for c in cols):
+        return 0
+    if not join.outer and col >= nl and all(c >= nl for c in cols):
+        return 1
+    return None
 
 
 class Planner:
@@ -118,6 +139,17 @@ class Planner:
         elif isinstance(node, Union):
             for p in node.parents:
                 self.need_range(p, cols, col)
+        elif isinstance(node, Join):
+            # the rows in range come from one side by a ranged upquery; each row's join key is
+            # then filled on both sides, as for any partial join
+            lk, rk = list(node.left_key), list(node.right_key)
+            if id(node) in self.new and not node.partial:
+                node.partial = bool(self.enabled)
+            self.need(node.parents[0], lk)
+            self.need(node.parents[1], rk)
+            side = _range_side(node, cols, col)
+            shift = 0 if side == 0 else len(node.parents[0].columns)
+            self.need_range(node.parents[side], [c - shift for c in cols], col - shift)
 
     def need(self, node: Node, cols: list[int] | None) -> None:
         if isinstance(node, BaseTable):

@@ -203,6 +203,38 @@ class Join(Node):
                     out.append((lrow + row, m * lc))
         return [(r, m) for r, m in out if matches(r, cols, key)]
 
+    def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
+        """Output rows whose ``cols`` equal ``key`` and whose ``col`` lies in ``[lo, hi)``: a
+        ranged upquery to the side ``cols`` and ``col`` come from (the planner asks only when
+        they all come from one side, the left one for a left join), then, as ``query`` does,
+        each row's join key filled and the row joined with the other side. The side's answered
+        sub-range is the join's: the other side adds matches, it never cuts rows out of it."""
+        nl = len(self.parents[0].columns)
+        out = []
+        if col < nl:
+            rows, lo, hi = self.parents[0].query_range(cols, key, col, lo, hi, limit, desc)
+            for row, m in rows:
+                j = self._lk(row)
+                self.ensure(j)
+                others = self.right_state.get(j) if not self._has_null(j) else None
+                if others:
+                    for rrow, rc in others.items():
+                        out.append((row + rrow, m * rc))
+                elif self.outer:
+                    out.append((row + self.pad, m))
+            return out, lo, hi
+        rows, lo, hi = self.parents[1].query_range(
+            [c - nl for c in cols], key, col - nl, lo, hi, limit, desc
+        )
+        for row, m in rows:
+            j = self._rk(row)
+            if self._has_null(j):
+                continue
+            self.ensure(j)
+            for lrow, lc in self.left_state.get(j, {}).items():
+                out.append((lrow + row, m * lc))
+        return out, lo, hi
+
     def _has_null(self, key) -> bool:
         if self._multi:
             return None in key

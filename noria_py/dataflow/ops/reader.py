@@ -1014,15 +1014,30 @@ class RangeReader(Reader):
                 self.graph.evicted(self, key)
 
     def on_probe(self, port: int, rows: list) -> list:
+        """A record that could change what this reader holds was dropped above (a join whose
+        key was not filled): forget what it could touch. With its key and range value known,
+        that is the one filled piece holding the value; with an unknown range value, the key;
+        with an unknown key, everything."""
         if not self.partial:
             return []
+        rc = self.range_col
         for row in rows:
             k = self._key(row)
             if UNKNOWN in k:
                 for key in list(self.filled):
                     self._drop(key)
                 break
-            self._drop(k)
+            x = row[rc]
+            if x is UNKNOWN or not self.ranged:
+                self._drop(k)
+            elif x is not None:  # a NULL range value is never held
+                s = self.filled.get(k)
+                if s is not None and s.contains(x):
+                    held = [p for p in self.pieces.get(k, ()) if in_interval(x, p[1], p[2])]
+                    if not held:  # filled some other way than by pieces
+                        self._drop(k)
+                    for piece in held:
+                        self.evict_key(piece)
         return []
 
     # --- bookkeeping -----------------------------------------------------------------------
