@@ -13,9 +13,12 @@ A state whose key cannot be traced to base columns is full, and so is every stat
 its parents are looked up by the join key.
 
 A range reader (``a = ? AND b > ?``, or ``b > ?`` alone) is partial with *ranged* upqueries when
-its key and range columns trace to base columns through stateless nodes only
-(``range_traceable``): base storage then needs an index on the key columns followed by the
-range column. Otherwise it fills whole keys like a plain reader (and is full without a key).
+its key and range columns trace to base columns through filters, projections, unions and
+joins (``range_traceable``; at a join, all of them must come from one side, which then gets the
+ranged upquery, and the join fills the join keys of the rows it returns): base storage then
+needs an index on the key columns followed by the range column. A path through an aggregate or
+a distinct (state keyed without the range) fills whole keys like a plain reader (and is full
+without a key).
 """
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ def traceable(node: Node, cols: list[int]) -> bool:
 
 def range_traceable(node: Node, cols: list[int], col: int) -> bool:
     """Can ``node.query_range(cols, key, col, ...)`` be answered by ranged lookups in base
-    storage? Only through stateless nodes: filters, projections of plain columns, unions. A
-    path through state (a join, an aggregate) keeps whole-key fills."""
+    storage? Through filters, projections of plain columns, unions, and joins whose side holding
+    ``cols`` and ``col`` is range traceable (the join fills by join key). A path through an
+    aggregate or a distinct keeps whole-key fills."""
     if isinstance(node, BaseTable):
         return True
     if isinstance(node, Filter):
@@ -125,8 +129,7 @@ class Planner:
             self.need(parent, None)
 
     def need_range(self, node: Node, cols: list[int], col: int) -> None:
-        """Index obligations of a ranged upquery path (only stateless nodes, see
-        ``range_traceable``): base tables get an index on the key columns then the range
+        """Index obligations of a ranged upquery path (see ``range_traceable``): base tables get an index on the key columns then the range
         column, which serves the equality-only lookup of the same columns too."""
         self.planned.add(id(node))
         if isinstance(node, BaseTable):

@@ -740,9 +740,12 @@ class RangeReader(Reader):
     - eviction works per filled piece: the piece leaves the interval set and its rows leave the
       state (``_Piece`` entries in the eviction policy's LRU); a key with nothing left is gone.
 
-    When the path to base storage holds state (a join, an aggregate) ranged upqueries are not
-    planned (``ranged`` is False): a miss fills the whole key (``[BOTTOM, TOP)``), as a plain
-    reader does. A full range reader holds every key over the whole range.
+    When the path to base storage holds state keyed without the range (an aggregate, a
+    distinct) ranged upqueries are not planned (``ranged`` is False): a miss fills the whole key
+    (``[BOTTOM, TOP)``), as a plain reader does. A join passes a ranged upquery to one side; a
+    record it drops for an unfilled join key arrives here as a probe, which forgets the filled
+    piece holding the record's range value. A full range reader holds every key over the whole
+    range.
 
     Lookups without the engine lock read a ``RangeSnapshot`` of the key from ``published``. A
     change to a key drops its snapshot; the next locked read of the key publishes a new one,
