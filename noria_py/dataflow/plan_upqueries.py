@@ -129,8 +129,9 @@ class Planner:
             self.need(parent, None)
 
     def need_range(self, node: Node, cols: list[int], col: int) -> None:
-        """Index obligations of a ranged upquery path (see ``range_traceable``): base tables get an index on the key columns then the range
-        column, which serves the equality-only lookup of the same columns too."""
+        """Index obligations of a ranged upquery path (see ``range_traceable``): base tables
+        get an index on the key columns then the range column, which serves the equality-only
+        lookup of the same columns too."""
         self.planned.add(id(node))
         if isinstance(node, BaseTable):
             self.storage.ensure_index(node.table, list(cols) + [col])
