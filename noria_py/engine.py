@@ -265,6 +265,7 @@ class SelectPrepared(Prepared):
         li, ls = self._lower[0] if self._lower else (None, 0)
         ui, us = self._upper[0] if self._upper else (None, 0)
         start, stop = cq.offset, None if cq.limit is None else cq.offset + cq.limit
+        touch = self._touch_range if self._evictor is not None else None
 
         def rows(params):
             snap = published.get(keyf(params))
@@ -297,6 +298,12 @@ class SelectPrepared(Prepared):
                 if k < 0 or snap.his[k] < hi or not lo < snap.his[k]:
                     return slow(params)
             entry.hits += 1
+            if touch is not None:
+                touch(
+                    keyf(params),
+                    (1, a, 0) if li is not None else BOTTOM,
+                    (1, b, 0) if ui is not None else TOP,
+                )
             p = block.proj
             out = (snap.projected(block, vis) if p is None or p[0] != vis else p[1])[i:j]
             if stop is not None or start:
@@ -383,6 +390,8 @@ class SelectPrepared(Prepared):
                 out = snap.window(lo, hi, need, desc, self._visible)
                 if out is not None:
                     self.entry.hits += 1
+                    if self._evictor is not None:
+                        self._touch_range(key, lo, hi)
                     if offset or limit is not None:
                         out = out[offset : None if limit is None else offset + limit]
                     return tuple(out)
@@ -390,8 +399,20 @@ class SelectPrepared(Prepared):
                 out = snap.window(lo, hi, need, desc)
                 if out is not None:
                     self.entry.hits += 1
+                    if self._evictor is not None:
+                        self._touch_range(key, lo, hi)
                     return self._range_finish(out, offset, limit, False)
         return self._range_locked([key], lo, hi, need, offset, limit)
+
+    def _touch_range(self, key, lo, hi) -> None:
+        """Mark the pieces a lock-free range hit read as recently used (skipped, as for plain
+        hits, when the engine is busy)."""
+        lock = self.reader.graph.lock
+        if lock.acquire(blocking=False):
+            try:
+                self.reader.touch_range(self._evictor, key, lo, hi)
+            finally:
+                lock.release()
 
     def _rows_range_keys(self, params) -> tuple:
         """A range read of several keys (``a IN (?, ?) AND b < ?``), under the lock."""
@@ -413,6 +434,7 @@ class SelectPrepared(Prepared):
             graph.sync()
             # no eviction while the read fills and collects its rows
             with holding(graph.evictor):
+                hit = []
                 for k in keys:
                     before = reader.upqueries
                     out.extend(reader.read(k, lo, hi, need, bool(self._lead_desc)))
@@ -420,6 +442,12 @@ class SelectPrepared(Prepared):
                         self.entry.misses += 1
                     else:
                         self.entry.hits += 1
+                        hit.append(k)
+            # after the hold: the policy ignores uses while eviction is held
+            ev = graph.evictor
+            if ev is not None and reader.partial:
+                for k in hit:
+                    reader.touch_range(ev, k, lo, hi)
         return self._range_finish(out, offset, limit, len(keys) > 1)
 
     def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:

@@ -566,3 +566,24 @@ def test_range_reads_racing_writes_converge(steps, mode):
     for sql, v in sorted(reads):
         assert conn.execute(sql, (v,)).fetchall() == ref.execute(sql, (v,)).fetchall(), (sql, v)
     conn.close()
+
+
+def test_a_range_hit_keeps_its_piece_from_eviction():
+    """Eviction is LRU per filled piece, and a read answered from a piece (lock-free from the
+    snapshot, or under the lock) counts as a use: of three equal pieces in a budget for two,
+    the one not read again goes."""
+    rows = [(i, 0, i) for i in range(100)]
+    q = "SELECT id FROM t WHERE b >= ? AND b < ?"
+    for reread in ("lock-free", "locked"):
+        conn = _engine_with(rows, {"memory_limit": "5000"})
+        conn.execute(q, (0, 10)).fetchall()  # piece A
+        reader = _reader(conn, q)
+        conn.execute(q, (20, 30)).fetchall()  # piece B
+        if reread == "locked":
+            reader.published.clear()  # no snapshot: the hit is served under the lock
+        assert sorted(conn.execute(q, (2, 8)).fetchall()) == [(i,) for i in range(2, 8)]
+        conn.execute(q, (40, 50)).fetchall()  # piece C: one piece must go
+        s = reader.filled[()]
+        assert s.contains(5) and s.contains(45), reread
+        assert not s.contains(25), reread
+        conn.close()

@@ -774,6 +774,7 @@ class RangeReader(Reader):
             self.range_aliases.update(i for i, c in enumerate(src) if c == src[range_col])
         self.filled: dict = {}  # key -> IntervalSet of the range column (partial only)
         self.pieces: dict = {}  # key -> set of _Piece registered with the eviction policy
+        self.piece_rows: dict = {}  # _Piece -> rows it brought (its size for the policy)
         self.ranged = False  # set by the planner: misses upquery only the missing ranges
         self.upqueries = 0
         self.upquery_rows = 0
@@ -904,6 +905,7 @@ class RangeReader(Reader):
         self.published.pop(key, None)
         piece = _Piece((key, lo, hi))
         self.pieces.setdefault(key, set()).add(piece)
+        self.piece_rows[piece] = len(rows)
         if self.graph is not None:
             self.graph.filled(self, piece, len(rows))
 
@@ -917,6 +919,16 @@ class RangeReader(Reader):
                 self.subsumed += 1
                 return [(r, 1) for r in rows]
         return None
+
+    def touch_range(self, evictor, key, lo, hi) -> None:
+        """A read of ``[lo, hi)`` of ``key`` was answered: the filled pieces it read are
+        recently used (the eviction policy is LRU per piece). Caller holds the lock."""
+        if not self.ranged:
+            evictor.touch(self, key, len(self.state.get(key, ())))
+            return
+        for p in self.pieces.get(key, ()):
+            if p[1] < hi and lo < p[2]:
+                evictor.touch(self, p, self.piece_rows.get(p, 0))
 
     def fill(self, key: tuple) -> tuple:
         """Fill all of ``key`` (every range): a miss on a path without ranged upqueries."""
@@ -991,6 +1003,7 @@ class RangeReader(Reader):
         ps = self.pieces.get(key)
         if ps is not None:
             ps.discard(entry)
+        self.piece_rows.pop(entry, None)
         if self.graph is not None:
             self.graph.evicted(self, entry)
         s = self.filled.get(key)
@@ -1010,6 +1023,8 @@ class RangeReader(Reader):
         self.filled.pop(key, None)
         self.published.pop(key, None)
         pieces = self.pieces.pop(key, ())
+        for p in pieces:
+            self.piece_rows.pop(p, None)
         if self.graph is not None:
             for p in pieces:
                 self.graph.evicted(self, p)
@@ -1059,6 +1074,7 @@ class RangeReader(Reader):
         self.published.clear()
         self.filled.clear()
         self.pieces.clear()
+        self.piece_rows.clear()
 
     def make_full(self) -> None:
         self.on_removed()
