@@ -7,9 +7,13 @@ From then on there is no coroutine per packet: each ``data_received`` call
 1. cuts every complete packet out of the bytes received so far (pipelined commands and split
    packets of more than 16 MB included; a packet over ``max_allowed_packet`` is refused as soon
    as its header arrives),
-2. runs each command to completion, synchronously, on the event loop thread (the engine is
-   called only from there),
-3. writes every response of the batch with one ``transport.write``.
+2. runs each command that can be answered without waiting (a filled key of a cached lookup,
+   session statements) to completion on the event loop thread,
+3. hands every other command (a lookup that misses, a write, DDL, a proxied query: anything
+   that takes the engine lock) to the server's worker thread, and reads no further command of
+   this connection until its answer is written; meanwhile the loop goes on serving the other
+   connections' hits, which never take the engine lock (see ``_Offload``),
+4. writes every response of the batch with one ``transport.write``.
 
 The hot paths avoid every step that does not depend on the query's values:
 
@@ -85,6 +89,37 @@ CACHED_TEXT_MAX = 2048  # ...when they are SELECTs of at most this many bytes
 
 _NO_REPLY: list[bytes] = []
 _GENERAL: Any = object()  # a COM_QUERY text that takes Session.execute
+
+
+# statement kinds (session.classify) answered from session state alone
+_AT_ONCE = frozenset(
+    (
+        "set",
+        "use",
+        "empty",
+        "unsupported",
+        "error",
+        "show_simple",
+        "show_vars",
+        "session_select",
+        "rollback",
+    )
+)
+
+
+class _Offload:
+    """A command to finish on the server's worker thread: ``fn(payload, seq)`` gives its
+    response, as a handler does. A miss or a write can take milliseconds under the engine lock;
+    on the event loop it would hold up every connection's lookups, on the worker it holds up
+    only its own connection (whose later commands wait in its buffer, so answers stay in
+    order)."""
+
+    __slots__ = ("fn", "payload", "seq")
+
+    def __init__(self, fn: Any, payload: bytes, seq: int) -> None:
+        self.fn = fn
+        self.payload = payload
+        self.seq = seq
 
 
 class PreparedStatement:
@@ -257,6 +292,8 @@ class CommandProtocol(asyncio.Protocol):
         self.buf = bytearray()
         self.closing = False
         self.blocked = False  # commands wait until the client reads the answers queued so far
+        self.busy = False  # a command of this connection runs on the worker thread
+        self._close_session = False  # connection lost while busy: close the session after it
         self.auth: _AuthChannel | None = None
         self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         self._tasks: set[asyncio.Task] = set()
@@ -293,7 +330,7 @@ class CommandProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         buf = self.buf
-        if not buf and self.auth is None and not self.closing:
+        if not buf and self.auth is None and not self.closing and not self.busy:
             # The common case: exactly one whole command, nothing left over from before.
             n = len(data)
             if n > 4 and data[3] == 0:
@@ -302,7 +339,9 @@ class CommandProtocol(asyncio.Protocol):
                     handler = self._handlers.get(data[4])
                     if handler is not None:
                         r = self._call(handler, data[4:], 1)
-                        if r and not self.closing:
+                        if r.__class__ is _Offload:
+                            self._offload(r)
+                        elif r and not self.closing:
                             self.transport.write(r)
                         return
         if self.closing:
@@ -311,7 +350,7 @@ class CommandProtocol(asyncio.Protocol):
             buf += data
             self.auth.wake()
             return
-        if self.blocked:  # answers are piling up unread: commands wait in the buffer
+        if self.blocked or self.busy:  # commands wait in the buffer
             buf += data
             return
         if buf:
@@ -331,7 +370,10 @@ class CommandProtocol(asyncio.Protocol):
         if self.auth is not None:
             self.auth.wake()
         self.stmts.clear()
-        self.session.close()
+        if self.busy:
+            self._close_session = True  # the worker is using the session: close it after
+        else:
+            self.session.close()
         if not self.done.done():
             self.done.set_result(None)
 
@@ -346,8 +388,43 @@ class CommandProtocol(asyncio.Protocol):
         self.transport.resume_reading()
         if self.blocked:
             self.blocked = False
-            if self.buf:
+            if self.buf and not self.busy:
                 self.data_received(b"")  # the commands that waited
+
+    # -- the worker thread -------------------------------------------------------------------
+
+    def _offload(self, job: _Offload) -> None:
+        """Run ``job`` on the worker; this connection reads no command until it is answered."""
+        self.busy = True
+        loop = asyncio.get_running_loop()
+
+        def work() -> None:
+            r = self._call(job.fn, job.payload, job.seq)
+            try:
+                loop.call_soon_threadsafe(self._offloaded, r)
+            except RuntimeError:  # the loop is closed: the server is gone
+                pass
+
+        try:
+            self.server.worker().submit(work)
+        except RuntimeError:  # the worker is shut down: the server is stopping
+            self.busy = False
+            self._close_after([])
+
+    def _offloaded(self, r: Any) -> None:
+        """Back on the loop: send the answer, then run the commands that waited."""
+        self.busy = False
+        if self._close_session:
+            self._close_session = False
+            self.session.close()
+        if self.closing:
+            return
+        if r.__class__ is _Offload:  # pragma: no cover - offloaded work never offloads again
+            raise RuntimeError("an offloaded command offloaded again")
+        if r:
+            self.transport.write(r)
+        if self.buf and not self.blocked and self.auth is None:
+            self.data_received(b"")
 
     # -- the command loop --------------------------------------------------------------------
 
@@ -385,6 +462,10 @@ class CommandProtocol(asyncio.Protocol):
             handler = handlers.get(cmd)
             if handler is not None:
                 r = self._call(handler, payload, seq)
+                if r.__class__ is _Offload:
+                    self._flush(out)
+                    self._offload(r)
+                    return pos
                 if r:
                     out.append(r)
                     pending += len(r)
@@ -428,7 +509,7 @@ class CommandProtocol(asyncio.Protocol):
             return self._error(P.ER_UNKNOWN_ERROR, "HY000", f"{type(e).__name__}: {e}", seq)
         if r.__class__ is list:
             return P.frame(r, seq)[0] if r else b""
-        return r
+        return r  # framed bytes, or an _Offload
 
     def _flush(self, out: list[Any]) -> None:
         if out and not self.closing:
@@ -529,8 +610,9 @@ class CommandProtocol(asyncio.Protocol):
         if hit is None:
             hit = self._plan_text(data)
         if hit is _GENERAL:
-            sql = data[1:].decode(session.client_codec, "surrogateescape")
-            return self._result(session.execute(sql), seq, False)
+            if self._at_once(data):
+                return self._com_query_general(data, seq)
+            return _Offload(self._com_query_general, data, seq)
         plan, params = hit
         engine = self.engine
         prep = plan.prep
@@ -540,7 +622,42 @@ class CommandProtocol(asyncio.Protocol):
             and not engine._pending
             and not plan.refused
         ):
-            # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
+            # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup of a
+            # filled key, without the engine lock; a miss fills on the worker.
+            rows = prep.cached_rows(params)
+            if rows is None:
+                return _Offload(self._com_query_lookup, data, seq)
+            self.state.questions += 1
+            return plan.shape.text_response(rows, seq, session.status_flags, self.eof_deprecated)
+        return _Offload(self._com_query_lookup, data, seq)
+
+    def _at_once(self, data: bytes) -> bool:
+        """Is this statement answered without the engine lock (session statements), so that
+        it runs on the event loop rather than the worker?"""
+        sql = data[1:].decode(self.session.client_codec, "surrogateescape")
+        kind = self.state.statement(sql).kind
+        if kind in _AT_ONCE:
+            return True
+        # BEGIN and COMMIT apply buffered writes, if there are any
+        return kind in ("begin", "commit") and not self.session.buffer
+
+    def _com_query_general(self, data: bytes, seq: int) -> Any:
+        session = self.session
+        sql = data[1:].decode(session.client_codec, "surrogateescape")
+        return self._result(session.execute(sql), seq, False)
+
+    def _com_query_lookup(self, data: bytes, seq: int) -> Any:
+        """A lifted lookup that cannot be answered at once (on the worker thread)."""
+        session = self.session
+        plan, params = self.text_plans.get(data) or self._plan_text(data)
+        engine = self.engine
+        prep = plan.prep
+        if (
+            prep is not None
+            and engine._cache.get(plan.sql) is prep
+            and not engine._pending
+            and not plan.refused
+        ):
             self.state.questions += 1
             return plan.shape.text_response(
                 prep.rows(params), seq, session.status_flags, self.eof_deprecated
@@ -672,6 +789,16 @@ class CommandProtocol(asyncio.Protocol):
         stmt = self._stmt(data)
         if len(data) < 10:
             raise P.PacketError("COM_STMT_EXECUTE too short")
+        prep = stmt.prep
+        if prep is None or stmt.param_count and stmt.long_data is not None:
+            return _Offload(self._stmt_execute, data, seq)
+        r = self._stmt_execute(data, seq, at_once=True)
+        return _Offload(self._stmt_execute, data, seq) if r is None else r
+
+    def _stmt_execute(self, data: bytes, seq: int, at_once: bool = False) -> Any:
+        """COM_STMT_EXECUTE; with ``at_once`` (on the event loop), None instead of waiting for
+        the engine: the caller then runs it again on the worker."""
+        stmt = self._stmt(data)
         flags = data[5]
         session = self.session
         if stmt.param_count:
@@ -689,7 +816,6 @@ class CommandProtocol(asyncio.Protocol):
                     stmt.fixed = P.FixedParams.of(stmt.param_types)
         else:
             params = ()
-        stmt.cursor = None
         prep = stmt.prep
         engine = self.engine
         if (
@@ -698,10 +824,18 @@ class CommandProtocol(asyncio.Protocol):
             and not engine._pending
             and not flags & 0x07
         ):
+            if at_once:
+                rows = prep.cached_rows(params)
+                if rows is None:
+                    return None
+            else:
+                rows = prep.rows(params)
+            stmt.cursor = None
             self.state.questions += 1
-            return stmt.shape.binary_response(
-                prep.rows(params), seq, session.status_flags, self.eof_deprecated
-            )
+            return stmt.shape.binary_response(rows, seq, session.status_flags, self.eof_deprecated)
+        if at_once:
+            return None
+        stmt.cursor = None
         res = session.execute(stmt.sql, params)
         if stmt.engine_sql is not None:
             self._remember(stmt, stmt.param_count)

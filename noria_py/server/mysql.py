@@ -46,6 +46,7 @@ import secrets
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mysql_mimic import packets as mimic_packets
@@ -289,6 +290,16 @@ class NoriaServer(MysqlServer):
         self.header_cache: dict[tuple, P.ResultShape] = {}
         self.prep_shapes: dict[int, tuple[Any, P.ResultShape]] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._worker: ThreadPoolExecutor | None = None
+
+    def worker(self) -> ThreadPoolExecutor:
+        """The thread that runs commands which wait for the engine (lookups that miss,
+        writes, DDL, proxied queries), so that the event loop keeps answering every other
+        connection's cached lookups meanwhile. One thread: the engine runs one such command at
+        a time anyway (its lock)."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="noria-worker")
+        return self._worker
 
     async def _client_connected_cb(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -346,6 +357,13 @@ class NoriaServer(MysqlServer):
             await asyncio.wait_for(self.wait_closed(), 5)
         except TimeoutError:
             pass
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            # the command running now finishes (a write is applied whole); queued ones are not
+            # started: their connections are closed
+            await asyncio.get_running_loop().run_in_executor(
+                None, lambda: worker.shutdown(wait=True, cancel_futures=True)
+            )
 
 
 async def serve(
