@@ -44,6 +44,7 @@ from . import protocol as P
 from .literals import LITERAL_SLOTS, literal_value, slots_of
 from .literals import lift_literals as lift_literals_uncached
 from .literals import lift_literals_cached as lift_literals
+from .literals import lift_write_cached as lift_write
 
 SERVER_VERSION = "8.0.36-noria-py"
 
@@ -671,12 +672,32 @@ class Session:
                     return res
         return engine.execute(st.sql, params)
 
+    def _lift_write(self, sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
+        """A write sent with its values in the text, as its parameterized form and values
+        (``literals.lift_write``): all writes of one shape share one prepared statement instead
+        of a parse each. The text stays as it is when the engine cannot prepare that form."""
+        if params:
+            return sql, params
+        lifted = lift_write(sql)
+        if lifted is None or lifted[0] in self.state.no_lift:
+            return sql, params
+        try:
+            prep = self.engine.prepare(lifted[0])
+        except errors.Error:
+            self.state.no_lift.add(lifted[0])
+            return sql, params
+        if getattr(prep, "param_count", -1) != len(lifted[1]):
+            self.state.no_lift.add(lifted[0])
+            return sql, params
+        return lifted[0], tuple(lifted[1])
+
     def _write(self, st: Statement, params: Sequence[Any]) -> Result:
+        sql, params = self._lift_write(st.sql, params)
         if self.autocommit and not self.explicit_txn:
-            res = self.engine.execute(st.sql, params)
+            res = self.engine.execute(sql, params)
             self._note(res)
             return res
-        prep = self.engine.prepare(st.sql)
+        prep = self.engine.prepare(sql)
         count = getattr(prep, "param_count", len(params))
         if count != len(params):
             raise _err(
@@ -684,8 +705,8 @@ class Session:
                 f"got {len(params)}",
                 P.ER_WRONG_ARGUMENTS,
             )
-        affected = self._estimate_affected(st.sql, tuple(params))
-        self.buffer.append((st.sql, tuple(params)))
+        affected = self._estimate_affected(sql, tuple(params))
+        self.buffer.append((sql, tuple(params)))
         self.last_rowcount = affected
         return Result(rowcount=affected, lastrowid=0)
 
