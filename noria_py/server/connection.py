@@ -678,7 +678,10 @@ class CommandProtocol(asyncio.Protocol):
         if prep.__class__ is SelectPrepared and prep.simple and prep.param_count == nparams:
             shape = self._prep_shape(prep)
             if not shape.untyped:
-                target.prep, target.shape = prep, shape
+                # shape first: a lookup plan is shared, and another connection's event-loop
+                # read takes the fast path as soon as it sees ``prep``
+                target.shape = shape
+                target.prep = prep
 
     def _plan_text(self, data: bytes) -> Any:
         """Look a COM_QUERY text up once (ServerState.lifted_lookup) and remember the outcome
