@@ -247,6 +247,9 @@ class SelectPrepared(Prepared):
             # the cursor's (and the server's) fast path calls ``rows`` without the lock
             self.simple = True
             self.rows = self._fast_range_rows() or self._rows_range
+        else:
+            # ``_range_locked`` takes the lock itself, and with domain threads waits without it
+            self.rows = self._rows_range_keys
 
     def _fast_range_rows(self):
         """``_rows_range`` specialised, as a closure over its constants, for the common shape:
@@ -438,6 +441,9 @@ class SelectPrepared(Prepared):
     def _range_locked(self, keys, lo, hi, need, offset, limit) -> tuple:
         reader = self.reader
         graph = reader.graph
+        rt = graph.runtime
+        if rt is not None and rt.threaded:
+            return self._range_on_domain(rt, keys, lo, hi, need, offset, limit)
         out: list = []
         with graph.lock:
             graph.sync()
@@ -457,6 +463,30 @@ class SelectPrepared(Prepared):
             if ev is not None and reader.partial:
                 for k in hit:
                     reader.touch_range(ev, k, lo, hi)
+        return self._range_finish(out, offset, limit, len(keys) > 1)
+
+    def _range_on_domain(self, rt, keys, lo, hi, need, offset, limit) -> tuple:
+        """``_range_locked`` with a thread per domain: the reader's domain, which alone changes
+        its state, fills what the read misses by ranged upqueries (messages) and collects the
+        rows; this thread waits for them without the engine lock."""
+        reader = self.reader
+        graph = reader.graph
+        out: list = []
+        hit = []
+        # no eviction starts while the read fills and collects its rows
+        with holding(graph.evictor):
+            for k in keys:
+                rows, asked = rt.read_range(reader, k, lo, hi, need, bool(self._lead_desc))
+                out.extend(rows)
+                if asked:
+                    self.entry.misses += 1
+                else:
+                    self.entry.hits += 1
+                    hit.append(k)
+        ev = graph.evictor
+        if ev is not None and reader.partial:
+            for k in hit:
+                reader.touch_range(ev, k, lo, hi)
         return self._range_finish(out, offset, limit, len(keys) > 1)
 
     def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:
@@ -1460,12 +1490,7 @@ class Engine:
         self._drain()  # new nodes replay base storage: it must match the dataflow
         from .dataflow.plan_upqueries import plan
 
-        partial = self.partial
-        if self._runtime is not None and cq.reader.range_col is not None:
-            # range fills run as direct calls under the engine lock, which domain threads do
-            # not take: with a thread per domain a range reader is fully materialized
-            partial = False
-        to_full = plan(cq.reader, cq.new_nodes, partial, self.storage)
+        to_full = plan(cq.reader, cq.new_nodes, self.partial, self.storage)
         new_ids = {id(n) for n in cq.new_nodes}
         for n in to_full:
             if id(n) in new_ids:

@@ -498,8 +498,16 @@ RACE_MODES = [
     # one dataflow thread that batches for a long time: deltas are pending when reads arrive
     {"domains": "threads", "upqueries": "direct", "batch_window": 0.05},
     {"domains": "threads", "upqueries": "direct", "batch_window": 0.05, "memory_limit": "1KB"},
-    {"domains": "threads"},  # a thread per domain
+    # a thread per domain: partial range readers, filled by ranged upqueries sent as messages
+    {"domains": "threads"},
+    {"domains": "threads", "memory_limit": "1KB"},  # ... evicting filled pieces all the time
+    {"upqueries": "messages"},  # the same messages, delivered inline
 ]
+
+
+def _upqueries(options) -> str:
+    """How a mode's fills travel: "messages" (the default with a thread per domain) or "direct"."""
+    return options.get("upqueries", "messages" if options.get("domains") == "threads" else "direct")
 
 
 def _xs(conn, sql, *params):
@@ -565,6 +573,9 @@ def test_range_reads_racing_writes_converge(steps, mode):
     conn.engine.sync()
     for sql, v in sorted(reads):
         assert conn.execute(sql, (v,)).fetchall() == ref.execute(sql, (v,)).fetchall(), (sql, v)
+        if _upqueries(RACE_MODES[mode]) == "messages":
+            reader = _reader(conn, sql)
+            assert reader.partial and reader.ranged, reader
     conn.close()
 
 

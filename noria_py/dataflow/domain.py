@@ -7,6 +7,17 @@ The graph's nodes talk only through messages sent along its edges:
 - ``req``: an upquery travelling up (a child asks its parent for the rows of some keys);
 - ``resp``: the answer travelling back down, only along the path the request came up.
 
+A *ranged* request (a range reader's miss, ``ops/reader.py``) also carries the range column and an
+interval ``[lo, hi)`` of it (``intervals.py``), with an optional ``limit`` (the first ``limit``
+rows from ``lo``, the last from ``hi`` when ``desc``), for one equality key. Base storage answers
+it with an indexed range query and says which sub-range ``[lo', hi')`` it answered in full (all of
+``[lo, hi)`` without a limit); filters and projections pass it on (a projection maps the
+columns); a union asks every parent and answers the smallest sub-range any parent answered; a join
+passes it to the side the range comes from and fills the join keys of the rows that come back
+(dependent upqueries). The response carries the answered sub-range down; the range reader adds
+the rows and marks only that sub-range filled. A delta reaching the reader for a range not (yet)
+filled is dropped: the response, sent after it on the same FIFO path, already includes it.
+
 Messages on one edge are delivered in the order they were sent (FIFO channels, as between Noria's
 domains); messages on different edges may be delivered in any order. ``scheduler.py`` decides that
 order: first-in-first-out for the engine, or an order chosen by hypothesis in tests. Because a
@@ -37,6 +48,7 @@ from __future__ import annotations
 
 import itertools
 
+from .intervals import in_interval
 from .node import Node
 from .ops.aggregate import Aggregate
 from .ops.base import BaseTable
@@ -44,7 +56,7 @@ from .ops.distinct import Distinct
 from .ops.filter import Filter
 from .ops.join import Join
 from .ops.project import Project
-from .ops.reader import Reader
+from .ops.reader import RangeReader, Reader
 from .ops.union import Union
 from .partial import matches
 
@@ -75,6 +87,12 @@ def _keyset(keys) -> set:
     return {tuple(k) for k in keys}
 
 
+def _in_range(batch, rng):
+    """The records of ``batch`` whose range column lies in the interval of ``rng``."""
+    col, lo, hi = rng[0], rng[1], rng[2]
+    return [rec for rec in batch if in_interval(rec[0][col], lo, hi)]
+
+
 def _select(batch, cols, keys):
     """The records of ``batch`` whose ``cols`` equal one of ``keys``."""
     if len(keys) == 1:
@@ -92,6 +110,17 @@ class _Pending:
     def __init__(self, up):
         self.up = up
         self.got: dict = {}  # join fills: port -> {row: count}
+        self.waiters: list = []
+
+
+class _RangeFill:
+    """Ranged upqueries under way for one key of a range reader: their ids, and the reads
+    waiting for them to finish (each then looks again at what it misses)."""
+
+    __slots__ = ("ups", "waiters")
+
+    def __init__(self):
+        self.ups: set = set()
         self.waiters: list = []
 
 
@@ -115,6 +144,7 @@ class Dataflow:
         self._ids = itertools.count(1)
         self.pending: dict[int, dict] = {}  # node id -> key -> _Pending
         self.buffers: dict[int, dict] = {}  # union id -> group -> buffer
+        self.range_fills: dict[int, dict] = {}  # range reader id -> key -> _RangeFill
         self.upqueries = 0
         self.reissued = 0
         self.discarded = 0
@@ -124,16 +154,21 @@ class Dataflow:
         for child, port in node.children:
             self.scheduler.send(node, child, port, kind, payload)
 
-    def request(self, node: Node, port: int, up, hops, cols, keys) -> None:
+    def request(self, node: Node, port: int, up, hops, cols, keys, rng=None) -> None:
+        """Ask ``node``'s parent on ``port`` for the rows whose ``cols`` equal one of ``keys``
+        (and, for a ranged request, ``rng = (col, lo, hi, limit, desc)``, whose ``col`` lies in
+        ``[lo, hi)``)."""
         self.upqueries += 1
-        self.scheduler.send(node, node.parents[port], port, "req", (up, hops, cols, keys))
+        self.scheduler.send(node, node.parents[port], port, "req", (up, hops, cols, keys, rng))
 
-    def respond(self, node: Node, up, hops, rows) -> None:
+    def respond(self, node: Node, up, hops, rows, span=None) -> None:
+        """Send an answer down to the hop below; ``span`` is the ``(lo, hi)`` a ranged request
+        was answered in full for (None for a plain one)."""
         cid, cport = hops[-1][0], hops[-1][1]
         child = self.graph.nodes.get(cid)
         if child is None:
             return  # the requester was removed meanwhile
-        self.scheduler.send(node, child, cport, "resp", (up, hops, rows))
+        self.scheduler.send(node, child, cport, "resp", (up, hops, rows, span))
 
     def new_up(self, origin: Node) -> Up:
         return Up(next(self._ids), origin)
@@ -149,11 +184,11 @@ class Dataflow:
             if out:
                 self.send_down(dst, "probe", out)
         elif kind == "req":
-            up, hops, cols, keys = payload
-            self._on_request(dst, up, hops, cols, keys)
+            up, hops, cols, keys, rng = payload
+            self._on_request(dst, up, hops, cols, keys, rng)
         elif kind == "resp":
-            up, hops, rows = payload
-            self._on_response(dst, port, up, hops, rows)
+            up, hops, rows, span = payload
+            self._on_response(dst, port, up, hops, rows, span)
         elif kind == "call":  # work the scheduler runs on this node's domain
             payload()
         elif kind == "read":  # reads that missed at this reader: [(key, on_filled), ...]
@@ -171,10 +206,18 @@ class Dataflow:
             self.send_down(node, "delta", out)
 
     # --- requests (travelling up) ---------------------------------------------------------
-    def _on_request(self, node: Node, up, hops, cols, keys) -> None:
+    def _on_request(self, node: Node, up, hops, cols, keys, rng=None) -> None:
         cols = tuple(cols)
         keys = [tuple(k) for k in keys]
         if isinstance(node, BaseTable):
+            if rng is not None:
+                # an indexed range query, for the one key a ranged request carries
+                if len(keys) != 1:  # pragma: no cover - readers ask one key at a time
+                    raise RuntimeError("a ranged upquery asks for one key")
+                col, lo, hi, limit, desc = rng
+                rows, lo, hi = node.query_range(cols, keys[0], col, lo, hi, limit, desc)
+                self.respond(node, up, hops, rows, (lo, hi))
+                return
             rows = []
             lookup = node.storage.lookup
             for k in dict.fromkeys(keys):
@@ -182,17 +225,27 @@ class Dataflow:
             self.respond(node, up, hops, rows)
             return
         if node.materialization != "none" and not node.partial:
-            # full state answers from itself, at its own position in the stream
-            self.respond(node, up, hops, _select(node.contents(), cols, keys))
+            # full state answers from itself, at its own position in the stream (a ranged
+            # request: all of its range, whatever the limit)
+            rows = _select(node.contents(), cols, keys)
+            if rng is None:
+                self.respond(node, up, hops, rows)
+            else:
+                self.respond(node, up, hops, _in_range(rows, rng), (rng[1], rng[2]))
             return
         hop = (node.id, 0, cols, tuple(keys))
         if isinstance(node, Filter):
-            self.request(node, 0, up, hops + (hop,), cols, keys)
+            self.request(node, 0, up, hops + (hop,), cols, keys, rng)
         elif isinstance(node, Project):
-            mapped = tuple(node.source_cols[c] for c in cols)
+            src = node.source_cols
+            mapped = tuple(src[c] for c in cols)
             if any(m is None for m in mapped):  # not traceable: the planner made this full
                 raise RuntimeError(f"untraceable upquery through {node}")
-            self.request(node, 0, up, hops + (hop,), mapped, keys)
+            if rng is not None:
+                if src[rng[0]] is None:  # pragma: no cover - the planner asks plain columns
+                    raise RuntimeError(f"untraceable ranged upquery through {node}")
+                rng = (src[rng[0]],) + tuple(rng[1:])
+            self.request(node, 0, up, hops + (hop,), mapped, keys, rng)
         elif isinstance(node, Union):
             group = (up.id, hops)
             buffers = self.buffers.setdefault(node.id, {})
@@ -202,13 +255,17 @@ class Dataflow:
                     "rows": [],
                     "cols": cols,
                     "keys": _keyset(keys),
+                    "rng": rng,
+                    "span": None,  # ranged: the sub-range every parent answered so far
                 }
             for port in range(len(node.parents)):
                 h = (node.id, port, cols, tuple(keys))
-                self.request(node, port, up, hops + (h,), cols, keys)
+                self.request(node, port, up, hops + (h,), cols, keys, rng)
         elif isinstance(node, Join):
-            self._join_request(node, up, hops, cols, keys)
+            self._join_request(node, up, hops, cols, keys, rng)
         elif isinstance(node, (Aggregate, Distinct)):
+            if rng is not None:  # pragma: no cover - the planner routes none through them
+                raise RuntimeError(f"no ranged upquery through {node}")
             self._stateful_request(node, up, hops, cols, keys)
         else:  # pragma: no cover - every operator is handled above
             raise RuntimeError(f"no upquery handling for {node}")
@@ -285,7 +342,7 @@ class Dataflow:
             hop = (node.id, 0, cols, tuple(fks))
             self.request(node, 0, up, (hop,), cols, fks)
 
-    def _join_request(self, node: Join, up, hops, cols, keys) -> None:
+    def _join_request(self, node: Join, up, hops, cols, keys, rng=None) -> None:
         nl = len(node.parents[0].columns)
         for side, jcols, base in ((0, node.left_key, 0), (1, node.right_key, nl)):
             if side == 1 and node.outer:
@@ -304,10 +361,30 @@ class Dataflow:
                     rows = []
                     for jk in jks:
                         rows.extend(_join_output(node, jk))
-                    self.respond(node, up, hops, _select(rows, cols, keys))
+                    rows = _select(rows, cols, keys)
+                    if rng is None:
+                        self.respond(node, up, hops, rows)
+                    else:  # all of the range, from the join's state
+                        self.respond(node, up, hops, _in_range(rows, rng), (rng[1], rng[2]))
 
                 self._need(node, jks, answer)
                 return
+        if rng is not None:
+            # a ranged request goes to the side its columns and range come from (the left one
+            # for a left join; plan_upqueries._range_side); the rows that come back get their
+            # join keys filled (dependent upqueries) and are joined with the other side
+            col = rng[0]
+            if col < nl and all(c < nl for c in cols):
+                port, shift = 0, 0
+            elif not node.outer and col >= nl and all(c >= nl for c in cols):
+                port, shift = 1, nl
+            else:  # pragma: no cover - range_traceable plans none other
+                raise RuntimeError(f"untraceable ranged upquery through {node}")
+            pcols = tuple(c - shift for c in cols)
+            prng = (col - shift,) + tuple(rng[1:])
+            hop = (node.id, port, cols, tuple(keys), pcols, tuple(keys), prng)
+            self.request(node, port, up, hops + (hop,), pcols, keys, prng)
+            return
         lsel = [i for i, c in enumerate(cols) if c < nl]
         rsel = [i for i, c in enumerate(cols) if c >= nl]
         # ask the side the columns trace back through (a column computed above the join, an
@@ -336,21 +413,21 @@ class Dataflow:
             raise RuntimeError(f"untraceable upquery through {node}")
         pkeys = list(dict.fromkeys(tuple(k[i] for i in lsel) for k in keys))
         # the hop also records what was asked of the parent, to ask again (dependent upqueries)
-        hop = (node.id, port, cols, tuple(keys), pcols, tuple(pkeys))
+        hop = (node.id, port, cols, tuple(keys), pcols, tuple(pkeys), None)
         self.request(node, port, up, hops + (hop,), pcols, pkeys)
 
     # --- responses (travelling down) ------------------------------------------------------
-    def _on_response(self, node: Node, port: int, up, hops, rows) -> None:
+    def _on_response(self, node: Node, port: int, up, hops, rows, span=None) -> None:
         hop = hops[-1]
         below = hops[:-1]
         if not below and up.origin is node:
-            self._fill(node, port, up, rows)
+            self._fill(node, port, up, rows, span)
             return
         cols, keys = hop[2], hop[3]
         if isinstance(node, Union):
-            self._union_response(node, port, up, below, rows)
+            self._union_response(node, port, up, below, rows, span)
         elif isinstance(node, Join):
-            self._join_response(node, port, up, hops, rows)
+            self._join_response(node, port, up, hops, rows, span)
         elif isinstance(node, Aggregate):
             scratch = Aggregate(node.parents[0], node.ngroup, node.aggs, node.columns, node.kinds)
             scratch.groups = {}
@@ -361,13 +438,13 @@ class Dataflow:
             for r, m in rows:
                 bag[r] = bag.get(r, 0) + m
             self.respond(node, up, below, [(r, 1) for r, c in bag.items() if c > 0])
-        else:  # filter, project: stateless
+        else:  # filter, project: stateless (a range is the same range after them)
             out = node.on_input(port, rows)
-            self.respond(node, up, below, out)
+            self.respond(node, up, below, out, span)
 
-    def _union_response(self, node, port, up, below, rows) -> None:
+    def _union_response(self, node, port, up, below, rows, span=None) -> None:
         if not self.mechanisms["union_buffering"]:
-            self.respond(node, up, below, rows)
+            self.respond(node, up, below, rows, span)
             return
         buffers = self.buffers.get(node.id, {})
         buf = buffers.get((up.id, below))
@@ -375,9 +452,18 @@ class Dataflow:
             return  # a stale or duplicate piece
         buf["waiting"].discard(port)
         buf["rows"].extend(rows)
+        if span is not None:
+            # a parent that answered a bounded request in part: the union answers what every
+            # parent answered (each piece starts at lo, or ends at hi when descending)
+            have = buf["span"]
+            buf["span"] = span if have is None else (max(have[0], span[0]), min(have[1], span[1]))
         if not buf["waiting"]:
             del buffers[(up.id, below)]
-            self.respond(node, up, below, buf["rows"])
+            span = buf["span"]
+            rows = buf["rows"]
+            if span is not None:  # drop the rows beyond it (as Union.query_range does)
+                rows = _in_range(rows, (buf["rng"][0], span[0], span[1]))
+            self.respond(node, up, below, rows, span)
 
     def _fold_union(self, node, port, batch) -> None:
         if not self.mechanisms["union_fold"]:
@@ -385,12 +471,14 @@ class Dataflow:
         for buf in self.buffers[node.id].values():
             if port in buf["waiting"]:
                 continue  # that parent's answer, still to come, includes this delta
-            cols, want = buf["cols"], buf["keys"]
+            cols, want, rng = buf["cols"], buf["keys"], buf["rng"]
             for rec in batch:
-                if tuple(rec[0][c] for c in cols) in want:
+                if tuple(rec[0][c] for c in cols) in want and (
+                    rng is None or in_interval(rec[0][rng[0]], rng[1], rng[2])
+                ):
                     buf["rows"].append(rec)
 
-    def _join_response(self, node: Join, port, up, hops, rows) -> None:
+    def _join_response(self, node: Join, port, up, hops, rows, span=None) -> None:
         hop = hops[-1]
         cols, keys = hop[2], hop[3]
         keyf = node._lk if port == 0 else node._rk
@@ -409,11 +497,12 @@ class Dataflow:
                 # discard the response, fill the join keys, then ask again
                 self.discarded += 1
                 missing = list(dict.fromkeys(missing))
-                pcols, pkeys = hop[4], list(hop[5])  # what this join asked its parent
+                # what this join asked its parent
+                pcols, pkeys, prng = hop[4], list(hop[5]), hop[6]
 
                 def reissue():
                     self.reissued += 1
-                    self.request(node, port, up, hops, pcols, pkeys)
+                    self.request(node, port, up, hops, pcols, pkeys, prng)
 
                 self._need(node, missing, reissue)
                 return
@@ -436,7 +525,8 @@ class Dataflow:
                     continue
                 for lr, lc in lstate.get(jk, {}).items():
                     out.append((lr + r, m * lc))
-        self.respond(node, up, hops[:-1], _select(out, cols, list(keys)))
+        # a ranged answer keeps its sub-range: the other side adds matches, it cuts no rows
+        self.respond(node, up, hops[:-1], _select(out, cols, list(keys)), span)
 
     def _fold_join(self, node: Join, port, batch) -> None:
         if not self.mechanisms["join_fill_buffering"]:
@@ -458,7 +548,10 @@ class Dataflow:
                 bag.pop(row, None)
 
     # --- fills (a response reached the node that asked) -----------------------------------
-    def _fill(self, node: Node, port: int, up, rows) -> None:
+    def _fill(self, node: Node, port: int, up, rows, span=None) -> None:
+        if isinstance(node, RangeReader):
+            self._fill_range_reader(node, up, rows, span)
+            return
         if isinstance(node, Reader):
             self._fill_reader(node, up, rows)
             return
@@ -565,6 +658,73 @@ class Dataflow:
             reader._apply(mine, fill_key=key)
             self._wake(p, key)
             self.graph.filled(reader, key, len(reader.state.get(key, ())))
+
+    # --- range reads -----------------------------------------------------------------------
+    def read_range(self, reader: RangeReader, key, lo, hi, need, desc, done) -> None:
+        """A read of ``[lo, hi)`` of ``key`` at a range reader (``RangeReader.read``), run on the
+        reader's domain: fill what it misses by ranged upqueries (a whole-key upquery when the
+        reader's path has no ranged ones), then call ``done(rows, upqueried)``.
+
+        One fill per key is under way at a time: a read that finds one waits for it and then
+        looks again at what it misses, so two reads of overlapping ranges never ask for the same
+        rows twice (each answered range is added once, to a range that was not filled)."""
+        asked = []
+
+        def step():
+            fills = self.range_fills.setdefault(reader.id, {})
+            f = fills.get(key)
+            if f is not None:
+                f.waiters.append(step)
+                return
+            if reader.partial and reader.graph is not None:
+                if reader.ranged:
+                    gaps = reader.wanted(key, lo, hi, need, desc)
+                else:
+                    gaps = [] if key in reader.filled else [None]  # None: the whole key
+                if gaps:
+                    asked.append(True)
+                    self._range_fill(reader, key, gaps, desc, step)
+                    return
+            done(reader.collect(key, lo, hi, need, desc), bool(asked))
+
+        step()
+
+    def _range_fill(self, reader: RangeReader, key, gaps, desc, then) -> None:
+        f = _RangeFill()
+        f.waiters.append(then)
+        self.range_fills[reader.id][key] = f
+        ups = []
+        for gap in gaps:  # registered before any is sent: an inline scheduler answers at once
+            up = self.new_up(reader)
+            up.keys = [key]
+            f.ups.add(up.id)
+            ups.append((up, gap))
+        cols = tuple(reader.key_cols)
+        hops = ((reader.id, 0, cols, (key,)),)
+        for up, gap in ups:
+            if gap is None:
+                self.request(reader, 0, up, hops, cols, [key])
+            else:
+                glo, ghi, limit = gap
+                rng = (reader.range_col, glo, ghi, limit, desc)
+                self.request(reader, 0, up, hops, cols, [key], rng)
+
+    def _fill_range_reader(self, reader: RangeReader, up, rows, span) -> None:
+        key = up.keys[0]
+        fills = self.range_fills.get(reader.id, {})
+        f = fills.get(key)
+        if f is None or up.id not in f.ups:
+            return  # a stale or duplicate answer
+        f.ups.discard(up.id)
+        if reader.partial:  # (not made full meanwhile)
+            if span is None:
+                reader.fill_whole(key, rows)
+            else:
+                reader.add_piece(key, rows, span[0], span[1])
+        if not f.ups:
+            del fills[key]
+            for w in f.waiters:
+                w()
 
 
 def _sorted(reader):

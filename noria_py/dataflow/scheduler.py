@@ -10,7 +10,8 @@
   dependent upqueries and incongruent-join eviction exist to handle.
 
 A scheduler attaches to a graph (``graph.runtime``): base writes (``Graph.propagate``), probes
-(``Graph.probe``) and reader misses (``Reader.fill``) then go through messages.
+(``Graph.probe``) and reader misses (``Reader.fill``, and ``RangeReader.read`` through
+``read_range``: ranged upqueries) then go through messages.
 """
 
 from __future__ import annotations
@@ -81,6 +82,18 @@ class InlineScheduler(_Base):
         self.run()
         if not got:  # pragma: no cover - inline delivery always completes the fill
             raise RuntimeError(f"upquery for {key!r} at {reader} did not complete")
+        return got[0]
+
+    def read_range(self, reader, key, lo, hi, need=None, desc=False) -> tuple:
+        """A range read (``RangeReader.read``): fill what it misses by ranged upqueries and
+        return ``(rows, upqueried)``."""
+        got = []
+        self.dataflow.read_range(
+            reader, key, lo, hi, need, desc, lambda rows, asked: got.append((rows, asked))
+        )
+        self.run()
+        if not got:  # pragma: no cover - inline delivery always completes the fill
+            raise RuntimeError(f"range read of {key!r} at {reader} did not complete")
         return got[0]
 
 
@@ -165,6 +178,22 @@ class TestScheduler(_Base):
         self.dataflow.read(reader, key, done)
         return None
 
+    def read_range(self, reader, key, lo, hi, need=None, desc=False, on_done=None):
+        """Start a range read: ``(rows, upqueried)`` now on a hit, else None and its answer
+        (also given to ``on_done(rows)``) once its fills are delivered. Answers are kept in
+        ``answers`` under ``(reader id, key, lo, hi, need, desc)``."""
+        tag = (reader.id, key, lo, hi, need, desc)
+        got = []
+
+        def done(rows, asked):
+            self.answers[tag] = rows
+            got.append((rows, asked))
+            if on_done is not None:
+                on_done(rows)
+
+        self.dataflow.read_range(reader, key, lo, hi, need, desc, done)
+        return got[0] if got else None
+
     def evict(self, node, key) -> bool:
         """Evict one filled key of ``node`` now (an eviction point chosen by the test)."""
         filled = filled_keys(node)
@@ -178,6 +207,10 @@ def filled_keys(node) -> list:
     """The keys of a partial node that are currently filled (for tests and eviction points)."""
     if not getattr(node, "partial", False):
         return []
+    pieces = getattr(node, "pieces", None)
+    if pieces is not None:  # a range reader: its filled pieces, and keys filled whole
+        out = [p for ps in pieces.values() for p in ps]
+        return out + [k for k in node.filled if not pieces.get(k)]
     if hasattr(node, "published") and not hasattr(node, "filled"):
         return list(node.published)
     return list(getattr(node, "filled", ()))
@@ -201,6 +234,8 @@ class ThreadScheduler(_Base):
     single delta waiting pause that long first, so that writes arriving together share a batch.
 
     Reads that miss ask the reader's own domain to start the upquery and wait only for that key.
+    A range read runs on the reader's domain (the only thread that changes the reader's state):
+    it sends ranged upqueries for what it misses, collects its rows and hands them back.
     Evictions run on the evicted node's domain. A failure in a domain thread stops the dataflow and
     is reported to the next caller; ``stop`` ends every thread.
     """
@@ -401,6 +436,30 @@ class ThreadScheduler(_Base):
                 self.send(reader, reader, 0, "read", [(key, filled)])
         else:
             self.send(reader, reader, 0, "read", [(key, filled)])
+        while not done.wait(0.005):
+            self._serve_base()
+            self.check()
+        return got[0]
+
+    def read_range(self, reader, key, lo, hi, need=None, desc=False) -> tuple:
+        """A range read: run on the reader's domain (which fills what it misses by ranged
+        upqueries and collects the rows); wait for ``(rows, upqueried)`` only."""
+        got: list = []
+        done = threading.Event()
+
+        def finished(rows, asked):
+            got.append((rows, asked))
+            done.set()
+
+        def start():
+            self.dataflow.read_range(reader, key, lo, hi, need, desc, finished)
+
+        lock = self.graph.lock
+        if lock is not None:
+            with lock:  # as in ``read``: no read starts while a migration waits for quiescence
+                self.call(reader, start)
+        else:
+            self.call(reader, start)
         while not done.wait(0.005):
             self._serve_base()
             self.check()

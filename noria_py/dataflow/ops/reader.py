@@ -747,6 +747,13 @@ class RangeReader(Reader):
     piece holding the record's range value. A full range reader holds every key over the whole
     range.
 
+    When the graph runs on messages (``upqueries="messages"``, domain threads) the same fills
+    are ranged upqueries sent as messages (``Dataflow.read_range`` in ``dataflow/domain.py``):
+    ``wanted`` says what a read misses, ``add_piece`` (``fill_whole``) takes an answer, which
+    marks only the sub-range it answered filled, and ``collect`` gathers the read's rows once
+    nothing is missing; sibling readers are not consulted then (their state may be ahead of or
+    behind this one's on the FIFO channels).
+
     Lookups without the engine lock read a ``RangeSnapshot`` of the key from ``published``. A
     change to a key drops its snapshot; the next locked read of the key publishes a new one,
     copying only the blocks that changed.
@@ -790,11 +797,26 @@ class RangeReader(Reader):
     def read(self, key: tuple, lo: tuple, hi: tuple, need=None, desc: bool = False) -> list:
         """Rows of ``key`` whose range value lies in ``[lo, hi)``, in range order, filling missing
         ranges first when partial. With ``need``, only the first ``need`` rows (the last ones
-        when ``desc``) plus the rest of the boundary row's tie group. Caller holds the lock."""
+        when ``desc``) plus the rest of the boundary row's tie group. Caller holds the lock.
+        When the graph runs on messages the fills are ranged upqueries sent as messages
+        (``Dataflow.read_range``), and this waits for the answer."""
         if not lo < hi:
             return []
         if self.partial:
+            runtime = self.graph.runtime if self.graph is not None else None
+            if runtime is not None:
+                got = runtime.read_range(self, key, lo, hi, need, desc)
+                if got is None:  # a test scheduler: the answer waits for its messages
+                    raise RuntimeError(f"the read of {key!r} at {self} has not completed")
+                return got[0]
             self._ensure(key, lo, hi, need, desc)
+        return self.collect(key, lo, hi, need, desc)
+
+    def collect(self, key: tuple, lo: tuple, hi: tuple, need=None, desc: bool = False) -> list:
+        """The rows ``read`` returns, from what the state holds now (no filling); publishes the
+        key's snapshot for lock-free reads."""
+        if not lo < hi:
+            return []
         st = self.state.get(key)
         if st is not None and key not in self.published:
             self.published[key] = RangeSnapshot(self.filled.get(key), st)
@@ -846,62 +868,78 @@ class RangeReader(Reader):
         return [r for r in st.between(plo, phi) if matches(r, cols, key)]
 
     # --- filling ---------------------------------------------------------------------------
-    def _ensure(self, key, lo, hi, need, desc) -> None:
+    def wanted(self, key, lo, hi, need=None, desc=False) -> list:
+        """What a read of ``[lo, hi)`` of ``key`` must fill next, as ``(lo, hi, limit)`` pieces
+        (``limit`` None: every row of the piece); empty when the state can answer it. With
+        ``need``, one bounded piece next to the filled run the read starts from (the read asks
+        again once it is filled). Only for ranged upqueries (``ranged``)."""
         s = self.filled.get(key)
-        if not self.ranged:
-            if s is None:
-                self.fill(key)
-            return
         if s is None:
             s = IntervalSet()
         if need is None:
-            for plo, phi in s.missing(lo, hi):
-                self._fill_piece(key, s, plo, phi)
-            return
+            return [(plo, phi, None) for plo, phi in s.missing(lo, hi)]
         # only the first `need` rows from lo (or the last from hi) are wanted: fill the gap
         # next to the covered run, a bounded number of rows at a time
-        while True:
-            st = self.state.get(key)
-            if desc:
-                start = s.start_of(hi)
-                if start <= lo:
-                    return
-                have = _count(st, start, hi, need)
-                if have >= need:
-                    return
-                glo, ghi = s.missing(lo, start)[-1]
-            else:
-                end = s.end_of(lo)
-                if end >= hi:
-                    return
-                have = _count(st, lo, end, need)
-                if have >= need:
-                    return
-                glo, ghi = s.missing(end, hi)[0]
-            self._fill_piece(key, s, glo, ghi, need - have + self.FILL_SLACK, desc)
+        st = self.state.get(key)
+        if desc:
+            start = s.start_of(hi)
+            if start <= lo:
+                return []
+            have = _count(st, start, hi, need)
+            if have >= need:
+                return []
+            glo, ghi = s.missing(lo, start)[-1]
+        else:
+            end = s.end_of(lo)
+            if end >= hi:
+                return []
+            have = _count(st, lo, end, need)
+            if have >= need:
+                return []
+            glo, ghi = s.missing(end, hi)[0]
+        return [(glo, ghi, need - have + self.FILL_SLACK)]
 
-    def _fill_piece(self, key, s: IntervalSet, lo, hi, limit=None, desc=False) -> None:
+    def _ensure(self, key, lo, hi, need, desc) -> None:
+        if not self.ranged:
+            s = self.filled.get(key)
+            if s is None:
+                self.fill(key)
+            return
+        while True:
+            gaps = self.wanted(key, lo, hi, need, desc)
+            if not gaps:
+                return
+            for glo, ghi, limit in gaps:
+                self._fill_piece(key, glo, ghi, limit, desc)
+
+    def _fill_piece(self, key, lo, hi, limit=None, desc=False) -> None:
         """Upquery the rows of ``key`` in the missing range ``[lo, hi)`` (with ``limit``: the
         first ``limit`` rows from ``lo``, or the last from ``hi`` when ``desc``; the parent says
         which sub-range it answered in full) and add them and their range."""
-        rc = self.range_col
         rows = self._sibling_range(key, lo, hi)
         if rows is None:
             rows, lo, hi = self.parents[0].query_range(
-                list(self.key_cols), key, rc, lo, hi, limit, desc
+                list(self.key_cols), key, self.range_col, lo, hi, limit, desc
             )
-            if not lo < hi:  # a bounded fill must answer some range, or reads would loop
-                raise RuntimeError(f"ranged upquery answered an empty range {lo}..{hi}")
+        self.add_piece(key, rows, lo, hi)
+
+    def add_piece(self, key, rows, lo, hi) -> None:
+        """The answer of a ranged upquery: ``rows`` are every row of ``key`` in ``[lo, hi)``, a
+        range not filled yet. Add them and mark (only) that range filled."""
+        if not lo < hi:  # a bounded fill must answer some range, or reads would loop
+            raise RuntimeError(f"ranged upquery answered an empty range {lo}..{hi}")
+        rc = self.range_col
         self.upqueries += 1
         self.upquery_rows += len(rows)
         st = self._rows_of(key)
-        for row, m in rows:
-            if row[rc] is None:
-                continue
-            for _ in range(m):
-                st.add(row)
+        for row, m in _net(rows).items():
+            if in_interval(row[rc], lo, hi):  # not NULL, nor beyond what was answered
+                for _ in range(m):
+                    st.add(row)
+        s = self.filled.get(key)
+        if s is None:
+            s = self.filled[key] = IntervalSet()
         s.add(lo, hi)
-        self.filled[key] = s
         self.published.pop(key, None)
         piece = _Piece((key, lo, hi))
         self.pieces.setdefault(key, set()).add(piece)
@@ -926,7 +964,7 @@ class RangeReader(Reader):
         if not self.ranged:
             evictor.touch(self, key, len(self.state.get(key, ())))
             return
-        for p in self.pieces.get(key, ()):
+        for p in tuple(self.pieces.get(key, ())):  # a copy: a domain thread may change it
             if p[1] < hi and lo < p[2]:
                 evictor.touch(self, p, self.piece_rows.get(p, 0))
 
@@ -935,17 +973,21 @@ class RangeReader(Reader):
         s = self.filled.get(key)
         if s is not None and s.is_whole():
             return ()
-        if s is not None:
-            self._drop(key)
         rows = self._sibling_range(key, BOTTOM, TOP)
         if rows is None:
             rows = self.parents[0].query(list(self.key_cols), key)
+        self.fill_whole(key, rows)
+        return ()
+
+    def fill_whole(self, key, rows) -> None:
+        """The answer of a whole-key upquery: ``rows`` are every row of ``key``."""
+        if key in self.filled:
+            self._drop(key)
         self.upqueries += 1
         self.upquery_rows += len(rows)
-        self._apply(rows, fill_key=key)
+        self._apply(list(_net(rows).items()), fill_key=key)
         if self.graph is not None:
             self.graph.filled(self, key, len(self.state.get(key, ())))
-        return ()
 
     # --- deltas ----------------------------------------------------------------------------
     def on_input(self, port: int, batch: list) -> list:
@@ -1081,6 +1123,15 @@ class RangeReader(Reader):
         self.partial = False
         self.ranged = False
         self._apply(self.parents[0].contents())
+
+
+def _net(rows) -> dict:
+    """Records summed per row (an answer may carry a row and, folded in after it, its
+    deletion), keeping the rows that are there."""
+    out: dict = {}
+    for row, m in rows:
+        out[row] = out.get(row, 0) + m
+    return {r: m for r, m in out.items() if m > 0}
 
 
 def _count(st: RangeRows | None, lo, hi, cap: int) -> int:
