@@ -150,15 +150,6 @@ class SelectPrepared(Prepared):
             return self._miss(key)
         return self._rows_general(params)
 
-    def cached_rows(self, params):
-        """The answer if it is at hand: a filled key of a plain reader lookup, read without
-        the engine lock (what ``rows`` does on a hit, LRU touch included); else None, and
-        ``rows`` would wait (fill a missing key, take the lock). For callers that must not
-        block, such as the wire server's event loop."""
-        if not self.simple or self._published.get(self._key(params)) is None:
-            return None
-        return self.rows(params)
-
     def _miss(self, key) -> tuple:
         graph = self.reader.graph
         rt = graph.runtime

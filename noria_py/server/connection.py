@@ -7,13 +7,15 @@ From then on there is no coroutine per packet: each ``data_received`` call
 1. cuts every complete packet out of the bytes received so far (pipelined commands and split
    packets of more than 16 MB included; a packet over ``max_allowed_packet`` is refused as soon
    as its header arrives),
-2. runs each command that can be answered without waiting (a filled key of a cached lookup,
-   session statements) to completion on the event loop thread,
-3. hands every other command (a lookup that misses, a write, DDL, a proxied query: anything
-   that takes the engine lock) to the server's worker thread, and reads no further command of
-   this connection until its answer is written; meanwhile the loop goes on serving the other
-   connections' hits, which never take the engine lock (see ``_Offload``),
-4. writes every response of the batch with one ``transport.write``.
+2. runs each command to completion on the event loop thread, except the ones that may run long
+   under the engine lock (DDL, a query new to the engine or one it proxies to base storage):
+   those go to the server's worker thread, and no further command of this connection is read until the answer
+   is written, while the loop goes on serving the other connections (see ``_Offload``),
+3. writes every response of the batch with one ``transport.write``.
+
+Lookups that miss and writes run on the loop: handing each to another thread costs more (a
+wake-up and a GIL hand-over per command, measured with the Lobsters workload) than the time
+other connections would wait for them.
 
 The hot paths avoid every step that does not depend on the query's values:
 
@@ -50,10 +52,11 @@ from mysql_mimic.errors import ErrorCode, MysqlError
 from mysql_mimic.stream import ConnectionClosed
 
 from noria_py import errors
-from noria_py.engine import SelectPrepared
+from noria_py.engine import ProxyPrepared, SelectPrepared
 from noria_py.result import Result
 
 from . import protocol as P
+from .literals import lift_literals_cached as lift_literals
 from .session import LookupPlan
 
 if TYPE_CHECKING:
@@ -91,28 +94,12 @@ _NO_REPLY: list[bytes] = []
 _GENERAL: Any = object()  # a COM_QUERY text that takes Session.execute
 
 
-# statement kinds (session.classify) answered from session state alone
-_AT_ONCE = frozenset(
-    (
-        "set",
-        "use",
-        "empty",
-        "unsupported",
-        "error",
-        "show_simple",
-        "show_vars",
-        "session_select",
-        "rollback",
-    )
-)
-
-
 class _Offload:
     """A command to finish on the server's worker thread: ``fn(payload, seq)`` gives its
-    response, as a handler does. A miss or a write can take milliseconds under the engine lock;
-    on the event loop it would hold up every connection's lookups, on the worker it holds up
-    only its own connection (whose later commands wait in its buffer, so answers stay in
-    order)."""
+    response, as a handler does. A proxied query or DDL can take seconds under the engine
+    lock; on the event loop it would hold up every connection, on the worker it holds up only
+    its own (whose later commands wait in its buffer, so answers stay in order) and whatever
+    needs the engine lock. Cached lookups of other connections go on."""
 
     __slots__ = ("fn", "payload", "seq")
 
@@ -610,9 +597,9 @@ class CommandProtocol(asyncio.Protocol):
         if hit is None:
             hit = self._plan_text(data)
         if hit is _GENERAL:
-            if self._at_once(data):
-                return self._com_query_general(data, seq)
-            return _Offload(self._com_query_general, data, seq)
+            if self._slow(data):
+                return _Offload(self._com_query_general, data, seq)
+            return self._com_query_general(data, seq)
         plan, params = hit
         engine = self.engine
         prep = plan.prep
@@ -622,42 +609,7 @@ class CommandProtocol(asyncio.Protocol):
             and not engine._pending
             and not plan.refused
         ):
-            # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup of a
-            # filled key, without the engine lock; a miss fills on the worker.
-            rows = prep.cached_rows(params)
-            if rows is None:
-                return _Offload(self._com_query_lookup, data, seq)
-            self.state.questions += 1
-            return plan.shape.text_response(rows, seq, session.status_flags, self.eof_deprecated)
-        return _Offload(self._com_query_lookup, data, seq)
-
-    def _at_once(self, data: bytes) -> bool:
-        """Is this statement answered without the engine lock (session statements), so that
-        it runs on the event loop rather than the worker?"""
-        sql = data[1:].decode(self.session.client_codec, "surrogateescape")
-        kind = self.state.statement(sql).kind
-        if kind in _AT_ONCE:
-            return True
-        # BEGIN and COMMIT apply buffered writes, if there are any
-        return kind in ("begin", "commit") and not self.session.buffer
-
-    def _com_query_general(self, data: bytes, seq: int) -> Any:
-        session = self.session
-        sql = data[1:].decode(session.client_codec, "surrogateescape")
-        return self._result(session.execute(sql), seq, False)
-
-    def _com_query_lookup(self, data: bytes, seq: int) -> Any:
-        """A lifted lookup that cannot be answered at once (on the worker thread)."""
-        session = self.session
-        plan, params = self.text_plans.get(data) or self._plan_text(data)
-        engine = self.engine
-        prep = plan.prep
-        if (
-            prep is not None
-            and engine._cache.get(plan.sql) is prep
-            and not engine._pending
-            and not plan.refused
-        ):
+            # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
             self.state.questions += 1
             return plan.shape.text_response(
                 prep.rows(params), seq, session.status_flags, self.eof_deprecated
@@ -669,6 +621,33 @@ class CommandProtocol(asyncio.Protocol):
         if not plan.refused:
             self._remember(plan, len(params))
         return self._result(res, seq, False)
+
+    def _slow(self, data: bytes) -> bool:
+        """Is this statement one that may run long under the engine lock? DDL (a new view
+        replays base data), a query the engine has not seen (planning it may install a view) or
+        one it proxies to base storage. Those go to the worker."""
+        sql = data[1:].decode(self.session.client_codec, "surrogateescape")
+        st = self.state.statement(sql)
+        if st.kind == "ddl":
+            return True
+        return st.kind == "engine" and self._slow_query(st.sql)
+
+    def _slow_query(self, sql: str | None) -> bool:
+        """Is the engine's statement for ``sql`` (or its literal-lifted form) new to it, or
+        proxied to base storage?"""
+        if sql is None:
+            return False
+        cached = self.engine._cache
+        prep = cached.get(sql)
+        if prep is None:
+            lifted = lift_literals(sql)
+            prep = cached.get(lifted[0]) if lifted is not None else None
+        return prep is None or prep.__class__ is ProxyPrepared
+
+    def _com_query_general(self, data: bytes, seq: int) -> Any:
+        session = self.session
+        sql = data[1:].decode(session.client_codec, "surrogateescape")
+        return self._result(session.execute(sql), seq, False)
 
     def _remember(self, target: Any, nparams: int) -> None:
         """Let ``target`` (a lookup plan or a prepared statement) take the fast path when its
@@ -792,15 +771,11 @@ class CommandProtocol(asyncio.Protocol):
         stmt = self._stmt(data)
         if len(data) < 10:
             raise P.PacketError("COM_STMT_EXECUTE too short")
-        prep = stmt.prep
-        if prep is None or stmt.param_count and stmt.long_data is not None:
+        if stmt.prep is None and self._slow_query(stmt.engine_sql):
             return _Offload(self._stmt_execute, data, seq)
-        r = self._stmt_execute(data, seq, at_once=True)
-        return _Offload(self._stmt_execute, data, seq) if r is None else r
+        return self._stmt_execute(data, seq)
 
-    def _stmt_execute(self, data: bytes, seq: int, at_once: bool = False) -> Any:
-        """COM_STMT_EXECUTE; with ``at_once`` (on the event loop), None instead of waiting for
-        the engine: the caller then runs it again on the worker."""
+    def _stmt_execute(self, data: bytes, seq: int) -> Any:
         stmt = self._stmt(data)
         flags = data[5]
         session = self.session
@@ -819,6 +794,7 @@ class CommandProtocol(asyncio.Protocol):
                     stmt.fixed = P.FixedParams.of(stmt.param_types)
         else:
             params = ()
+        stmt.cursor = None
         prep = stmt.prep
         engine = self.engine
         if (
@@ -827,18 +803,10 @@ class CommandProtocol(asyncio.Protocol):
             and not engine._pending
             and not flags & 0x07
         ):
-            if at_once:
-                rows = prep.cached_rows(params)
-                if rows is None:
-                    return None
-            else:
-                rows = prep.rows(params)
-            stmt.cursor = None
             self.state.questions += 1
-            return stmt.shape.binary_response(rows, seq, session.status_flags, self.eof_deprecated)
-        if at_once:
-            return None
-        stmt.cursor = None
+            return stmt.shape.binary_response(
+                prep.rows(params), seq, session.status_flags, self.eof_deprecated
+            )
         res = session.execute(stmt.sql, params)
         if stmt.engine_sql is not None:
             self._remember(stmt, stmt.param_count)

@@ -1,6 +1,7 @@
-"""Commands that wait for the engine (misses, writes, proxied queries) run on the server's
-worker thread: the event loop keeps answering other connections' cached lookups meanwhile, and a
-connection's own commands stay in order behind the one on the worker."""
+"""Commands that may run long under the engine lock (DDL, queries new to the engine or proxied
+to base storage) run on the server's worker thread: the event loop keeps answering other
+connections' lookups meanwhile, and a connection's own commands stay in order behind the one on
+the worker."""
 
 from __future__ import annotations
 
@@ -62,15 +63,18 @@ def test_a_slow_statement_does_not_hold_up_other_connections(server, worker_t):
 def test_commands_behind_an_offloaded_one_keep_their_order(server, worker_t):
     c = RawClient(server.host, server.port)
     assert c.handshake()[0] == 0x00
-    # a write (worker), a lookup of what it wrote (a miss: worker), a cached lookup (event loop
-    # when its turn comes), the write's effect again: answered in the order sent
+    # a query new to the engine (worker), then a write, a lookup of what it wrote, an update
+    # and the lookup again (event loop, once the first is answered): answered in the order sent
     c.sock.sendall(
-        packet(b"\x03INSERT INTO worker_t VALUES (1000, 5)")
+        packet(b"\x03SELECT COUNT(*) FROM worker_t a, worker_t b WHERE a.v < 30 AND b.v < 20")
+        + packet(b"\x03INSERT INTO worker_t VALUES (1000, 5)")
         + packet(b"\x03SELECT v FROM worker_t WHERE id = 1000")
         + packet(b"\x03UPDATE worker_t SET v = 6 WHERE id = 1000")
         + packet(b"\x03SELECT v FROM worker_t WHERE id = 1000")
         + packet(b"\x0e")
     )
+    first, cols, rows = read_result(c)
+    assert rows[:-1] == [b"\x03600"]
     ok = c.read_packet()
     assert ok[0] == 0x00 and ok[1] == 1  # one row affected
     for want in (b"\x015", None, b"\x016"):
