@@ -51,7 +51,10 @@ WRITER = textwrap.dedent(
 
 
     def run(kind, vote, story):
-        print("op", kind, vote, story, flush=True)
+        # one write per line: under PYTHONUNBUFFERED each argument of print() is a write of
+        # its own, and a kill between them would leave half a line in the pipe
+        sys.stdout.write(f"op {kind} {vote} {story}\\n")
+        sys.stdout.flush()
         if kind == "+":
             conn.execute(
                 "INSERT INTO votes (id, story_id, user_id) VALUES (?, ?, ?)",
@@ -135,6 +138,8 @@ def run_writer_and_kill(tmp_path: Path, db: str, acked_ops: int):
             if not parts:
                 continue
             if parts[0] == "op":
+                if len(parts) < 4 or not line.endswith("\n"):
+                    break  # cut by the kill: announced in part, so not started
                 pending = (parts[1], int(parts[2]), int(parts[3]))
             elif parts == ["ok"]:
                 model = apply(model, pending)

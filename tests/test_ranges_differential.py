@@ -260,3 +260,16 @@ def test_range_reads_through_joins_are_ranged_upqueries():
     assert conn.execute(q, (10,)).fetchall() == [(11, 2), (11, 5), (100, 1), (100, 4)]
     conn.execute("DELETE FROM t WHERE id IN (11, 100)")
     assert conn.execute(q, (10,)).fetchall() == [(12, 0), (12, 3), (101, 100), (13, 1)]
+
+
+def test_empty_ranged_fill_through_a_join_keyed_by_the_join_key():
+    """A range read keyed by the join key (``t.a = ? AND t.b > ?``) whose range holds no row
+    still fills that join key at the join: otherwise the join drops a later row with the key
+    without a probe (the reader is keyed congruently), and the filled range misses it."""
+    steps = [
+        ([(14, (1, 0))], [], None),
+        ([(1, (None, None))], [("ins_t", (0, None, None, None)), ("del_t", 0)], None),
+        ([(1, (None, None))], [("ins_t", (0, 1, 5, None))], None),
+    ]
+    for mode in MODES:
+        run_scenario(*MODES[mode], [], [(0, 1, None)], steps)

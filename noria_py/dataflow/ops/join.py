@@ -211,6 +211,16 @@ class Join(Node):
         sub-range is the join's: the other side adds matches, it never cuts rows out of it."""
         nl = len(self.parents[0].columns)
         out = []
+        if self.partial:
+            # asked by the join key (with a range of another column): fill that key even when
+            # no row in the range has it, so a later delta with the key is not dropped here
+            # while the range below is filled (as ``query`` does)
+            d = dict(zip(cols, key))
+            for keycols, shift in ((self.left_key, 0), (self.right_key, nl)):
+                if all(k + shift in d for k in keycols):
+                    j = tuple(d[k + shift] for k in keycols)
+                    self.ensure(j if self._multi else j[0])
+                    break
         if col < nl:
             rows, lo, hi = self.parents[0].query_range(cols, key, col, lo, hi, limit, desc)
             for row, m in rows:
