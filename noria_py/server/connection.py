@@ -9,8 +9,9 @@ From then on there is no coroutine per packet: each ``data_received`` call
    as its header arrives),
 2. runs each command to completion on the event loop thread, except the ones that may run long
    under the engine lock (DDL, a query new to the engine or one it proxies to base storage):
-   those go to the server's worker thread, and no further command of this connection is read until the answer
-   is written, while the loop goes on serving the other connections (see ``_Offload``),
+   those go to the server's worker thread, and no further command of this connection is read
+   until the answer is written, while the loop goes on serving the other connections (see
+   ``_Offload``),
 3. writes every response of the batch with one ``transport.write``.
 
 Lookups that miss and writes run on the loop: handing each to another thread costs more (a
@@ -97,9 +98,10 @@ _GENERAL: Any = object()  # a COM_QUERY text that takes Session.execute
 class _Offload:
     """A command to finish on the server's worker thread: ``fn(payload, seq)`` gives its
     response, as a handler does. A proxied query or DDL can take seconds under the engine
-    lock; on the event loop it would hold up every connection, on the worker it holds up only
-    its own (whose later commands wait in its buffer, so answers stay in order) and whatever
-    needs the engine lock. Cached lookups of other connections go on."""
+    lock; on the event loop it would hold up every connection, on the worker it holds up its
+    own (whose later commands wait in its buffer, so answers stay in order) while the loop goes
+    on answering the others' cached lookups, which need no lock. A command on the loop that
+    does need the engine lock meanwhile (a write, a miss) waits for it, and the loop with it."""
 
     __slots__ = ("fn", "payload", "seq")
 
