@@ -954,6 +954,18 @@ class Engine:
             self._thread.start()
 
     # --- public API --------------------------------------------------------------------------
+    def cached(self, sql: str) -> Prepared | None:
+        """The statement ``prepare(sql)`` would return if it is already prepared, else None
+        (nothing is parsed). A caller holding a statement checks with ``cached(sql) is prep``
+        that no DDL replaced it; no lock is needed."""
+        return self._cache.get(sql)
+
+    @property
+    def writes_queued(self) -> bool:
+        """Are acknowledged writes still waiting to enter the dataflow (a dataflow thread)?
+        Reads that must see them take the locked path, which applies them first."""
+        return bool(self._pending)
+
     @_locked
     def execute(self, sql: str, params=()) -> Result:
         if self._closed or self._failure is not None:

@@ -607,8 +607,8 @@ class CommandProtocol(asyncio.Protocol):
         prep = plan.prep
         if (
             prep is not None
-            and engine._cache.get(plan.sql) is prep
-            and not engine._pending
+            and engine.cached(plan.sql) is prep
+            and not engine.writes_queued
             and not plan.refused
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
@@ -639,11 +639,11 @@ class CommandProtocol(asyncio.Protocol):
         proxied to base storage?"""
         if sql is None:
             return False
-        cached = self.engine._cache
-        prep = cached.get(sql)
+        cached = self.engine.cached
+        prep = cached(sql)
         if prep is None:
             lifted = lift_literals(sql)
-            prep = cached.get(lifted[0]) if lifted is not None else None
+            prep = cached(lifted[0]) if lifted is not None else None
         return prep is None or prep.__class__ is ProxyPrepared
 
     def _com_query_general(self, data: bytes, seq: int) -> Any:
@@ -655,7 +655,7 @@ class CommandProtocol(asyncio.Protocol):
         """Let ``target`` (a lookup plan or a prepared statement) take the fast path when its
         engine statement is a plain reader lookup (what dbapi.Cursor.execute shortcuts too)."""
         sql = target.sql if isinstance(target, LookupPlan) else target.engine_sql
-        prep = self.engine._cache.get(sql)
+        prep = self.engine.cached(sql)
         if prep.__class__ is SelectPrepared and prep.simple and prep.param_count == nparams:
             shape = self._prep_shape(prep)
             if not shape.untyped:
@@ -801,8 +801,8 @@ class CommandProtocol(asyncio.Protocol):
         engine = self.engine
         if (
             prep is not None
-            and engine._cache.get(stmt.engine_sql) is prep
-            and not engine._pending
+            and engine.cached(stmt.engine_sql) is prep
+            and not engine.writes_queued
             and not flags & 0x07
         ):
             self.state.questions += 1
