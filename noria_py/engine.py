@@ -430,55 +430,50 @@ class SelectPrepared(Prepared):
         return self._range_locked(keys, iv[0], iv[1], need, offset, limit)
 
     def _range_locked(self, keys, lo, hi, need, offset, limit) -> tuple:
+        """A range read that may fill: under the engine lock, or, with a thread per domain, on
+        the reader's domain (which alone changes its state: it fills what the read misses by
+        ranged upqueries sent as messages and collects the rows, while this thread waits without
+        the engine lock)."""
         reader = self.reader
         graph = reader.graph
         rt = graph.runtime
+        desc = bool(self._lead_desc)
         if rt is not None and rt.threaded:
-            return self._range_on_domain(rt, keys, lo, hi, need, offset, limit)
-        out: list = []
-        with graph.lock:
-            graph.sync()
-            # no eviction while the read fills and collects its rows
-            with holding(graph.evictor):
-                hit = []
-                for k in keys:
-                    before = reader.upqueries
-                    out.extend(reader.read(k, lo, hi, need, bool(self._lead_desc)))
-                    if reader.upqueries != before:
-                        self.entry.misses += 1
-                    else:
-                        self.entry.hits += 1
-                        hit.append(k)
-            # after the hold: the policy ignores uses while eviction is held
-            ev = graph.evictor
-            if ev is not None and reader.partial:
-                for k in hit:
-                    reader.touch_range(ev, k, lo, hi)
+            out, hit = self._range_read(
+                keys, lambda k: rt.read_range(reader, k, lo, hi, need, desc)
+            )
+        else:
+
+            def read(k):
+                before = reader.upqueries
+                rows = reader.read(k, lo, hi, need, desc)
+                return rows, reader.upqueries != before
+
+            with graph.lock:
+                graph.sync()
+                out, hit = self._range_read(keys, read)
+        # after the hold: the policy ignores uses while eviction is held
+        ev = graph.evictor
+        if ev is not None and reader.partial:
+            for k in hit:
+                reader.touch_range(ev, k, lo, hi)
         return self._range_finish(out, offset, limit, len(keys) > 1)
 
-    def _range_on_domain(self, rt, keys, lo, hi, need, offset, limit) -> tuple:
-        """``_range_locked`` with a thread per domain: the reader's domain, which alone changes
-        its state, fills what the read misses by ranged upqueries (messages) and collects the
-        rows; this thread waits for them without the engine lock."""
-        reader = self.reader
-        graph = reader.graph
+    def _range_read(self, keys, read) -> tuple[list, list]:
+        """Rows of every key by ``read(key) -> (rows, upqueried)``, with no eviction meanwhile;
+        counts hits and misses; returns the rows and the keys that were hits."""
         out: list = []
         hit = []
-        # no eviction starts while the read fills and collects its rows
-        with holding(graph.evictor):
+        with holding(self.reader.graph.evictor):
             for k in keys:
-                rows, asked = rt.read_range(reader, k, lo, hi, need, bool(self._lead_desc))
+                rows, asked = read(k)
                 out.extend(rows)
                 if asked:
                     self.entry.misses += 1
                 else:
                     self.entry.hits += 1
                     hit.append(k)
-        ev = graph.evictor
-        if ev is not None and reader.partial:
-            for k in hit:
-                reader.touch_range(ev, k, lo, hi)
-        return self._range_finish(out, offset, limit, len(keys) > 1)
+        return out, hit
 
     def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:
         """Order (when the reader's order is not the answer's), OFFSET/LIMIT, hidden columns."""

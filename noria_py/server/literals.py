@@ -88,20 +88,9 @@ def lift_literals(sql: str) -> tuple[str, list[Any]] | None:
     if "where" not in sql.lower():
         return None
     # Tokenize once, keeping offsets of significant tokens.
-    toks: list[tuple[str, str, int, int]] = []
-    prev_end, prev_text = -1, ""
-    for m in _TOKEN.finditer(sql):
-        kind = m.lastgroup
-        if kind == "ws":
-            continue
-        if kind == "other":
-            return None  # placeholders, variables, comments, double quotes, ...
-        text = m.group()
-        start = m.start()
-        if kind == "op" and start == prev_end and (prev_text + text) in ("--", "/*"):
-            return None
-        toks.append((kind, text, start, m.end()))
-        prev_end, prev_text = m.end(), text
+    toks = _tokens(sql)
+    if toks is None:
+        return None  # placeholders, variables, comments, double quotes, ...
     # Locate the top-level WHERE; reject nested SELECTs anywhere.
     depth = 0
     where = -1
@@ -263,17 +252,22 @@ _SHAPE_CACHE_LIMIT = 10000
 def lift_literals_cached(sql: str) -> tuple[str, list[Any]] | None:
     """``lift_literals`` with the per-shape cache (texts with backticks or double quotes, whose
     quoting the split does not follow, always take the full analysis)."""
+    return _lift_by_shape(sql, lift_literals, _shape_cache)
+
+
+def _lift_by_shape(sql: str, analyze, cache: dict) -> tuple[str, list[Any]] | None:
+    """``analyze(sql)``, remembered per shape in ``cache``: which literal slots it lifts."""
     if "`" in sql or '"' in sql:
-        return lift_literals(sql)
+        return analyze(sql)
     parts = _SLOTS.split(sql)
     shape = tuple(parts[0::2])
-    slots = _shape_cache.get(shape, _MISSING)
+    slots = cache.get(shape, _MISSING)
     if slots is _MISSING:
-        result = lift_literals(sql)
+        result = analyze(sql)
         slots = slots_of(parts, sql, result)
-        if len(_shape_cache) >= _SHAPE_CACHE_LIMIT:
-            _shape_cache.clear()
-        _shape_cache[shape] = slots
+        if len(cache) >= _SHAPE_CACHE_LIMIT:
+            cache.clear()
+        cache[shape] = slots
         return result if slots is not None else None
     if slots is None:
         return None
@@ -335,6 +329,8 @@ _WRITE_REJECT = frozenset(("select", "join", "duplicate", "union"))
 
 
 def _tokens(sql: str) -> list[tuple[str, str, int, int]] | None:
+    """(kind, text, start, end) of the significant tokens of ``sql``; None when it holds
+    anything the analysis does not know (placeholders, variables, comments, double quotes)."""
     toks: list[tuple[str, str, int, int]] = []
     prev_end, prev_text = -1, ""
     for m in _TOKEN.finditer(sql):
@@ -471,24 +467,4 @@ _write_shapes: dict[tuple[str, ...], tuple[int, ...] | None] = {}
 
 def lift_write_cached(sql: str) -> tuple[str, list[Any]] | None:
     """``lift_write`` with a per-shape cache, as ``lift_literals_cached`` for lookups."""
-    if "`" in sql or '"' in sql:
-        return lift_write(sql)
-    parts = _SLOTS.split(sql)
-    shape = tuple(parts[0::2])
-    slots = _write_shapes.get(shape, _MISSING)
-    if slots is _MISSING:
-        result = lift_write(sql)
-        slots = slots_of(parts, sql, result)
-        if len(_write_shapes) >= _SHAPE_CACHE_LIMIT:
-            _write_shapes.clear()
-        _write_shapes[shape] = slots
-        return result if slots is not None else None
-    if slots is None:
-        return None
-    params: list[Any] = []
-    out = list(parts)
-    for i in slots:
-        lit = parts[2 * i + 1]
-        params.append(literal_value(lit))
-        out[2 * i + 1] = "?"
-    return "".join(out), params
+    return _lift_by_shape(sql, lift_write, _write_shapes)

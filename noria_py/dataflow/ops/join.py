@@ -169,38 +169,16 @@ class Join(Node):
         nl = len(self.parents[0].columns)
         lsel = [(c, k) for c, k in zip(cols, key) if c < nl]
         rsel = [(c - nl, k) for c, k in zip(cols, key) if c >= nl]
-        out = []
-        if self.partial:
-            # a lookup by the join key itself fills that key even when no row has it yet, so a
-            # later delta with the key is not dropped while a key below is filled
-            for sel, keycols in ((lsel, self.left_key), (rsel, self.right_key)):
-                d = dict(sel)
-                if sel and all(k in d for k in keycols):
-                    j = tuple(d[k] for k in keycols)
-                    self.ensure(j if self._multi else j[0])
+        self._fill_asked_key(cols, key)
         if lsel or self.outer:
             if lsel:
                 rows = self.parents[0].query([c for c, _ in lsel], tuple(k for _, k in lsel))
             else:
                 rows = self.parents[0].contents()
-            for row, m in rows:
-                j = self._lk(row)
-                self.ensure(j)
-                others = self.right_state.get(j) if not self._has_null(j) else None
-                if others:
-                    for rrow, rc in others.items():
-                        out.append((row + rrow, m * rc))
-                elif self.outer:
-                    out.append((row + self.pad, m))
+            out = self._join_left_rows(rows)
         else:
             rows = self.parents[1].query([c for c, _ in rsel], tuple(k for _, k in rsel))
-            for row, m in rows:
-                j = self._rk(row)
-                if self._has_null(j):
-                    continue
-                self.ensure(j)
-                for lrow, lc in self.left_state.get(j, {}).items():
-                    out.append((lrow + row, m * lc))
+            out = self._join_right_rows(rows)
         return [(r, m) for r, m in out if matches(r, cols, key)]
 
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
@@ -210,32 +188,45 @@ class Join(Node):
         each row's join key filled and the row joined with the other side. The side's answered
         sub-range is the join's: the other side adds matches, it never cuts rows out of it."""
         nl = len(self.parents[0].columns)
-        out = []
-        if self.partial:
-            # asked by the join key (with a range of another column): fill that key even when
-            # no row in the range has it, so a later delta with the key is not dropped here
-            # while the range below is filled (as ``query`` does)
-            d = dict(zip(cols, key))
-            for keycols, shift in ((self.left_key, 0), (self.right_key, nl)):
-                if all(k + shift in d for k in keycols):
-                    j = tuple(d[k + shift] for k in keycols)
-                    self.ensure(j if self._multi else j[0])
-                    break
+        self._fill_asked_key(cols, key)
         if col < nl:
             rows, lo, hi = self.parents[0].query_range(cols, key, col, lo, hi, limit, desc)
-            for row, m in rows:
-                j = self._lk(row)
-                self.ensure(j)
-                others = self.right_state.get(j) if not self._has_null(j) else None
-                if others:
-                    for rrow, rc in others.items():
-                        out.append((row + rrow, m * rc))
-                elif self.outer:
-                    out.append((row + self.pad, m))
-            return out, lo, hi
+            return self._join_left_rows(rows), lo, hi
         rows, lo, hi = self.parents[1].query_range(
             [c - nl for c in cols], key, col - nl, lo, hi, limit, desc
         )
+        return self._join_right_rows(rows), lo, hi
+
+    def _fill_asked_key(self, cols, key) -> None:
+        """A lookup by the join key itself (perhaps with more columns, or a range of another)
+        fills that key even when no row has it yet, so a later delta with the key is not dropped
+        here while a key below is filled."""
+        if not self.partial:
+            return
+        nl = len(self.parents[0].columns)
+        d = dict(zip(cols, key))
+        for keycols, shift in ((self.left_key, 0), (self.right_key, nl)):
+            if all(k + shift in d for k in keycols):
+                j = tuple(d[k + shift] for k in keycols)
+                self.ensure(j if self._multi else j[0])
+
+    def _join_left_rows(self, rows) -> list:
+        """Left input records joined with the right side, their join keys filled first."""
+        out = []
+        for row, m in rows:
+            j = self._lk(row)
+            self.ensure(j)
+            others = self.right_state.get(j) if not self._has_null(j) else None
+            if others:
+                for rrow, rc in others.items():
+                    out.append((row + rrow, m * rc))
+            elif self.outer:
+                out.append((row + self.pad, m))
+        return out
+
+    def _join_right_rows(self, rows) -> list:
+        """Right input records joined with the left side (inner joins), join keys filled."""
+        out = []
         for row, m in rows:
             j = self._rk(row)
             if self._has_null(j):
@@ -243,7 +234,7 @@ class Join(Node):
             self.ensure(j)
             for lrow, lc in self.left_state.get(j, {}).items():
                 out.append((lrow + row, m * lc))
-        return out, lo, hi
+        return out
 
     def _has_null(self, key) -> bool:
         if self._multi:

@@ -960,7 +960,8 @@ class RangeReader(Reader):
 
     def touch_range(self, evictor, key, lo, hi) -> None:
         """A read of ``[lo, hi)`` of ``key`` was answered: the filled pieces it read are
-        recently used (the eviction policy is LRU per piece). Caller holds the lock."""
+        recently used (the eviction policy is LRU per piece). Needs no engine lock: it reads a
+        copy of the key's pieces, and the policy has a lock of its own."""
         if not self.ranged:
             evictor.touch(self, key, len(self.state.get(key, ())))
             return
