@@ -216,6 +216,12 @@ def lift_literals(sql: str) -> tuple[str, list[Any]] | None:
         i += 1
     if not lifts:
         return None
+    return _substitute(sql, lifts)
+
+
+def _substitute(sql: str, lifts: list[tuple[int, int, Any]]) -> tuple[str, list[Any]]:
+    """``sql`` with each lifted ``(start, end, value)`` span (in text order) replaced by ``?``,
+    and the values in that order."""
     parts = []
     pos = 0
     params = []
@@ -450,16 +456,7 @@ def lift_write(sql: str) -> tuple[str, list[Any]] | None:
     if not lifts:
         return None
     lifts.sort()
-    parts = []
-    pos = 0
-    params = []
-    for start, stop_, value in lifts:
-        parts.append(sql[pos:start])
-        parts.append("?")
-        params.append(value)
-        pos = stop_
-    parts.append(sql[pos:])
-    return "".join(parts), params
+    return _substitute(sql, lifts)
 
 
 _write_shapes: dict[tuple[str, ...], tuple[int, ...] | None] = {}
