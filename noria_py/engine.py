@@ -176,12 +176,13 @@ class SelectPrepared(Prepared):
     def _keys(self, params) -> list[tuple]:
         """The distinct reader keys a lookup asks for, after coercing parameters to the key
         columns' kinds (so ``IN ('1', 1)`` asks for key 1 once)."""
-        out = []
-        for k in key_combinations(self.key_params, params):
-            k = tuple(_coerce_key(v, kind) for v, kind in zip(k, self.key_kinds))
-            if k not in out:
-                out.append(k)
-        return out
+        kinds = self.key_kinds
+        combos = key_combinations(self.key_params, params)
+        if len(combos) == 1:
+            return [tuple(_coerce_key(v, kind) for v, kind in zip(combos[0], kinds))]
+        return list(
+            dict.fromkeys(tuple(_coerce_key(v, kind) for v, kind in zip(k, kinds)) for k in combos)
+        )
 
     def _rows_dynamic(self, params) -> tuple:
         """LIMIT ?/OFFSET ? without a range: applied at lookup time on the key's rows."""

@@ -1158,8 +1158,5 @@ def key_combinations(key_params: list[list[int]], params) -> list[tuple]:
     choices = [[params[i] for i in ps] for ps in key_params]
     if all(len(c) == 1 for c in choices):
         return [tuple(c[0] for c in choices)]
-    seen = []
-    for combo in itertools.product(*choices):
-        if combo not in seen:
-            seen.append(combo)
-    return seen
+    # dict.fromkeys keeps the first of equal combinations in order, in linear time
+    return list(dict.fromkeys(itertools.product(*choices)))
