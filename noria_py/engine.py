@@ -66,6 +66,7 @@ class QueryEntry:
         self.hits = 0
         self.misses = 0
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
+        self.readerless = False  # a view's own entry: its operators, no reader (_install)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,6 +86,14 @@ class Prepared:
 
     def run(self, engine: Engine, params) -> Result:
         raise NotImplementedError
+
+
+class _ViewEntry(Prepared):
+    """What CREATE VIEW compiles: the view's operators are installed, it has no reader
+    (``Engine._install``); only its entry is used."""
+
+    def __init__(self, entry: QueryEntry):
+        self.entry = entry
 
 
 class SelectPrepared(Prepared):
@@ -1445,7 +1454,13 @@ class Engine:
             self._rollback()
         return Result(rowcount=0)
 
-    def _prepare_select(self, ast, nparams: int, sql: str) -> Prepared:
+    def _prepare_select(self, ast, nparams: int, sql: str, view: bool = False) -> Prepared:
+        """The statement for a SELECT: its installed query, a newly compiled one, or a proxy.
+
+        ``view`` compiles a view's own ``SELECT * FROM v`` for CREATE VIEW: the view's operators
+        are installed and maintained, but without a reader of the whole view (see
+        ``_install``), and the text is not registered, so reading the view plainly installs a
+        reader like any other query."""
         if isinstance(ast, exp.Select) and ast.args.get("from_") is None:
             if ast.args.get("where") or ast.args.get("group"):
                 return self._proxy(ast, nparams, sql)
@@ -1461,7 +1476,7 @@ class Engine:
                 return self._proxy(ast, nparams, sql)
             return ConstPrepared(fns, names, kinds, nparams)
         key = _normalize(ast)
-        entry = self._by_sql.get(key)
+        entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
                 return SelectPrepared(entry, nparams)
@@ -1475,9 +1490,12 @@ class Engine:
         except BaseException:
             self._discard(compiler)
             raise
-        self._install(cq)
+        self._install(cq, with_reader=not view)
         entry = QueryEntry(self._next_name(), sql.strip(), "cached", cq)
         self.queries[entry.name] = entry
+        if view:
+            entry.readerless = True
+            return _ViewEntry(entry)
         self._by_sql[key] = entry
         return SelectPrepared(entry, nparams)
 
@@ -1485,11 +1503,24 @@ class Engine:
         for n in reversed(compiler.new):
             self.graph.remove(n)
 
-    def _install(self, cq: CompiledQuery) -> None:
+    def _install(self, cq: CompiledQuery, with_reader: bool = True) -> None:
+        """Plan, connect and build a compiled query's new nodes.
+
+        ``with_reader=False`` (a view's own query) plans the operators as the reader would
+        have them (a view's reader reads every row, so what it reads is full), then leaves the
+        reader out: it would hold the whole view and rebuild its published rows on every
+        write to it, although views are read through the queries over them."""
         self._drain()  # new nodes replay base storage: it must match the dataflow
         from .dataflow.plan_upqueries import plan
 
         to_full = plan(cq.reader, cq.new_nodes, self.partial, self.storage)
+        if not with_reader:
+            reader = cq.reader
+            if any(n is reader for n in cq.new_nodes):
+                self.graph.remove(reader)  # registered by the compiler, never connected
+            cq.new_nodes = [n for n in cq.new_nodes if n is not reader]
+            cq.nodes = [n for n in cq.nodes if n is not reader]
+            to_full = [n for n in to_full if n is not reader]
         new_ids = {id(n) for n in cq.new_nodes}
         for n in to_full:
             if id(n) in new_ids:
@@ -1890,7 +1921,7 @@ class Engine:
         try:
             select_sql = f"SELECT * FROM {name}"
             ast2, n = parse(select_sql)
-            prep = self._prepare_select(ast2, n, select_sql)
+            prep = self._prepare_select(ast2, n, select_sql, view=True)
             entry = prep.entry
             self.queries.pop(entry.name, None)
             entry.name = name
@@ -1917,8 +1948,10 @@ class Engine:
         low = name.lower()
         real = self.view_names.get(low, name)
         self._remove_query(real)
+        # every query that read the view (its definition inlined, also through other views)
+        # goes: a view created again under this name must not answer with the old definition
         for qname, entry in list(self.queries.items()):
-            if entry.compiled is None:
+            if entry.compiled is None or low in entry.compiled.views:
                 self._remove_query(qname)
         self.views.pop(low, None)
         self.view_sql.pop(low, None)
@@ -2043,7 +2076,9 @@ class Engine:
         names = ["name", "query", "status", "keys", "hits", "misses", "bytes"]
         rows = []
         for name, entry in self.queries.items():
-            if entry.compiled is not None:
+            if entry.readerless:
+                rows.append((name, entry.sql, entry.status, None, entry.hits, entry.misses, None))
+            elif entry.compiled is not None:
                 reader = entry.compiled.reader
                 keys, nrows = reader.state_size()
                 nbytes = _estimate_bytes(reader)

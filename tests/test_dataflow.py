@@ -176,3 +176,56 @@ def test_order_by_inside_a_subquery_or_view_adds_no_column(conn):
     assert sorted(conn.execute(q).fetchall()) == [(0,), (1,), (2,)]
     conn.execute("CREATE VIEW vo AS SELECT id FROM stories WHERE id < 2 ORDER BY title")
     assert sorted(conn.execute("SELECT * FROM vo").fetchall()) == [(0,), (1,)]
+
+
+def readers(c) -> list:
+    return [n for n in c.engine.graph.nodes.values() if n.kind == "reader"]
+
+
+@pytest.mark.parametrize("partial", [True, False])
+def test_a_view_holds_no_reader_of_its_own_until_read(partial):
+    # A view is read through the queries over it: CREATE VIEW installs and maintains its
+    # operators, but no reader holding (and rebuilding on every write) the whole view.
+    c = noria_py.connect(partial=partial)
+    c.execute("CREATE TABLE votes (user_id INT, story_id INT)")
+    c.executemany("INSERT INTO votes VALUES (?, ?)", [(u, s) for u in range(3) for s in range(4)])
+    c.execute("CREATE VIEW tally AS SELECT story_id, COUNT(*) AS n FROM votes GROUP BY story_id")
+    assert readers(c) == []
+    aggs = [n for n in c.engine.graph.nodes.values() if n.kind == "aggregate"]
+    assert len(aggs) == 1 and aggs[0].materialization == "full"  # as the view's reader had it
+    row = {r[0]: r for r in c.execute("SHOW CACHES")}["tally"]
+    assert row[2] == "cached" and row[3] is None and row[6] is None
+    c.execute("INSERT INTO votes VALUES (9, 1)")
+    # a query over the view shares its operators
+    assert c.execute("SELECT n FROM tally WHERE story_id = ?", (1,)).fetchall() == [(4,)]
+    assert len([n for n in c.engine.graph.nodes.values() if n.kind == "aggregate"]) == 1
+    # reading the whole view installs a reader like any query, built from the view's state
+    assert sorted(c.execute("SELECT * FROM tally").fetchall()) == [(0, 3), (1, 4), (2, 3), (3, 3)]
+    assert len(readers(c)) == 2
+    c.execute("DELETE FROM votes WHERE story_id = 0")
+    assert sorted(c.execute("SELECT * FROM tally").fetchall()) == [(1, 4), (2, 3), (3, 3)]
+    assert c.execute("SELECT n FROM tally WHERE story_id = ?", (1,)).fetchall() == [(4,)]
+    c.execute("DROP VIEW tally")
+    assert readers(c) == [] and c.engine.graph.nodes and all(
+        n.kind == "base" for n in c.engine.graph.nodes.values()
+    )
+    c.close()
+
+
+def test_a_view_created_again_answers_with_its_new_definition(conn):
+    conn.execute("CREATE VIEW v AS SELECT id, author FROM stories WHERE id > 1")
+    conn.execute("CREATE VIEW w AS SELECT id FROM v WHERE id < 5")
+    assert conn.execute("SELECT id FROM v WHERE author = ?", (1,)).fetchall() == [(4,), (7,)]
+    assert conn.execute("SELECT * FROM w").fetchall() == [(2,), (3,), (4,)]
+    conn.execute("DROP VIEW v")
+    with pytest.raises(noria_py.ProgrammingError):
+        conn.execute("SELECT id FROM v WHERE author = ?", (1,))
+    with pytest.raises(noria_py.ProgrammingError):
+        conn.execute("SELECT * FROM w")
+    conn.execute("CREATE VIEW v AS SELECT id, author FROM stories WHERE id > 5")
+    # queries over the old definition were installed; they must not answer any more
+    assert conn.execute("SELECT id FROM v WHERE author = ?", (1,)).fetchall() == [(7,)]
+    assert conn.execute("SELECT * FROM w").fetchall() == []
+    conn.execute("CREATE OR REPLACE VIEW v AS SELECT id, author FROM stories WHERE id < 3")
+    assert conn.execute("SELECT id FROM v WHERE author = ?", (1,)).fetchall() == [(1,)]
+    assert conn.execute("SELECT * FROM w").fetchall() == [(0,), (1,), (2,)]

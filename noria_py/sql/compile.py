@@ -82,6 +82,7 @@ class CompiledQuery:
     order: list = field(default_factory=list)
     limit: int | None = None
     offset: int = 0
+    views: frozenset = frozenset()  # lower-case names of the views the query reads, inlined
 
     @property
     def multi_key(self) -> bool:
@@ -123,6 +124,7 @@ class Compiler:
         self.nodes: list[Node] = []
         self.new: list[Node] = []
         self._view_stack: list[str] = []
+        self.views_used: set[str] = set()
 
     # --- node creation with reuse ----------------------------------------------------------
     def _mk(self, signature: str, factory) -> Node:
@@ -153,6 +155,7 @@ class Compiler:
             if low in self._view_stack:
                 raise ProgrammingError(f"View '{name}' references itself", 1462, "HY000")
             self._view_stack.append(low)
+            self.views_used.add(low)
             try:
                 rel = self.relation_of_query(self.views[low].copy())
             finally:
@@ -950,6 +953,7 @@ class Compiler:
             return q
         if not (view.args.get("limit") or view.args.get("offset")):
             return q
+        self.views_used.add(from_.this.name.lower())
         inner = view.copy()
         if len(q.expressions) == 1 and isinstance(q.expressions[0], exp.Star):
             return inner
@@ -1058,6 +1062,7 @@ class Compiler:
                 key_kinds=[parent.kinds[i] for i in key_pos],
                 nodes=list(self.nodes),
                 new_nodes=list(self.new),
+                views=frozenset(self.views_used),
                 merge_distinct=plan.distinct and multi,
                 visible=visible,
                 range_ops=plan.range_ops,
@@ -1090,6 +1095,7 @@ class Compiler:
             key_kinds=key_kinds,
             nodes=list(self.nodes),
             new_nodes=list(self.new),
+            views=frozenset(self.views_used),
             default_fn=plan.default_fn,
             merge_order=merge_order,
             merge_limit=merge_limit,
