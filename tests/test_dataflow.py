@@ -206,8 +206,10 @@ def test_a_view_holds_no_reader_of_its_own_until_read(partial):
     assert sorted(c.execute("SELECT * FROM tally").fetchall()) == [(1, 4), (2, 3), (3, 3)]
     assert c.execute("SELECT n FROM tally WHERE story_id = ?", (1,)).fetchall() == [(4,)]
     c.execute("DROP VIEW tally")
-    assert readers(c) == [] and c.engine.graph.nodes and all(
-        n.kind == "base" for n in c.engine.graph.nodes.values()
+    assert (
+        readers(c) == []
+        and c.engine.graph.nodes
+        and all(n.kind == "base" for n in c.engine.graph.nodes.values())
     )
     c.close()
 
