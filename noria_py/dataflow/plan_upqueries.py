@@ -102,6 +102,19 @@ def _range_side(join: Join, cols: list[int], col: int) -> int | None:
     return None
 
 
+def _stateless_to_base(node: Node, cols: list[int]) -> bool:
+    """Does a lookup of ``cols`` on ``node`` reach base storage through filters and plain
+    projected columns only (no state that could be partial or keyed otherwise)?"""
+    if isinstance(node, BaseTable):
+        return True
+    if isinstance(node, Filter):
+        return _stateless_to_base(node.parents[0], cols)
+    if isinstance(node, Project):
+        mapped = [node.source_cols[c] for c in cols]
+        return all(m is not None for m in mapped) and _stateless_to_base(node.parents[0], mapped)
+    return False
+
+
 class Planner:
     def __init__(self, new_nodes: list[Node], enabled: bool, storage):
         self.new = {id(n) for n in new_nodes}
@@ -225,6 +238,11 @@ class Planner:
             rcols = [c - nl for c in cols if c >= nl]
             if lcols and traceable(node.parents[0], lcols):
                 self.need(node.parents[0], lcols)
+                if rcols and not node.outer and _stateless_to_base(node.parents[1], rcols):
+                    # the right input can answer too (no state on the way to base storage,
+                    # given an index): the join asks whichever side returns fewer rows
+                    self.need(node.parents[1], rcols)
+                    node.right_asks.add(tuple(rcols))
             elif rcols:
                 self.need(node.parents[1], rcols)
 

@@ -43,6 +43,12 @@ class Join(Node):
         self._multi = len(left_key) > 1
         self.partial = False
         self.filled: set = set()
+        # column tuples of the right input the planner made answerable by lookups although the
+        # left input is asked first (plan_upqueries: an inner join asked on both sides, whose
+        # right input is a stateless path to base storage), and per asked column set the
+        # lookups and rows each side has answered: see _pick_side
+        self.right_asks: set[tuple] = set()
+        self._side_stats: dict[tuple, list[int]] = {}
         self.graph = None  # set by the graph: where probes and eviction bookkeeping go
 
     @property
@@ -170,7 +176,14 @@ class Join(Node):
         lsel = [(c, k) for c, k in zip(cols, key) if c < nl]
         rsel = [(c - nl, k) for c, k in zip(cols, key) if c >= nl]
         self._fill_asked_key(cols, key)
-        if lsel or self.outer:
+        stats = None
+        side = 0 if lsel or self.outer else 1
+        if side == 0 and rsel and self.right_asks:
+            rcols = tuple(c for c, _ in rsel)
+            if rcols in self.right_asks:
+                stats = self._side_stats.setdefault((tuple(cols), rcols), [0, 0, 0, 0])
+                side = _pick_side(stats)
+        if side == 0:
             if lsel:
                 rows = self.parents[0].query([c for c, _ in lsel], tuple(k for _, k in lsel))
             else:
@@ -179,6 +192,9 @@ class Join(Node):
         else:
             rows = self.parents[1].query([c for c, _ in rsel], tuple(k for _, k in rsel))
             out = self._join_right_rows(rows)
+        if stats is not None:
+            stats[2 * side] += 1
+            stats[2 * side + 1] += len(rows)
         return [(r, m) for r, m in out if matches(r, cols, key)]
 
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
@@ -353,3 +369,23 @@ class Join(Node):
         self.right_state = {}
         self.on_input(0, self.parents[0].contents())
         self.on_input(1, self.parents[1].contents())
+
+
+def _pick_side(stats: list[int]) -> int:
+    """Which input answers a lookup that has columns of both sides of an inner join (both give
+    the exact answer; the other side's columns filter the joined rows): the one that has
+    returned fewer rows per lookup. ``stats`` is [lookups, rows] of the left then the right
+    input. Each side answers first once; then every 64th lookup goes to the side asked less, so
+    a change in the data is noticed; counts are halved as they grow, so recent lookups weigh
+    more."""
+    ql, rl, qr, rr = stats
+    if ql == 0:
+        return 0
+    if qr == 0:
+        return 1
+    if ql + qr >= 1024:
+        stats[:] = [(ql + 1) // 2, rl // 2, (qr + 1) // 2, rr // 2]
+        ql, rl, qr, rr = stats
+    if (ql + qr) % 64 == 0:
+        return 0 if ql < qr else 1
+    return 0 if rl * qr <= rr * ql else 1
