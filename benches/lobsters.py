@@ -9,7 +9,9 @@ pages/s and the RSS of the database process at that point are reported. Past the
 rate keeps climbing until the backend saturates (achieves clearly less than offered), and the
 most pages/s achieved at any rate is reported too (``peak_pages_per_s``): a baseline that misses
 the latency bound even when idle still has a throughput to compare with. The MySQL-protocol
-backends are driven from ``--processes`` load generator processes (the same for all of them).
+backends are driven from ``--processes`` load generator processes (the same for all of them),
+at CPU niceness ``--client-nice`` so that on a small machine they do not take CPU time from the
+server under test (clients of a real server run on other machines).
 
     python benches/lobsters.py                    # default sweep, a few minutes
     python benches/lobsters.py --scale 0.2 --duration 10 --backends embedded,mariadb-optimized
@@ -96,6 +98,7 @@ def sweep(backend, label: str, args, variant: str, log) -> dict:
             seed=args.seed + len(steps),
             variant=variant,
             drain=max(5.0, args.duration),
+            nice=args.client_nice,
         )
         if args.processes > 1 and isinstance(backend, B.MySQLBackend):
             result = run_processes(backend.url, args.scale, args.seed, cfg, args.processes)
@@ -247,6 +250,14 @@ def main(argv: list[str] | None = None) -> int:
         help="load generator processes for the MySQL-protocol backends (the same for "
         "noria-py serve and MariaDB; the embedded engine runs in this process)",
     )
+    p.add_argument(
+        "--client-nice",
+        type=int,
+        default=10,
+        help="CPU niceness of those load generator processes (the same for every MySQL-protocol "
+        "backend): on a small machine they would otherwise take CPU time from the server under "
+        "test, which clients on other machines do not (default: %(default)s; 0 turns it off)",
+    )
     p.add_argument("--threshold-ms", type=float, default=50.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=str(RESULTS / "lobsters.json"))
@@ -264,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             "warmup_s": args.warmup,
             "in_flight": args.in_flight,
             "processes_for_mysql_backends": args.processes,
+            "client_nice_for_mysql_backends": args.client_nice,
             "threshold_p95_ms": args.threshold_ms,
             "seed": args.seed,
             "cpus": os.cpu_count(),

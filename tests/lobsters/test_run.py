@@ -68,7 +68,9 @@ def test_mariadb_from_two_load_generator_processes(mariadb):
     try:
         workload = Workload(SCALE, seed=2)
         backends.prime(backend, workload, "natural", drop_existing=True)
-        cfg = RunConfig(rate=120, duration=3, warmup=0.5, in_flight=8, seed=5, mix="uniform")
+        cfg = RunConfig(
+            rate=120, duration=3, warmup=0.5, in_flight=8, seed=5, mix="uniform", nice=5
+        )
         result = run_processes(backend.url, SCALE, 2, cfg, processes=2)
         assert result.error_samples == []
         assert result.unfinished == 0

@@ -18,6 +18,7 @@ completed (or the measurement window, if longer).
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -44,6 +45,9 @@ class RunConfig:
     frontpage_order: str = "asc"
     mix: str = "lobsters"  # or "uniform": every request type equally likely (tests)
     drain: float | None = None  # wait for outstanding requests (default: max(10, duration))
+    # run_processes: the load generator processes' CPU niceness (os.nice), so that on a small
+    # machine they leave the server under test its CPU time, as clients on other machines would
+    nice: int = 0
 
 
 @dataclass
@@ -248,6 +252,8 @@ def _child_run(url, scale, workload_seed, cfg, part, parts, barrier, counters, o
     from .data import Workload
 
     try:
+        if cfg.nice:
+            os.nice(cfg.nice)
         workload = Workload(scale, workload_seed)
         workload.partition(part, parts)
         backend = MySQLBackend(url)
