@@ -23,3 +23,70 @@ settings.register_profile("ci", max_examples=100, **_COMMON)
 settings.register_profile("long", max_examples=2000, **_COMMON)
 settings.load_profile("ci")
 # ---------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# The oracle: a real MariaDB with its default collation (utf8mb4_general_ci).
+#
+# Started once per test session on a free loopback port with a throw-away datadir. Set
+# NORIA_TEST_MARIADB_PORT to use a server that is already running (root, no password).
+# ---------------------------------------------------------------------------
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+class MariaDBOracle:
+    """A connection factory for the oracle, with one shared autocommit connection."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self._conn = None
+
+    def connect(self, database: str | None = "oracle", **kw):
+        import pymysql
+
+        return pymysql.connect(
+            host="127.0.0.1", port=self.port, user="root", database=database, autocommit=True, **kw
+        )
+
+    @property
+    def conn(self):
+        if self._conn is None:
+            self._conn = self.connect()
+        return self._conn
+
+    def query(self, sql: str, params=None):
+        """(rows, description) of one statement on the shared connection."""
+        with self.conn.cursor() as cur:
+            cur.execute(sql, params)
+            return cur.fetchall(), cur.description
+
+    def scalar(self, sql: str, params=None):
+        rows, _ = self.query(sql, params)
+        return rows[0][0]
+
+
+@pytest.fixture(scope="session")
+def mariadb_oracle():
+    port = os.environ.get("NORIA_TEST_MARIADB_PORT")
+    server = None
+    if not port:
+        from noria_py.workloads.lobsters import backends
+
+        if not backends.mariadb_available():
+            pytest.fail("mariadbd not installed (apt-get install -y mariadb-server mariadb-client)")
+        server = backends.MariaDBServer(buffer_pool="64M", collation="utf8mb4_general_ci").start()
+        port = server.port
+    oracle = MariaDBOracle(int(port))
+    c = oracle.connect(database=None)
+    with c.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS oracle")
+    c.close()
+    try:
+        yield oracle
+    finally:
+        if oracle._conn is not None:
+            oracle._conn.close()
+        if server is not None:
+            server.stop()

@@ -233,8 +233,9 @@ class MariaDBServer:
     comparison keeps its base tables in memory; the buffer pool holds the whole data set.
     """
 
-    def __init__(self, buffer_pool: str = "512M"):
+    def __init__(self, buffer_pool: str = "512M", collation: str = "utf8mb4_bin"):
         self.buffer_pool = buffer_pool
+        self.collation = collation
         self.proc: subprocess.Popen | None = None
         self.tmp: str | None = None
         self.port: int | None = None
@@ -286,7 +287,7 @@ class MariaDBServer:
                 "--skip-grant-tables",
                 "--skip-name-resolve",
                 "--character-set-server=utf8mb4",
-                "--collation-server=utf8mb4_bin",
+                f"--collation-server={self.collation}",
                 f"--innodb-buffer-pool-size={self.buffer_pool}",
                 "--innodb-flush-log-at-trx-commit=2",
                 "--max-connections=500",

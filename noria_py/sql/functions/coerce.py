@@ -1,0 +1,355 @@
+"""Argument conversions with MySQL's rules: how a function sees a value of another type.
+
+Invalid input never raises here: MySQL converts it (a string without a number is 0, a string
+that is not a date is NULL) and warns, and so do these helpers (without the warning).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+_NUM_PREFIX = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
+
+
+def fmt_float(v: float) -> str:
+    """A DOUBLE as MySQL prints it: shortest round-trip digits, exponent form past 1e15."""
+    if v != v or v in (math.inf, -math.inf):
+        return str(v)
+    if v == 0:
+        return "-0" if math.copysign(1, v) < 0 else "0"
+    r = repr(v)
+    if "e" in r or "E" in r:
+        mant, e = r.split("e")
+        if mant.endswith(".0"):
+            mant = mant[:-2]
+        ex = int(e)
+        if -5 < ex < 15:
+            return format(Decimal(r), "f")
+        return f"{mant}e{ex:+03d}" if abs(ex) >= 100 else f"{mant}e{'-' if ex < 0 else ''}{abs(ex)}"
+    if r.endswith(".0"):
+        r = r[:-2]
+    # MySQL switches to exponent notation for magnitudes of 1e15 and more
+    ip = r.lstrip("-").split(".")[0]
+    if len(ip) > 15:
+        mant = Decimal(r).normalize()
+        s = f"{mant:e}"
+        m, e = s.split("e")
+        return f"{m}e{int(e)}"
+    return r
+
+
+def fmt_decimal(d: Decimal) -> str:
+    return format(d, "f")
+
+
+def fmt_time(t: _dt.timedelta) -> str:
+    us = t.days * 86400_000000 + t.seconds * 1_000000 + t.microseconds
+    sign = "-" if us < 0 else ""
+    us = abs(us)
+    secs, frac = divmod(us, 1_000000)
+    h, rem = divmod(secs, 3600)
+    m, s = divmod(rem, 60)
+    out = f"{sign}{h:02d}:{m:02d}:{s:02d}"
+    if frac:
+        out += f".{frac:06d}"
+    return out
+
+
+def to_str(v) -> str | None:
+    """The string form of a value, as CONCAT or a string function sees it."""
+    if v is None:
+        return None
+    t = type(v)
+    if t is str:
+        return v
+    if t is int or t is bool:
+        return str(int(v))
+    if t is float:
+        return fmt_float(v)
+    if t is Decimal:
+        return fmt_decimal(v)
+    if t is _dt.datetime:
+        return (
+            v.strftime("%Y-%m-%d %H:%M:%S.%f") if v.microsecond else v.strftime("%Y-%m-%d %H:%M:%S")
+        )
+    if t is _dt.date:
+        return v.strftime("%Y-%m-%d")
+    if t is _dt.timedelta:
+        return fmt_time(v)
+    if t is bytes or t is bytearray or t is memoryview:
+        return bytes(v).decode("utf-8", "replace")
+    return str(v)
+
+
+def to_bytes(v) -> bytes | None:
+    if v is None:
+        return None
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    return to_str(v).encode("utf-8")
+
+
+def str_prefix_number(s: str):
+    """MySQL's string to number: the longest numeric prefix (leading spaces skipped), else 0.
+
+    Returns an int for an integer prefix and a float otherwise (a string in numeric context is
+    a DOUBLE in MySQL; integer prefixes are kept exact here and converted by the caller)."""
+    m = _NUM_PREFIX.match(s)
+    if not m:
+        return 0
+    text = m.group(1)
+    if any(c in text for c in ".eE"):
+        try:
+            return float(text)
+        except (OverflowError, ValueError):
+            return 0.0
+    return int(text)
+
+
+def to_num(v):
+    """A value in numeric context: int, Decimal or float (strings become DOUBLE)."""
+    if v is None:
+        return None
+    t = type(v)
+    if t is int or t is float or t is Decimal:
+        return v
+    if t is bool:
+        return int(v)
+    if t is str:
+        return float(str_prefix_number(v))
+    if t is bytes:
+        return float(str_prefix_number(v.decode("utf-8", "replace")))
+    if t is _dt.datetime:
+        n = v.year * 10**10 + v.month * 10**8 + v.day * 10**6 + v.hour * 10**4 + v.minute * 100
+        n += v.second
+        if v.microsecond:
+            return Decimal(n) + Decimal(v.microsecond).scaleb(-6)
+        return n
+    if t is _dt.date:
+        return v.year * 10000 + v.month * 100 + v.day
+    if t is _dt.timedelta:
+        us = v.days * 86400_000000 + v.seconds * 1_000000 + v.microseconds
+        sign = -1 if us < 0 else 1
+        secs, frac = divmod(abs(us), 1_000000)
+        h, rem = divmod(secs, 3600)
+        m, s = divmod(rem, 60)
+        n = h * 10000 + m * 100 + s
+        if frac:
+            return sign * (Decimal(n) + Decimal(frac).scaleb(-6))
+        return sign * n
+    return v
+
+
+def to_float(v) -> float | None:
+    n = to_num(v)
+    return None if n is None else float(n)
+
+
+def round_half_away(d: Decimal, places: int = 0) -> Decimal:
+    return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+def to_int(v) -> int | None:
+    """A value where MySQL wants an integer argument: rounded half away from zero."""
+    if v is None:
+        return None
+    n = to_num(v)
+    if type(n) is int:
+        return n
+    if type(n) is float:
+        if n != n or n in (math.inf, -math.inf):
+            return 0
+        return int(round_half_away(Decimal(repr(n))))
+    try:
+        return int(round_half_away(n))
+    except (InvalidOperation, ValueError):
+        return 0
+
+
+def to_decimal(v) -> Decimal | None:
+    n = to_num(v)
+    if n is None:
+        return None
+    if type(n) is float:
+        return Decimal(repr(n))
+    return Decimal(n)
+
+
+# --- temporal ------------------------------------------------------------------------------
+
+_DT_RE = re.compile(
+    r"^\s*(\d{1,4})[-/.:](\d{1,2})[-/.:](\d{1,2})"
+    r"(?:[ T]+(\d{1,2})(?:[:.](\d{1,2})(?:[:.](\d{1,2})(?:\.(\d{0,6})\d*)?)?)?)?\s*$"
+)
+_DIGITS_RE = re.compile(r"^\s*(\d{6}|\d{8}|\d{12}|\d{14})(?:\.(\d{0,6})\d*)?\s*$")
+_TIME_RE = re.compile(
+    r"^\s*([+-])?(?:(\d+)\s+)?(\d+)(?::(\d{1,2})(?::(\d{1,2}))?)?(?:\.(\d{0,6})\d*)?\s*$"
+)
+
+
+def _year2(y: int, ndigits: int) -> int:
+    if ndigits <= 2:
+        return y + 2000 if y < 70 else y + 1900
+    return y
+
+
+def _mk(y, mo, d, h=0, mi=0, s=0, us=0) -> _dt.datetime | None:
+    try:
+        return _dt.datetime(y, mo, d, h, mi, s, us)
+    except ValueError:
+        return None
+
+
+def _from_digits(digits: str, frac: str | None) -> _dt.datetime | None:
+    us = int((frac or "").ljust(6, "0")[:6] or 0)
+    n = len(digits)
+    if n == 6:
+        return _mk(_year2(int(digits[:2]), 2), int(digits[2:4]), int(digits[4:6]))
+    if n == 8:
+        return _mk(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
+    if n == 12:
+        y = _year2(int(digits[:2]), 2)
+        return _mk(
+            y, int(digits[2:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:10]),
+            int(digits[10:12]), us,
+        )  # fmt: skip
+    if n == 14:
+        return _mk(
+            int(digits[:4]), int(digits[4:6]), int(digits[6:8]), int(digits[8:10]),
+            int(digits[10:12]), int(digits[12:14]), us,
+        )  # fmt: skip
+    return None
+
+
+def to_datetime(v) -> _dt.datetime | None:
+    """A value where MySQL wants a DATETIME; NULL when it is not a valid one."""
+    if v is None:
+        return None
+    t = type(v)
+    if t is _dt.datetime:
+        return v
+    if t is _dt.date:
+        return _dt.datetime(v.year, v.month, v.day)
+    if t is _dt.timedelta:
+        today = _dt.date.today()
+        return _dt.datetime(today.year, today.month, today.day) + v
+    if t is int:
+        if v <= 0:
+            return None
+        s = str(v)
+        if len(s) in (5, 7, 11, 13):
+            s = "0" + s
+        return _from_digits(s, None) if len(s) in (6, 8, 12, 14) else None
+    if t is Decimal or t is float:
+        d = Decimal(repr(v)) if t is float else v
+        ip = int(d)
+        frac = format(d - ip, "f")[2:] if d != ip else None
+        r = to_datetime(ip)
+        if r is not None and frac:
+            r = r.replace(microsecond=int(frac.ljust(6, "0")[:6]))
+        return r
+    if t is bytes:
+        v = v.decode("utf-8", "replace")
+    s = str(v)
+    m = _DT_RE.match(s)
+    if m:
+        y = _year2(int(m.group(1)), len(m.group(1)))
+        frac = m.group(7) or ""
+        return _mk(
+            y, int(m.group(2)), int(m.group(3)), int(m.group(4) or 0), int(m.group(5) or 0),
+            int(m.group(6) or 0), int(frac.ljust(6, "0")[:6] or 0),
+        )  # fmt: skip
+    m = _DIGITS_RE.match(s)
+    if m:
+        return _from_digits(m.group(1), m.group(2))
+    return None
+
+
+def has_time_part(v) -> bool:
+    """Does a value given as a date argument carry a time of day (DATE_ADD keeps it then)?"""
+    t = type(v)
+    if t is _dt.datetime:
+        return True
+    if t is _dt.date:
+        return False
+    if t is str or t is bytes:
+        s = v.decode("utf-8", "replace") if t is bytes else v
+        m = _DT_RE.match(s)
+        if m:
+            return m.group(4) is not None
+        m = _DIGITS_RE.match(s)
+        return bool(m) and len(m.group(1)) > 8
+    if t is int:
+        return len(str(v)) > 8
+    if t is Decimal or t is float:
+        return True
+    return False
+
+
+def to_date(v) -> _dt.date | None:
+    d = to_datetime(v)
+    return None if d is None else d.date()
+
+
+def to_time(v) -> _dt.timedelta | None:
+    """A value where MySQL wants a TIME: '[-][D ]HH:MM:SS[.frac]', 'HHMMSS', a number HHMMSS."""
+    if v is None:
+        return None
+    t = type(v)
+    if t is _dt.timedelta:
+        return v
+    if t is _dt.datetime:
+        return _dt.timedelta(
+            hours=v.hour, minutes=v.minute, seconds=v.second, microseconds=v.microsecond
+        )
+    if t is _dt.date:
+        return _dt.timedelta(0)
+    if t in (int, float, Decimal):
+        d = Decimal(repr(v)) if t is float else Decimal(v)
+        sign = -1 if d < 0 else 1
+        d = abs(d)
+        ip = int(d)
+        us = int(round_half_away((d - ip) * 1000000))
+        h, rest = divmod(ip, 10000)
+        m, s = divmod(rest, 100)
+        if m > 59 or s > 59:
+            return None
+        return sign * _dt.timedelta(hours=h, minutes=m, seconds=s, microseconds=us)
+    s = to_str(v)
+    if _DT_RE.match(s) and (":" in s.split(" ")[-1] or "T" in s):
+        dt = to_datetime(s)
+        return None if dt is None else to_time(dt)
+    m = _TIME_RE.match(s)
+    if not m:
+        return None
+    sign = -1 if m.group(1) == "-" else 1
+    days = int(m.group(2) or 0)
+    if m.group(4) is None and m.group(2) is None:
+        # a bare number: HHMMSS read from the right
+        digits = m.group(3)
+        n = int(digits)
+        h, rest = divmod(n, 10000)
+        mi, sec = divmod(rest, 100)
+    else:
+        h = int(m.group(3))
+        mi = int(m.group(4) or 0)
+        sec = int(m.group(5) or 0)
+    if mi > 59 or sec > 59:
+        return None
+    us = int((m.group(6) or "").ljust(6, "0")[:6] or 0)
+    return sign * _dt.timedelta(days=days, hours=h, minutes=mi, seconds=sec, microseconds=us)
+
+
+TIME_MAX = _dt.timedelta(hours=838, minutes=59, seconds=59)
+
+
+def clamp_time(t: _dt.timedelta) -> _dt.timedelta:
+    """TIME's range is -838:59:59 to 838:59:59."""
+    if t > TIME_MAX:
+        return TIME_MAX
+    if t < -TIME_MAX:
+        return -TIME_MAX
+    return t
