@@ -32,6 +32,7 @@ from .dataflow.intervals import BOTTOM, TOP, int_cut
 from .dataflow.node import Node
 from .dataflow.ops.reader import has_ties
 from .result import Result
+from .sql import proxy_types, transpile
 from .sql import values as V
 from .sql.compile import CompiledQuery, Compiler, key_combinations
 from .sql.expr import Scope, Unsupported, compile_expr, truthy
@@ -665,16 +666,19 @@ class ProxyPrepared(Prepared):
     kind = "proxy"
     is_select = True
 
-    def __init__(self, sql_sqlite: str, param_count: int, entry: QueryEntry):
+    def __init__(self, sql_sqlite: str, param_count: int, entry: QueryEntry, kinds=None):
         self.sql = sql_sqlite
         self.param_count = param_count
         self.entry = entry
         self.columns = None
+        self.out_kinds = kinds or []
+        self._convs = None
 
     def run(self, engine: Engine, params) -> Result:
         args = {f"p{i}": V.to_storage(v) for i, v in enumerate(params)}
         try:
             cur = engine.storage.conn.execute(self.sql, args)
+            rows = cur.fetchall()
         except sqlite3.OperationalError as e:
             msg = str(e)
             if "no such table" in msg:
@@ -682,16 +686,28 @@ class ProxyPrepared(Prepared):
             if "no such column" in msg:
                 raise E.bad_field(msg.split(":")[-1].strip()) from None
             raise E.ProgrammingError(f"query failed on base storage: {msg}") from None
-        rows = cur.fetchall()
+        except (sqlite3.Error, OverflowError) as e:
+            raise E.OperationalError(f"query failed on base storage: {e}") from None
         names = [d[0] for d in cur.description] if cur.description else []
         self.entry.hits += 1
+        if self._convs is None or len(self._convs) != len(names):
+            ks = self.out_kinds if len(self.out_kinds) == len(names) else [None] * len(names)
+            self._convs = [proxy_types.converter(k) for k in ks]
+        convs = self._convs
+        if any(c is not None for c in convs):
+            rows = [
+                tuple(v if c is None or v is None else c(v) for v, c in zip(r, convs))
+                for r in rows
+            ]
         kinds = []
         for i in range(len(names)):
-            k = V.NULL
-            for r in rows:
-                if r[i] is not None:
-                    k = V.kind_of_value(r[i])
-                    break
+            k = self.out_kinds[i] if i < len(self.out_kinds) else None
+            if k is None:
+                k = V.NULL
+                for r in rows:
+                    if r[i] is not None:
+                        k = V.kind_of_value(r[i])
+                        break
             kinds.append(V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR"))
         return Result(names, rows, kinds, [True] * len(names), len(rows), None, "proxied")
 
@@ -1587,9 +1603,12 @@ class Engine:
 
     def _proxy(self, ast, nparams, sql, entry: QueryEntry | None = None) -> Prepared:
         try:
-            text = ast.sql(dialect="sqlite")
+            text = transpile.rewrite(ast).sql(dialect="sqlite")
+        except E.Error:
+            raise
         except Exception as e:  # noqa: BLE001 - sqlglot raises assorted errors
             raise E.NotSupportedError(f"cannot run this query: {e}") from None
+        kinds = proxy_types.infer_kinds(ast, self.storage.schemas)
         if entry is None:
             # validate tables before registering
             for t in ast.find_all(exp.Table):
@@ -1604,7 +1623,7 @@ class Engine:
             entry = QueryEntry(self._next_name(), sql.strip(), "proxied", None)
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
-        return ProxyPrepared(text, nparams, entry)
+        return ProxyPrepared(text, nparams, entry, kinds)
 
     # --- writes ------------------------------------------------------------------------------
     def _insert(self, prep: InsertPrepared, param_sets) -> Result:

@@ -9,6 +9,7 @@ base storage instead; ``ProgrammingError`` means the SQL itself is wrong.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import re
 from collections.abc import Callable
@@ -17,7 +18,9 @@ from decimal import ROUND_HALF_UP, Decimal, DivisionByZero, InvalidOperation
 from sqlglot import exp
 
 from ..errors import bad_field
+from . import functions as F
 from . import values as V
+from .functions import coerce as _coerce
 
 
 class Unsupported(Exception):
@@ -180,36 +183,58 @@ def _neg(a):
 
 
 def _cmp_prepare(a, b):
-    """Bring two non-NULL values to a comparable pair the way MySQL compares mixed types."""
+    """Bring two non-NULL values to a comparable pair the way MySQL compares mixed types.
+
+    Strings against numbers compare as DOUBLE; a DECIMAL against a DOUBLE as DOUBLE; a date or
+    datetime against a string or a number converts the other side to a datetime (a number like
+    20240229 is a date), and DATE against DATETIME compares as DATETIME. TIME against a string
+    or a number converts the other side to a TIME."""
     ta = type(a)
     tb = type(b)
     if ta is tb:
         return a, b
-    if ta is str and tb in (int, float, Decimal):
-        return _num(a), b
-    if tb is str and ta in (int, float, Decimal):
-        return a, _num(b)
-    if ta is str and tb is not str:
-        import datetime as _dt
-
-        if isinstance(b, _dt.datetime):
-            p = V.parse_datetime(a)
-            return (p, b) if p is not None else (a, V.format_value(b))
-        if isinstance(b, _dt.date):
-            p = V.parse_date(a)
-            return (p, b) if p is not None else (a, V.format_value(b))
-    if tb is str and ta is not str:
-        x, y = _cmp_prepare(b, a)
-        return y, x
-    import datetime as _dt
-
-    if isinstance(a, _dt.datetime) and not isinstance(b, _dt.datetime) and isinstance(b, _dt.date):
-        return a, _dt.datetime(b.year, b.month, b.day)
-    if isinstance(b, _dt.datetime) and not isinstance(a, _dt.datetime) and isinstance(a, _dt.date):
-        return _dt.datetime(a.year, a.month, a.day), b
     if ta is bool or tb is bool:
-        return int(a), int(b)
+        return _cmp_prepare(int(a) if ta is bool else a, int(b) if tb is bool else b)
+    if ta in _NUMERIC and tb in _NUMERIC:
+        if ta is float or tb is float:
+            return float(a), float(b)
+        return a, b  # int against Decimal compares exactly
+    if ta is str and tb in _NUMERIC:
+        x = _num(a)
+        return (x, float(b)) if tb is not int or isinstance(x, float) else (x, b)
+    if tb is str and ta in _NUMERIC:
+        y = _num(b)
+        return (float(a), y) if ta is not int or isinstance(y, float) else (a, y)
+    if ta in _TEMPORAL or tb in _TEMPORAL:
+        if ta is _dt.timedelta or tb is _dt.timedelta:
+            x = a if ta is _dt.timedelta else _coerce.to_time(a)
+            y = b if tb is _dt.timedelta else _coerce.to_time(b)
+            if x is not None and y is not None:
+                return x, y
+            return _coerce.to_str(a), _coerce.to_str(b)
+        x = _as_datetime(a)
+        y = _as_datetime(b)
+        if x is not None and y is not None:
+            return x, y
+        if ta in _NUMERIC or tb in _NUMERIC:
+            return _coerce.to_num(a), _coerce.to_num(b)
+        return _coerce.to_str(a), _coerce.to_str(b)
+    if ta is bytes or tb is bytes:
+        return _coerce.to_bytes(a), _coerce.to_bytes(b)
     return a, b
+
+
+_NUMERIC = (int, float, Decimal)
+_TEMPORAL = (_dt.date, _dt.datetime, _dt.timedelta)
+
+
+def _as_datetime(v):
+    t = type(v)
+    if t is _dt.datetime:
+        return v
+    if t is _dt.date:
+        return _dt.datetime(v.year, v.month, v.day)
+    return _coerce.to_datetime(v)
 
 
 def _eq(a, b):
@@ -310,180 +335,14 @@ def _like(v, pattern):
     return 1 if rx.match(s) else 0
 
 
-def _round_half_up(v, d=0):
-    if v is None or d is None:
-        return None
-    v = _num(v)
-    d = int(_num(d))
-    if isinstance(v, float):
-        # MySQL rounds doubles half away from zero at the decimal digit (approximately)
-        q = Decimal(repr(v)).quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP)
-        return float(q)
-    if isinstance(v, int):
-        if d >= 0:
-            return v
-        q = Decimal(v).quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP)
-        return int(q)
-    return (
-        v.quantize(Decimal(1).scaleb(-max(d, 0)), rounding=ROUND_HALF_UP)
-        if d >= 0
-        else (v.quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP))
-    )
-
-
 def _str(v):
     return v if isinstance(v, str) else V.format_value(v)
-
-
-def _concat(*args):
-    if any(a is None for a in args):
-        return None
-    return "".join(_str(a) for a in args)
-
-
-def _concat_ws(sep, *args):
-    if sep is None:
-        return None
-    return _str(sep).join(_str(a) for a in args if a is not None)
-
-
-def _substring(s, pos, length=None):
-    if s is None or pos is None:
-        return None
-    s = _str(s)
-    pos = int(_num(pos))
-    if pos == 0:
-        return ""
-    start = pos - 1 if pos > 0 else len(s) + pos
-    if start < 0:
-        return ""
-    if length is None:
-        return s[start:]
-    length = int(_num(length))
-    if length <= 0:
-        return ""
-    return s[start : start + length]
-
-
-def _greatest(*args):
-    if any(a is None for a in args):
-        return None
-    best = args[0]
-    for a in args[1:]:
-        if _gt(a, best):
-            best = a
-    return best
-
-
-def _least(*args):
-    if any(a is None for a in args):
-        return None
-    best = args[0]
-    for a in args[1:]:
-        if _lt(a, best):
-            best = a
-    return best
-
-
-def _f1(fn):
-    def g(a):
-        return None if a is None else fn(a)
-
-    return g
-
-
-def _sign(v):
-    v = _num(v)
-    return (v > 0) - (v < 0)
-
-
-def _floor(v):
-    v = _num(v)
-    return math.floor(v) if not isinstance(v, float) else float(math.floor(v))
-
-
-def _ceil(v):
-    v = _num(v)
-    return math.ceil(v) if not isinstance(v, float) else float(math.ceil(v))
-
-
-def _length(v):
-    return len(_str(v).encode("utf-8")) if not isinstance(v, bytes) else len(v)
-
-
-def _replace(s, a, b):
-    if s is None or a is None or b is None:
-        return None
-    a = _str(a)
-    return _str(s) if a == "" else _str(s).replace(a, _str(b))
-
-
-def _left(s, n):
-    if s is None or n is None:
-        return None
-    n = int(_num(n))
-    return _str(s)[: max(n, 0)]
-
-
-def _right(s, n):
-    if s is None or n is None:
-        return None
-    n = int(_num(n))
-    return _str(s)[-n:] if n > 0 else ""
 
 
 def _nullif(a, b):
     if a is None:
         return None
     return None if _eq(a, b) == 1 else a
-
-
-def _cast_signed(v):
-    if v is None:
-        return None
-    v = _num(v)
-    if isinstance(v, (float, Decimal)):
-        return int(Decimal(v).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    return int(v)
-
-
-def _cast_char(v):
-    return None if v is None else _str(v)
-
-
-def _cast_decimal(scale):
-    q = Decimal(1).scaleb(-scale)
-
-    def f(v):
-        if v is None:
-            return None
-        v = _num(v)
-        return Decimal(repr(v) if isinstance(v, float) else v).quantize(q, rounding=ROUND_HALF_UP)
-
-    return f
-
-
-_UNARY_FUNCS: dict[type, tuple[Callable, str | None]] = {
-    exp.Lower: (_f1(lambda s: _str(s).lower()), V.STR),
-    exp.Upper: (_f1(lambda s: _str(s).upper()), V.STR),
-    exp.Length: (_f1(_length), V.INT),
-    exp.Abs: (_f1(lambda v: abs(_num(v))), None),
-    exp.Floor: (_f1(_floor), None),
-    exp.Ceil: (_f1(_ceil), None),
-    exp.Sign: (_f1(_sign), V.INT),
-    exp.Sqrt: (_f1(lambda v: math.sqrt(_num(v)) if _num(v) >= 0 else None), V.FLOAT),
-    exp.Trim: (_f1(lambda s: _str(s).strip(" ")), V.STR),
-}
-
-_NAMED_FUNCS: dict[str, tuple[Callable, str | None]] = {
-    "CHAR_LENGTH": (_f1(lambda s: len(_str(s))), V.INT),
-    "CHARACTER_LENGTH": (_f1(lambda s: len(_str(s))), V.INT),
-    "LTRIM": (_f1(lambda s: _str(s).lstrip(" ")), V.STR),
-    "RTRIM": (_f1(lambda s: _str(s).rstrip(" ")), V.STR),
-    "REVERSE": (_f1(lambda s: _str(s)[::-1]), V.STR),
-    "LCASE": (_f1(lambda s: _str(s).lower()), V.STR),
-    "UCASE": (_f1(lambda s: _str(s).upper()), V.STR),
-}
 
 
 def _fold(kinds: list[str]) -> str:
@@ -614,9 +473,18 @@ class _Compiler:
         return Compiled(fn, kind)
 
     def c_Add(self, n):
+        if isinstance(n.expression, exp.Interval):
+            amount, unit = _interval_parts(n.expression)
+            return self.call("DATE_ADD", [n.this, amount, exp.Literal.string(unit)])
+        if isinstance(n.this, exp.Interval):
+            amount, unit = _interval_parts(n.this)
+            return self.call("DATE_ADD", [n.expression, amount, exp.Literal.string(unit)])
         return self._bin(n, _add)
 
     def c_Sub(self, n):
+        if isinstance(n.expression, exp.Interval):
+            amount, unit = _interval_parts(n.expression)
+            return self.call("DATE_SUB", [n.this, amount, exp.Literal.string(unit)])
         return self._bin(n, _sub)
 
     def c_Mul(self, n):
@@ -930,62 +798,69 @@ class _Compiler:
 
     # functions
     def c_Concat(self, n):
-        fs = [self.compile(e).fn for e in n.expressions]
-        return Compiled(lambda r, p: _concat(*[f(r, p) for f in fs]), V.STR)
+        return self.call("CONCAT", list(n.expressions))
 
     def c_ConcatWs(self, n):
-        fs = [self.compile(e).fn for e in n.expressions]
-        return Compiled(lambda r, p: _concat_ws(*[f(r, p) for f in fs]), V.STR)
+        return self.call("CONCAT_WS", list(n.expressions))
 
     def c_DPipe(self, n):
         # MySQL parses || as OR unless PIPES_AS_CONCAT; sqlglot gives DPipe for it.
         return self.c_Or(n)
 
-    def c_Substring(self, n):
-        fs = self.compile(n.this).fn
-        fp = self.compile(n.args["start"]).fn if n.args.get("start") else (lambda r, p: 1)
-        fl = self.compile(n.args["length"]).fn if n.args.get("length") else None
-        if fl is None:
-            return Compiled(lambda r, p: _substring(fs(r, p), fp(r, p)), V.STR)
-        return Compiled(lambda r, p: _substring(fs(r, p), fp(r, p), fl(r, p)), V.STR)
+    def c_Cast(self, n: exp.Cast):
+        call = cast_call(n)
+        if call is None:
+            raise Unsupported(f"CAST to {n.to.sql('mysql')}")
+        return self.call(*call)
 
-    def c_Round(self, n):
-        a = self.compile(n.this)
-        fa = a.fn
-        if n.args.get("decimals") is not None:
-            fd = self.compile(n.args["decimals"]).fn
-            return Compiled(lambda r, p: _round_half_up(fa(r, p), fd(r, p)), a.kind)
-        return Compiled(lambda r, p: _round_half_up(fa(r, p), 0), a.kind)
+    def c_func(self, n: exp.Func) -> Compiled:
+        call = canonical_call(n)
+        if call is None:
+            raise Unsupported(f"function {n.sql('mysql')}")
+        return self.call(*call)
 
-    def c_Greatest(self, n):
-        parts = [self.compile(n.this)] + [self.compile(e) for e in n.expressions]
-        fs = [c.fn for c in parts]
-        return Compiled(
-            lambda r, p: _greatest(*[f(r, p) for f in fs]), _fold([c.kind for c in parts])
-        )
+    def c_anonymous(self, n: exp.Anonymous) -> Compiled:
+        name = str(n.this).upper()
+        if name in F.AGGREGATES:
+            raise Unsupported(f"aggregate {name} in this position")
+        call = canonical_call(n)
+        return self.call(*call)
 
-    def c_Least(self, n):
-        parts = [self.compile(n.this)] + [self.compile(e) for e in n.expressions]
-        fs = [c.fn for c in parts]
-        return Compiled(lambda r, p: _least(*[f(r, p) for f in fs]), _fold([c.kind for c in parts]))
+    def call(self, name: str, args: list[exp.Expression]) -> Compiled:
+        """A call of the MySQL function ``name`` (from the registry) on ``args``."""
+        fn = lookup_function(name, len(args))
+        if not self.allow_params and (not fn.deterministic or fn.context):
+            raise Unsupported(f"{name}() is not deterministic")
+        comps = [self.compile(a) for a in args]
+        kinds = [c.kind for c in comps]
+        consts = [c.fn(None, None) if c.const else F.NOT_CONST for c in comps]
+        kind = fn.result_kind(kinds, consts)
+        call = bind_function(fn)
+        fs = [c.fn for c in comps]
+        if fn.deterministic and not fn.context and all(c.const for c in comps):
+            return self.const_kind(call(*consts), kind)
+        n = len(fs)
+        if n == 0:
+            return Compiled(lambda r, p: call(), kind)
+        if n == 1:
+            f0 = fs[0]
+            return Compiled(lambda r, p: call(f0(r, p)), kind)
+        if n == 2:
+            f0, f1 = fs
+            return Compiled(lambda r, p: call(f0(r, p), f1(r, p)), kind)
+        if n == 3:
+            f0, f1, f2 = fs
+            return Compiled(lambda r, p: call(f0(r, p), f1(r, p), f2(r, p)), kind)
+        return Compiled(lambda r, p: call(*[f(r, p) for f in fs]), kind)
 
-    def c_Replace(self, n):
-        fs = self.compile(n.this).fn
-        fa = self.compile(n.expression).fn
-        fb = self.compile(n.args["replacement"]).fn
-        return Compiled(lambda r, p: _replace(fs(r, p), fa(r, p), fb(r, p)), V.STR)
+    def const_kind(self, v, kind: str) -> Compiled:
+        def fn(r, p, v=v):
+            return v
 
-    def c_Left(self, n):
-        fs = self.compile(n.this).fn
-        fn_ = self.compile(n.expression).fn
-        return Compiled(lambda r, p: _left(fs(r, p), fn_(r, p)), V.STR)
+        return Compiled(fn, kind, const=True)
 
-    def c_Right(self, n):
-        fs = self.compile(n.this).fn
-        fn_ = self.compile(n.expression).fn
-        return Compiled(lambda r, p: _right(fs(r, p), fn_(r, p)), V.STR)
-
-    def c_Pow(self, n):
+    # bit operators: 64-bit unsigned, as in MySQL
+    def _bits(self, n, op) -> Compiled:
         fa = self.compile(n.this).fn
         fb = self.compile(n.expression).fn
 
@@ -993,62 +868,292 @@ class _Compiler:
             a, b = fa(r, p), fb(r, p)
             if a is None or b is None:
                 return None
+            return op(_u64(a), _u64(b)) & _U64
+
+        return Compiled(fn, V.INT)
+
+    def c_BitwiseAnd(self, n):
+        return self._bits(n, _op.and_)
+
+    def c_BitwiseOr(self, n):
+        return self._bits(n, _op.or_)
+
+    def c_BitwiseXor(self, n):
+        return self._bits(n, _op.xor)
+
+    def c_BitwiseLeftShift(self, n):
+        return self._bits(n, lambda a, b: a << b if b < 64 else 0)
+
+    def c_BitwiseRightShift(self, n):
+        return self._bits(n, lambda a, b: a >> b if b < 64 else 0)
+
+    def c_BitwiseNot(self, n):
+        fa = self.compile(n.this).fn
+
+        def fn(r, p):
+            a = fa(r, p)
+            return None if a is None else (~_u64(a)) & _U64
+
+        return Compiled(fn, V.INT)
+
+    def c_Collate(self, n: exp.Collate):
+        name = n.expression.name if hasattr(n.expression, "name") else str(n.expression)
+        if name.lower() not in ("utf8mb4_bin", "binary", "utf8_bin", "utf8mb3_bin"):
+            raise Unsupported(f"COLLATE {name}")
+        return self.compile(n.this)
+
+
+_U64 = (1 << 64) - 1
+
+
+def _u64(v) -> int:
+    """A value as BIT operators see it: an unsigned 64-bit integer."""
+    from .functions.coerce import to_num
+
+    x = to_num(v)
+    if type(x) is not int:
+        try:
+            x = int(Decimal(repr(x) if isinstance(x, float) else x).to_integral_value(ROUND_HALF_UP))
+        except (InvalidOperation, ValueError, OverflowError):
+            return _U64
+    if x < 0:
+        x &= _U64
+    return min(x, _U64)
+
+
+def unknown_function(name: str) -> Exception:
+    from ..errors import ProgrammingError
+
+    return ProgrammingError(f"FUNCTION {name.lower()} does not exist", 1305, "42000")
+
+
+def lookup_function(name: str, nargs: int) -> F.Fn:
+    """The registered function ``name``; 1305 if unknown, 1582 on a wrong argument count."""
+    F.load_all()
+    fn = F.REGISTRY.get(name.upper())
+    if fn is None:
+        raise unknown_function(name)
+    if nargs < fn.min_args or (fn.max_args is not None and nargs > fn.max_args):
+        from ..errors import ProgrammingError
+
+        raise ProgrammingError(
+            f"Incorrect parameter count in the call to native function '{name.upper()}'",
+            1582,
+            "42000",
+        )
+    return fn
+
+
+def bind_function(fn: F.Fn) -> Callable:
+    """``fn.impl`` with NULL propagation, the session context and the collation bound in.
+
+    A call that fails on its input gives NULL, as MySQL does (with a warning); a
+    ``FunctionError`` is a MySQL error and surfaces as one."""
+    impl = fn.impl
+    strict = fn.strict
+    if fn.context or fn.collation:
+        from .. import sql as _sql  # noqa: F401
+        from . import collation as _coll
+
+        def call(*a):
+            if strict and None in a:
+                return None
+            kw = {}
+            if fn.collation:
+                kw["coll"] = _coll.get(F.current_context().collation)
             try:
-                return float(_num(a)) ** float(_num(b))
-            except (OverflowError, ZeroDivisionError):
+                if fn.context:
+                    return impl(F.current_context(), *a, **kw)
+                return impl(*a, **kw)
+            except F.FunctionError as e:
+                raise _function_error(e) from None
+            except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
                 return None
 
-        return Compiled(fn, V.FLOAT)
+        return call
 
-    def c_Cast(self, n: exp.Cast):
-        a = self.compile(n.this)
-        fa = a.fn
-        to = n.to.this.name if hasattr(n.to.this, "name") else str(n.to.this)
-        if to in ("BIGINT", "INT", "SIGNED", "UBIGINT", "UINT"):
-            return Compiled(lambda r, p: _cast_signed(fa(r, p)), V.INT)
-        if to in ("CHAR", "VARCHAR", "TEXT", "NCHAR", "NVARCHAR"):
-            return Compiled(lambda r, p: _cast_char(fa(r, p)), V.STR)
-        if to in ("DECIMAL",):
-            params = [int(x.this.name) for x in n.to.expressions] if n.to.expressions else []
-            scale = params[1] if len(params) > 1 else 0
-            f = _cast_decimal(scale)
-            return Compiled(lambda r, p: f(fa(r, p)), V.DECIMAL)
-        if to in ("DOUBLE", "FLOAT"):
-            return Compiled(
-                lambda r, p: None if fa(r, p) is None else float(_num(fa(r, p))), V.FLOAT
-            )
-        if to == "DATE":
-            return Compiled(
-                lambda r, p: None if fa(r, p) is None else V.parse_date(_str(fa(r, p))[:10]),
-                V.DATE,
-            )
-        if to in ("DATETIME", "TIMESTAMP"):
-            return Compiled(
-                lambda r, p: None if fa(r, p) is None else V.parse_datetime(_str(fa(r, p))),
-                V.DATETIME,
-            )
-        raise Unsupported(f"CAST to {to}")
+    if strict:
 
-    def c_func(self, n: exp.Func) -> Compiled:
-        entry = _UNARY_FUNCS.get(type(n))
-        if entry is not None:
-            f, kind = entry
-            a = self.compile(n.this)
-            fa = a.fn
-            return Compiled(lambda r, p: f(fa(r, p)), kind or a.kind)
-        raise Unsupported(f"function {n.sql('mysql')}")
+        def call(*a):
+            if None in a:
+                return None
+            try:
+                return impl(*a)
+            except F.FunctionError as e:
+                raise _function_error(e) from None
+            except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
+                return None
 
-    def c_anonymous(self, n: exp.Anonymous) -> Compiled:
+        return call
+
+    def call_ns(*a):
+        try:
+            return impl(*a)
+        except F.FunctionError as e:
+            raise _function_error(e) from None
+        except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
+            return None
+
+    return call_ns
+
+
+def _function_error(e: F.FunctionError) -> Exception:
+    from ..errors import DataError
+
+    return DataError(str(e), e.errno, e.sqlstate)
+
+
+def _unit(node: exp.Expression | None) -> str:
+    if node is None:
+        return "DAY"
+    if isinstance(node, (exp.Var, exp.Column, exp.Identifier)):
+        return node.name.upper()
+    if isinstance(node, exp.Literal):
+        return str(node.this).upper()
+    return node.sql("mysql").upper()
+
+
+def _interval_parts(iv: exp.Interval) -> tuple[exp.Expression, str]:
+    return iv.this, _unit(iv.args.get("unit"))
+
+
+_TRIM_FN = {"LEADING": "TRIM_LEADING", "TRAILING": "TRIM_TRAILING", "BOTH": "TRIM_BOTH"}
+
+_UNIT_FIRST = {"TIMESTAMPDIFF", "TIMESTAMPADD"}
+_DATE_ARITH = {"DATE_ADD", "DATE_SUB", "ADDDATE", "SUBDATE"}
+
+
+def _json_path(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.JSONPath):
+        text = node.sql("mysql")
+        if len(text) >= 2 and text[0] == text[-1] == "'":
+            text = text[1:-1].replace("''", "'")
+        return exp.Literal.string(text)
+    return node
+
+
+_CAST_NAMES = {
+    "BIGINT": "CAST_SIGNED",
+    "INT": "CAST_SIGNED",
+    "UBIGINT": "CAST_UNSIGNED",
+    "UINT": "CAST_UNSIGNED",
+    "CHAR": "CAST_CHAR",
+    "NCHAR": "CAST_CHAR",
+    "VARCHAR": "CAST_CHAR",
+    "NVARCHAR": "CAST_CHAR",
+    "TEXT": "CAST_CHAR",
+    "CHARACTER_SET": "CAST_CHAR",
+    "BINARY": "CAST_BINARY",
+    "VARBINARY": "CAST_BINARY",
+    "DECIMAL": "CAST_DECIMAL",
+    "DOUBLE": "CAST_DOUBLE",
+    "FLOAT": "CAST_FLOAT",
+    "DATE": "CAST_DATE",
+    "DATETIME": "CAST_DATETIME",
+    "TIMESTAMP": "CAST_DATETIME",
+    "TIME": "CAST_TIME",
+}
+
+
+def cast_call(n: exp.Cast) -> tuple[str, list[exp.Expression]] | None:
+    """``CAST(x AS T(a, b))`` as ``CAST_T(x, a, b)``; None for a type CAST cannot produce."""
+    to = n.to
+    tname = to.this.name if hasattr(to.this, "name") else str(to.this)
+    name = _CAST_NAMES.get(tname)
+    if name is None:
+        return None
+    params = []
+    for x in to.expressions:
+        inner = x.this if isinstance(x, exp.DataTypeParam) else x
+        text = inner.name if hasattr(inner, "name") else str(inner)
+        try:
+            params.append(exp.Literal.number(int(text)))
+        except ValueError:
+            return None
+    if name == "CAST_DECIMAL" and len(params) == 1:
+        params.append(exp.Literal.number(0))
+    return name, [n.this] + params
+
+
+def canonical_call(n: exp.Expression) -> tuple[str, list[exp.Expression]] | None:
+    """The MySQL function name and positional arguments a call node stands for.
+
+    Units (``INTERVAL 1 DAY``, ``TIMESTAMPDIFF(MINUTE, ...)``) become string literals, so every
+    function takes only values: ``DATE_ADD(d, INTERVAL 2 HOUR)`` is ``DATE_ADD(d, 2, 'HOUR')``.
+    None when the node is not a function call the registry knows how to name."""
+    if isinstance(n, exp.Anonymous):
         name = str(n.this).upper()
-        if name in _NAMED_FUNCS and len(n.expressions) == 1:
-            f, kind = _NAMED_FUNCS[name]
-            fa = self.compile(n.expressions[0]).fn
-            return Compiled(lambda r, p: f(fa(r, p)), kind)
-        if name == "MOD" and len(n.expressions) == 2:
-            fa = self.compile(n.expressions[0]).fn
-            fb = self.compile(n.expressions[1]).fn
-            return Compiled(lambda r, p: _mod(fa(r, p), fb(r, p)), V.INT)
-        raise Unsupported(f"function {name}")
+        args = list(n.expressions)
+        if name in _UNIT_FIRST and args and isinstance(args[0], (exp.Column, exp.Var)):
+            args[0] = exp.Literal.string(_unit(args[0]))
+        elif name in _DATE_ARITH and len(args) == 2 and isinstance(args[1], exp.Interval):
+            amount, unit = _interval_parts(args[1])
+            if name == "ADDDATE":
+                name = "DATE_ADD"
+            elif name == "SUBDATE":
+                name = "DATE_SUB"
+            args = [args[0], amount, exp.Literal.string(unit)]
+        elif name in ("ADDDATE", "SUBDATE") and len(args) == 2:
+            name = "DATE_ADD" if name == "ADDDATE" else "DATE_SUB"
+            args = [args[0], args[1], exp.Literal.string("DAY")]
+        elif name == "GET_FORMAT" and args and isinstance(args[0], (exp.Column, exp.Var)):
+            args[0] = exp.Literal.string(_unit(args[0]))
+        elif name in ("CHARACTER_LENGTH",):
+            name = "CHAR_LENGTH"
+        return name, args
+    t = type(n)
+    if t is exp.Concat:
+        return "CONCAT", list(n.expressions)
+    if t is exp.ConcatWs:
+        return "CONCAT_WS", list(n.expressions)
+    if t is exp.Extract:
+        return "EXTRACT", [exp.Literal.string(_unit(n.this)), n.expression]
+    if t is exp.Trim:
+        pos = (n.args.get("position") or "").upper()
+        rem = n.args.get("expression")
+        if rem is None and not pos:
+            return "TRIM", [n.this]
+        if rem is None:
+            rem = exp.Literal.string(" ")
+        return _TRIM_FN.get(pos, "TRIM_BOTH"), [n.this, rem]
+    if t is exp.Substring:
+        args = [n.this, n.args.get("start") or exp.Literal.number(1)]
+        if n.args.get("length") is not None:
+            args.append(n.args["length"])
+        return "SUBSTRING", args
+    if t is exp.StrPosition:
+        args = [n.args["substr"], n.this]
+        if n.args.get("position") is not None:
+            args.append(n.args["position"])
+        return "LOCATE", args
+    if t is exp.Chr:
+        return "CHAR", list(n.expressions)
+    if t is exp.JSONExtract:
+        return "JSON_EXTRACT", [n.this, _json_path(n.expression)] + [
+            _json_path(e) for e in n.expressions
+        ]
+    if t is exp.JSONExtractScalar:
+        inner = exp.Anonymous(this="JSON_EXTRACT", expressions=[n.this, _json_path(n.expression)])
+        return "JSON_UNQUOTE", [inner]
+    if t is exp.JSONObject:
+        args = []
+        for kv in n.expressions:
+            if isinstance(kv, exp.JSONKeyValue):
+                args += [kv.this, kv.expression]
+            else:
+                args.append(kv)
+        return "JSON_OBJECT", args
+    if t is exp.CurrentTimestamp:
+        return "NOW", [n.this] if n.this is not None else []
+    if t is exp.CurrentDate:
+        return "CURDATE", []
+    if t is exp.CurrentTime:
+        return "CURTIME", [n.this] if n.this is not None else []
+    if t is exp.CurrentUser:
+        return "CURRENT_USER", []
+    if t is exp.RegexpLike:
+        return "REGEXP", [n.this, n.expression]
+    return None
 
 
 def output_kind(c: Compiled) -> str:

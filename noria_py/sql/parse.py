@@ -12,6 +12,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from ..errors import parse_error
+from .dialect import DIALECT
 
 
 def number_placeholders(sql: str) -> tuple[str, int]:
@@ -62,7 +63,7 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     """Parse exactly one statement; raise ProgrammingError (1064) on bad syntax."""
     text, nparams = number_placeholders(sql)
     try:
-        stmts = [s for s in sqlglot.parse(text, read="mysql") if s is not None]
+        stmts = [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]
     except (ParseError, TokenError) as e:
         msg = str(e).split("\n")[0]
         raise parse_error(msg) from None

@@ -77,6 +77,9 @@ class SQLiteStorage:
         self.conn = sqlite3.connect(
             path or ":memory:", isolation_level=None, check_same_thread=False
         )
+        from .mysql_functions import register as _register_mysql
+
+        _register_mysql(self.conn)
         if path:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")

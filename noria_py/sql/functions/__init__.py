@@ -20,6 +20,7 @@ otherwise), e.g. DATE_ADD is a DATE for a DATE and a day unit, a DATETIME for an
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -133,10 +134,51 @@ class Context:
     row_count: int = -1
     time_zone: str = "SYSTEM"
     found_rows: int = 0
-    now: "datetime.datetime | None" = None  # the statement's start in the session's time zone
+    now: datetime.datetime | None = None  # the statement's start in the session's time zone
     collation: str = "utf8mb4_general_ci"
+
+
+_MODULES = (
+    "strings", "numeric", "temporal", "json_fns", "regexp", "aggregates", "session", "casts",
+)
+_loaded = False
 
 
 def load_all() -> None:
     """Import every module that registers functions (idempotent)."""
-    from . import aggregates, json_fns, numeric, regexp, session, strings, temporal  # noqa: F401
+    global _loaded
+    if _loaded:
+        return
+    import importlib
+
+    for m in _MODULES:
+        try:  # DEV-ONLY tolerance, removed once every module exists
+            importlib.import_module(f"{__name__}.{m}")
+        except ModuleNotFoundError:
+            pass
+    _loaded = True
+
+
+_local = threading.local()
+_DEFAULT_CONTEXT = Context()
+
+
+def current_context() -> Context:
+    """The Context of the statement running on this thread (a default one outside statements)."""
+    return getattr(_local, "ctx", None) or _DEFAULT_CONTEXT
+
+
+def set_context(ctx: Context | None) -> Context | None:
+    """Make ``ctx`` this thread's current Context; returns the previous one."""
+    prev = getattr(_local, "ctx", None)
+    _local.ctx = ctx
+    return prev
+
+
+class FunctionError(Exception):
+    """A call MySQL rejects with an error (not a NULL with a warning): carries errno and text."""
+
+    def __init__(self, msg: str, errno: int, sqlstate: str = "HY000"):
+        super().__init__(msg)
+        self.errno = errno
+        self.sqlstate = sqlstate

@@ -1,0 +1,54 @@
+"""The MySQL dialect as noria_py parses it: sqlglot's MySQL, with function calls kept as written.
+
+sqlglot turns many MySQL functions into portable expression classes, and some of those
+rewrites lose what MySQL meant: ``CHAR_LENGTH`` and ``LENGTH`` both become ``Length``,
+``TO_DAYS(d)`` becomes date arithmetic, ``DATE_FORMAT``'s specifiers are translated to another
+format language, ``ISNULL(x)`` becomes ``x IS NULL``. The evaluator (``sql/functions``) is written
+against MySQL's own names and argument orders, so this dialect parses every function that has
+ordinary call syntax to ``exp.Anonymous`` with its MySQL name; what keeps its class is the
+aggregates (the compiler plans them), the conditionals the compiler knows (``IF``, ``IFNULL``,
+``COALESCE``, ``NULLIF``) and the functions with a syntax of their own (``CAST``, ``CONVERT``,
+``EXTRACT``, ``TRIM``, ``SUBSTRING ... FROM``, ``POSITION ... IN``, ``GROUP_CONCAT``, ``CHAR ...
+USING``, ``JSON_OBJECT``), which :mod:`.expr` maps back to MySQL's names.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+
+# Non-aggregate functions whose sqlglot class the compiler understands and which keep MySQL's
+# meaning exactly.
+_KEEP = {"COUNT", "IF", "IFNULL", "COALESCE", "NULLIF", "CONCAT", "CONCAT_WS"}
+
+
+# MySQL aggregates implemented by ``sql/functions/aggregates.py``: parsed by name, like calls.
+OWN_AGGREGATES = {
+    "STD", "STDDEV", "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_POP", "VAR_SAMP",
+    "BIT_AND", "BIT_OR", "BIT_XOR", "JSON_ARRAYAGG", "JSON_OBJECTAGG",
+}  # fmt: skip
+
+
+def _keep(name: str, builder) -> bool:
+    if name in _KEEP:
+        return True
+    if name in OWN_AGGREGATES:
+        return False
+    cls = getattr(builder, "__self__", None)
+    if isinstance(cls, type) and issubclass(cls, exp.AggFunc):
+        return True
+    # builders given as classes' from_arg_list
+    try:
+        owner = builder.__qualname__.split(".")[0]
+    except AttributeError:
+        return False
+    klass = getattr(exp, owner, None)
+    return isinstance(klass, type) and issubclass(klass, exp.AggFunc)
+
+
+class NoriaMySQL(MySQL):
+    class Parser(MySQL.Parser):
+        FUNCTIONS = {k: v for k, v in MySQL.Parser.FUNCTIONS.items() if _keep(k, v)}
+
+
+DIALECT = NoriaMySQL()

@@ -1,0 +1,119 @@
+"""The MySQL types of a proxied query's result columns, and SQLite's values converted to them.
+
+SQLite returns numbers and text; MySQL's drivers give ``Decimal`` for a SUM, ``date`` for a DATE
+column, ``timedelta`` for TIME. Each top-level select expression's kind is inferred from the
+schemas of the tables in FROM (and the registry's result kinds); a kind that cannot be inferred
+(a subquery's column, a derived table) is taken from the values themselves.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from sqlglot import exp
+
+from . import functions as F
+from . import values as V
+from .expr import Scope, compile_expr
+
+
+def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:
+    """One kind (or None: unknown) per output column of a SELECT over base tables."""
+    if not isinstance(select, exp.Select):
+        return []
+    cols: list[tuple[str | None, str, str]] = []
+    sources = []
+    frm = select.args.get("from_")
+    if frm is not None:
+        sources.append(frm.this)
+    for j in select.args.get("joins") or []:
+        sources.append(j.this)
+    for src in sources:
+        if not isinstance(src, exp.Table):
+            return [None] * len(select.expressions)
+        schema = schemas.get(src.name.lower())
+        if schema is None:
+            return [None] * len(select.expressions)
+        alias = src.alias_or_name
+        for c in schema.columns:
+            cols.append((alias, c.name, c.ctype.kind))
+    scope = Scope(cols)
+    out: list[str | None] = []
+    for e in select.expressions:
+        if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+            return [None] * max(len(cols), 1)
+        out.append(_kind(e, scope))
+    return out
+
+
+def _kind(e: exp.Expression, scope: Scope) -> str | None:
+    if isinstance(e, exp.Alias):
+        return _kind(e.this, scope)
+    if isinstance(e, exp.Count):
+        return V.INT
+    if isinstance(e, (exp.Sum, exp.Avg)):
+        inner = e.this.this if isinstance(e.this, exp.Distinct) else e.this
+        k = _kind(inner, scope) if not isinstance(inner, list) else None
+        if k in (V.INT, V.DECIMAL):
+            return V.DECIMAL
+        return V.FLOAT if k is not None else None
+    if isinstance(e, (exp.Min, exp.Max)):
+        return _kind(e.this, scope)
+    if isinstance(e, exp.GroupConcat):
+        return V.STR
+    if isinstance(e, exp.Anonymous) and str(e.this).upper() in F.AGGREGATES:
+        agg = F.AGGREGATES[str(e.this).upper()]
+        return agg.result_kind([_kind(a, scope) or V.STR for a in e.expressions])
+    if e.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window):
+        return None
+    try:
+        return compile_expr(e, scope, allow_params=True).kind
+    except Exception:  # noqa: BLE001 - anything the compiler cannot type is "unknown"
+        return None
+
+
+def converter(kind: str | None):
+    """A function turning SQLite's value into the Python value of ``kind`` (None: as is)."""
+    if kind == V.DECIMAL:
+        return _to_decimal
+    if kind == V.DATE:
+        return F.coerce.to_date
+    if kind == V.DATETIME:
+        return F.coerce.to_datetime
+    if kind == V.TIME:
+        return F.coerce.to_time
+    if kind == V.INT:
+        return _to_int
+    if kind == V.FLOAT:
+        return _to_float
+    return None
+
+
+def _to_decimal(v):
+    if v is None or isinstance(v, Decimal):
+        return v
+    if isinstance(v, float):
+        return Decimal(repr(v))
+    if isinstance(v, int):
+        return Decimal(v)
+    try:
+        return Decimal(str(v))
+    except ArithmeticError:
+        return v
+
+
+def _to_int(v):
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v)
+        except ValueError:
+            return v
+    return v
+
+
+def _to_float(v):
+    if isinstance(v, int):
+        return float(v)
+    return v

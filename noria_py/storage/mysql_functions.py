@@ -1,0 +1,123 @@
+"""MySQL's functions, aggregates and collations registered into a SQLite connection.
+
+Base storage answers the queries the dataflow does not maintain; ``sql/transpile.py`` rewrites
+their function calls to ``nf_<NAME>``, and this module makes those names call the same Python
+implementations the dataflow uses (``sql/functions``). Values cross into SQLite as SQLite can
+hold them: DECIMAL as a number, dates and times as their MySQL text.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sqlite3
+from decimal import Decimal
+
+from ..sql import collation as C
+from ..sql import functions as F
+from ..sql.expr import bind_function
+from ..sql.transpile import PREFIX
+
+_I64_MAX = 2**63 - 1
+
+
+def to_sqlite(v):
+    """A function's result as SQLite holds it."""
+    t = type(v)
+    if v is None or t is str or t is float or t is bytes:
+        return v
+    if t is int:
+        return v if -_I64_MAX - 1 <= v <= _I64_MAX else str(v)
+    if t is bool:
+        return int(v)
+    if t is Decimal:
+        if v == v.to_integral_value() and abs(v) <= _I64_MAX:
+            return int(v)
+        return float(v)
+    if t is _dt.datetime or t is _dt.date or t is _dt.timedelta:
+        return F.coerce.to_str(v)
+    return v
+
+
+def _scalar(fn: F.Fn):
+    call = bind_function(fn)
+
+    def adapter(*args):
+        return to_sqlite(call(*args))
+
+    return adapter
+
+
+def _aggregate(agg: F.Agg):
+    class Adapter:
+        def __init__(self):
+            self.acc = agg.factory()
+
+        def step(self, *args):
+            self.acc.step(*args)
+
+        def finalize(self):
+            return to_sqlite(self.acc.value())
+
+    return Adapter
+
+
+class _Sum:
+    """MySQL's SUM: exact (DECIMAL) over exact values, DOUBLE over doubles and strings."""
+
+    def __init__(self):
+        self.total = None
+        self.exact = True
+
+    def step(self, v):
+        if v is None:
+            return
+        if isinstance(v, float):
+            v = Decimal(repr(v))  # a DECIMAL column arrives as a SQLite REAL
+        elif isinstance(v, (str, bytes)):
+            self.exact = False
+            v = Decimal(repr(F.coerce.to_float(v)))
+        elif not isinstance(v, (int, Decimal)):
+            v = F.coerce.to_decimal(v)
+        self.total = v if self.total is None else self.total + v
+
+    def finalize(self):
+        if self.total is None:
+            return None
+        return to_sqlite(self.total) if self.exact else float(self.total)
+
+
+class _Avg(_Sum):
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def step(self, v):
+        if v is not None:
+            self.n += 1
+        super().step(v)
+
+    def finalize(self):
+        if self.total is None:
+            return None
+        q = Decimal(self.total) / self.n
+        return float(q)
+
+
+def register(conn: sqlite3.Connection) -> None:
+    """Register every MySQL function, aggregate and collation into ``conn``."""
+    F.load_all()
+    for name, fn in F.REGISTRY.items():
+        conn.create_function(PREFIX + name, -1, _scalar(fn), deterministic=fn.deterministic)
+    for name, agg in F.AGGREGATES.items():
+        conn.create_aggregate(PREFIX + name, -1, _aggregate(agg))
+    conn.create_aggregate(PREFIX + "SUM", 1, _Sum)
+    conn.create_aggregate(PREFIX + "AVG", 1, _Avg)
+    for name, coll in C.COLLATIONS.items():
+        conn.create_collation(name, _collation_cmp(coll))
+
+
+def _collation_cmp(coll: C.Collation):
+    def cmp(a: str, b: str) -> int:
+        return coll.cmp(a, b)
+
+    return cmp
