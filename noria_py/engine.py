@@ -696,8 +696,7 @@ class ProxyPrepared(Prepared):
         convs = self._convs
         if any(c is not None for c in convs):
             rows = [
-                tuple(v if c is None or v is None else c(v) for v, c in zip(r, convs))
-                for r in rows
+                tuple(v if c is None or v is None else c(v) for v, c in zip(r, convs)) for r in rows
             ]
         kinds = []
         for i in range(len(names)):
@@ -1005,9 +1004,10 @@ class Engine:
         if prep.is_write:
             check_params(params)
         if len(params) != prep.param_count:
+            hint = " (placeholders are ?, not %s)" if "%s" in sql else ""
             raise E.ProgrammingError(
                 f"Incorrect number of bindings supplied: the statement uses {prep.param_count}, "
-                f"{len(params)} supplied",
+                f"{len(params)} supplied{hint}",
                 E.ER_WRONG_ARGUMENTS,
                 "HY000",
             )

@@ -98,4 +98,20 @@ def bad_field(name: str, where: str = "field list") -> ProgrammingError:
 
 
 def parse_error(msg: str) -> ProgrammingError:
-    return ProgrammingError(f"You have an error in your SQL syntax: {msg}", ER_PARSE_ERROR, "42000")
+    """1064 with MySQL's text. ``msg`` is ``near '...'`` (MySQL's own form) or a description."""
+    if msg.startswith("near '"):
+        tail = msg if msg.endswith("at line 1") or " at line " in msg else f"{msg} at line 1"
+    else:
+        tail = f"near '{msg}' at line 1"
+    return ProgrammingError(
+        "You have an error in your SQL syntax; check the manual that corresponds to your "
+        f"MariaDB server version for the right syntax to use {tail}",
+        ER_PARSE_ERROR,
+        "42000",
+    )
+
+
+def syntax_error_near(text: str, line: int = 1) -> ProgrammingError:
+    """1064 pointing at ``text``, the rest of the statement from where parsing failed."""
+    near = text[:80]
+    return parse_error(f"near '{near}' at line {line}")

@@ -31,14 +31,15 @@ discards them. What a client sees meanwhile:
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from noria_py import errors
 from noria_py.result import Result
+from noria_py.sql import functions as F
 
 from . import protocol as P
 from .literals import LITERAL_SLOTS, literal_value, slots_of
@@ -560,6 +561,20 @@ class Session:
         self.last_rowcount = -1
         self.client_codec = "utf-8"
         self.variables: Any = None  # set by the connection for mysql-mimic's handshake code
+        self.fn_context = F.Context(connection_id=connection_id)
+
+    def _bind_context(self) -> None:
+        """Make this session's values what VERSION(), DATABASE(), LAST_INSERT_ID() ... read."""
+        ctx = self.fn_context
+        ctx.database = self.database
+        ctx.last_insert_id = self.last_insert_id
+        ctx.row_count = self.last_rowcount
+        ctx.user = f"{self.username or ''}@localhost"
+        ctx.version = str(self.state.globals.get("version", ctx.version))
+        tz = self.vars.get("time_zone", self.state.globals.get("time_zone", "SYSTEM"))
+        ctx.time_zone = str(tz)
+        ctx.now = None
+        F.set_context(ctx)
 
     # -- variables -------------------------------------------------------------------------
 
@@ -632,6 +647,7 @@ class Session:
         """Run one statement for this session; raises noria_py.errors.Error subclasses."""
         state = self.state
         state.questions += 1
+        self._bind_context()
         st = state.statement(sql)
         kind = st.kind
         if kind == "engine":
@@ -648,6 +664,7 @@ class Session:
         refuses the parameterized text but answers ``sql`` as written, remember that and send
         the texts of this shape as written from now on."""
         self.state.questions += 1
+        self._bind_context()
         try:
             return self.engine.execute(plan.sql, params)
         except errors.Error:
@@ -906,37 +923,8 @@ def _show_value(v: Any) -> str:
     return str(v)
 
 
-_SQLITE = None
-
-
 def _h_const_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    try:
-        return s.engine.execute(st.sql, params)
-    except errors.Error as engine_error:
-        # Constant expressions without tables: evaluate them with SQLite after translating
-        # the MySQL text, so that `SELECT 1` and friends work even if the engine has no plan
-        # for them. If that fails too, the engine's error stands.
-        try:
-            return _eval_constant(st.sql, params)
-        except Exception:
-            raise engine_error from None
-
-
-def _eval_constant(sql: str, params: Sequence[Any]) -> Result:
-    global _SQLITE
-    import sqlglot
-
-    tree = sqlglot.parse_one(sql, read="mysql")
-    names = [
-        e.alias_or_name if e.alias else _select_item_texts(sql, i)
-        for i, e in enumerate(tree.expressions)
-    ]
-    lite = tree.sql(dialect="sqlite")
-    if _SQLITE is None:
-        _SQLITE = sqlite3.connect(":memory:", check_same_thread=False)
-    cur = _SQLITE.execute(lite, tuple(params))
-    rows = [tuple(r) for r in cur.fetchall()]
-    return rows_result(names, rows)
+    return s.engine.execute(st.sql, params)
 
 
 def _select_item_texts(sql: str, i: int) -> str:
@@ -967,7 +955,14 @@ def _h_session_select(s: Session, st: Statement, params: Sequence[Any]) -> Resul
     text = st.sql
     limit_zero = re.search(r"\blimit\s+0\s*\Z", text, re.I) is not None
     names, values = [], []
-    for item in _select_list(text):
+    items = _select_list(text)
+    if not all(
+        _evaluable(_ALIAS.match(i).group(1).strip() if _ALIAS.match(i) else i) for i in items
+    ):
+        # an expression around a session value (SQLAlchemy's `VERSION() LIKE '%MariaDB%'`):
+        # the engine evaluates it, with the variables' values in place
+        return s.engine.execute(_with_variables(s, text), params)
+    for item in items:
         expr, name = item, item
         m = _ALIAS.match(item)
         if m and not _FUNC.match(item) and not re.search(r"\(\s*\)\Z", item):
@@ -978,6 +973,49 @@ def _h_session_select(s: Session, st: Statement, params: Sequence[Any]) -> Resul
         names.append(name)
     rows = [] if limit_zero else [tuple(values)]
     return rows_result(names, rows, [_type_of(v) for v in values])
+
+
+def _with_variables(s: Session, text: str) -> str:
+    """``text`` with each @@system and @user variable outside quotes replaced by its value as
+    a SQL literal, for the engine to evaluate the expression around it."""
+    out = []
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+            continue
+        if c == "@":
+            m = re.compile(r"@@(?:(global|session|local)\.)?([A-Za-z_][\w$]*)|@([A-Za-z_][\w$.]*)")
+            mm = m.match(text, i)
+            if mm:
+                if mm.group(2):
+                    scope = (mm.group(1) or "session").lower()
+                    v = s.get_var(mm.group(2), "global" if scope == "global" else "session")
+                else:
+                    v = s.user_vars.get(mm.group(3).lower())
+                out.append(_sql_literal(v))
+                i = mm.end()
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _sql_literal(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, (int, float, Decimal)):
+        return str(v)
+    text = str(v).replace("\\", "\\\\").replace("'", "''")
+    return f"'{text}'"
 
 
 def _evaluable(expr: str) -> bool:

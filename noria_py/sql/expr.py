@@ -913,7 +913,9 @@ def _u64(v) -> int:
     x = to_num(v)
     if type(x) is not int:
         try:
-            x = int(Decimal(repr(x) if isinstance(x, float) else x).to_integral_value(ROUND_HALF_UP))
+            x = int(
+                Decimal(repr(x) if isinstance(x, float) else x).to_integral_value(ROUND_HALF_UP)
+            )
         except (InvalidOperation, ValueError, OverflowError):
             return _U64
     if x < 0:

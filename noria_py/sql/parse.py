@@ -64,11 +64,12 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     text, nparams = number_placeholders(sql)
     try:
         stmts = [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]
-    except (ParseError, TokenError) as e:
-        msg = str(e).split("\n")[0]
-        raise parse_error(msg) from None
-    except Exception as e:  # sqlglot raises assorted errors on odd input
-        raise parse_error(str(e).split("\n")[0]) from None
+    except ParseError as e:
+        raise _syntax_error(sql, text, e) from None
+    except TokenError:
+        raise _syntax_error(sql, text, None) from None
+    except Exception:  # noqa: BLE001 - sqlglot raises assorted errors on odd input
+        raise _syntax_error(sql, text, None) from None
     if not stmts:
         raise parse_error("empty statement")
     if len(stmts) > 1:
@@ -82,6 +83,34 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
 
 
 _TOKENIZER = None
+
+
+def _syntax_error(sql: str, text: str, e: ParseError | None):
+    """MySQL's 1064: "... near '<rest of the statement>' at line N", no parser internals."""
+    from ..errors import syntax_error_near
+
+    hint = ""
+    if "%s" in sql or "%(" in sql:
+        hint = " (placeholders are ?, not %s)"
+    line, near = 1, sql.strip()
+    if e is not None and e.errors:
+        info = e.errors[0]
+        line = info.get("line") or 1
+        col = info.get("col") or 0
+        hl = info.get("highlight") or ""
+        lines = text.split("\n")
+        if 1 <= line <= len(lines):
+            off = sum(len(x) + 1 for x in lines[: line - 1]) + max(col - len(hl), 0)
+            near = text[off:]
+            # the text had ? renamed :pN; show the user's placeholders again
+            import re
+
+            near = re.sub(r":p\d+\b", "?", near)
+    err = syntax_error_near(near, line)
+    if hint:
+        err.msg += hint
+        err.args = (err.msg,)
+    return err
 
 
 def _check_tokens(text: str) -> None:

@@ -306,12 +306,23 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
             return bytes(value)
         return str(value).encode()
     if kind == TIME:
-        return str(value)
+        from .functions.coerce import TIME_MAX, to_time
+
+        t = to_time(value)
+        if t is None:
+            raise _bad(col, value, "time")
+        if abs(t) > TIME_MAX:
+            raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
+        return t
     return value
 
 
 def format_value(v) -> str:
     """Text form of a value as MySQL prints it."""
+    if isinstance(v, _dt.timedelta):
+        from .functions.coerce import fmt_time
+
+        return fmt_time(v)
     if isinstance(v, _dt.datetime):
         if v.microsecond:
             return v.strftime("%Y-%m-%d %H:%M:%S.%f")
@@ -330,7 +341,7 @@ def to_storage(v):
     """Value as stored in SQLite."""
     if isinstance(v, Decimal):
         return str(v)
-    if isinstance(v, (_dt.datetime, _dt.date)):
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.timedelta)):
         return format_value(v)
     return v
 
@@ -351,6 +362,10 @@ def from_storage(v, ctype: ColumnType):
         return parse_datetime(v) if isinstance(v, str) else v
     if kind == DATE:
         return parse_date(v) if isinstance(v, str) else v
+    if kind == TIME:
+        from .functions.coerce import to_time
+
+        return to_time(v) if not isinstance(v, _dt.timedelta) else v
     if kind == STR and not isinstance(v, str):
         return format_value(v)
     return v
@@ -373,6 +388,8 @@ def kind_of_value(v) -> str:
         return DATETIME
     if isinstance(v, _dt.date):
         return DATE
+    if isinstance(v, _dt.timedelta):
+        return TIME
     return STR
 
 

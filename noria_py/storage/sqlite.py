@@ -141,7 +141,7 @@ class SQLiteStorage:
         convs = []
         need = False
         for c in schema.columns:
-            if c.ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME):
+            if c.ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME, V.TIME):
                 convs.append(c.ctype)
                 need = True
             else:

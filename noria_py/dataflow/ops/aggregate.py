@@ -55,11 +55,8 @@ class AggSpec:
         if f == "AVG":
             return V.FLOAT if self.kind == V.FLOAT else V.DECIMAL
         if f == "SUM":
-            return (
-                V.FLOAT
-                if self.kind in (V.FLOAT, V.STR)
-                else (V.DECIMAL if self.kind == V.DECIMAL else V.INT)
-            )
+            # MySQL: SUM of exact values is a DECIMAL (of integers too), of anything else a DOUBLE
+            return V.FLOAT if self.kind in (V.FLOAT, V.STR) else V.DECIMAL
         if f == "GROUP_CONCAT":
             return V.STR
         return self.kind
@@ -103,6 +100,8 @@ def _sum_value(total, spec: AggSpec):
         return float(total)
     if spec.kind == V.FLOAT:
         return float(total)
+    if type(total) is int:
+        return Decimal(total)
     return total
 
 

@@ -139,7 +139,14 @@ class Context:
 
 
 _MODULES = (
-    "strings", "numeric", "temporal", "json_fns", "regexp", "aggregates", "session", "casts",
+    "strings",
+    "numeric",
+    "temporal",
+    "json_fns",
+    "regexp",
+    "aggregates",
+    "session",
+    "casts",
 )
 _loaded = False
 

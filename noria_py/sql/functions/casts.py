@@ -160,7 +160,9 @@ def cast_time(v, fsp=0):
     us = abs(t.microseconds) if t >= _dt.timedelta(0) else (-t).microseconds
     cut = us - _truncate_us(us, int(fsp))
     if cut:
-        t = t - _dt.timedelta(microseconds=cut) if t >= _dt.timedelta(0) else t + _dt.timedelta(
-            microseconds=cut
+        t = (
+            t - _dt.timedelta(microseconds=cut)
+            if t >= _dt.timedelta(0)
+            else t + _dt.timedelta(microseconds=cut)
         )
     return t
