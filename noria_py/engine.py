@@ -554,7 +554,10 @@ class SelectPrepared(Prepared):
         )
 
 
-_PARAM_TYPES = (int, float, str, bytes, Decimal, _dt.date, _dt.datetime, _dt.time, bool, type(None))
+_PARAM_TYPES = (
+    int, float, str, bytes, Decimal, _dt.date, _dt.datetime, _dt.time, _dt.timedelta, bool,
+    type(None),
+)  # fmt: skip
 
 
 def check_params(params) -> None:
@@ -674,8 +677,15 @@ class ProxyPrepared(Prepared):
         self.out_kinds = kinds or []
         self._convs = None
 
+    param_kinds: dict = {}
+
     def run(self, engine: Engine, params) -> Result:
-        args = {f"p{i}": V.to_storage(v) for i, v in enumerate(params)}
+        pk = self.param_kinds
+        args = {
+            f"p{i}": V.to_storage(proxy_types.bind_as(v, pk[i]) if i in pk else v)
+            for i, v in enumerate(params)
+        }
+        transpile.set_params(params)
         try:
             cur = engine.storage.conn.execute(self.sql, args)
             rows = cur.fetchall()
@@ -905,6 +915,8 @@ class Engine:
         self.path = path
         self.options = options
         self.partial = bool(options.get("partial", True))
+        # dataflow=False answers every SELECT from base storage (to compare the two paths)
+        self.dataflow = bool(options.get("dataflow", True))
         self.storage = SQLiteStorage(path)
         self.graph = Graph()
         limit = options.get("memory_limit")
@@ -1491,6 +1503,8 @@ class Engine:
             except Unsupported:
                 return self._proxy(ast, nparams, sql)
             return ConstPrepared(fns, names, kinds, nparams)
+        if not self.dataflow and not view:
+            return self._proxy(ast, nparams, sql)
         key = _normalize(ast)
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
@@ -1603,11 +1617,12 @@ class Engine:
 
     def _proxy(self, ast, nparams, sql, entry: QueryEntry | None = None) -> Prepared:
         try:
-            text = transpile.rewrite(ast).sql(dialect="sqlite")
+            rw = transpile.to_sqlite(ast, self.storage.schemas)
         except E.Error:
             raise
         except Exception as e:  # noqa: BLE001 - sqlglot raises assorted errors
             raise E.NotSupportedError(f"cannot run this query: {e}") from None
+        text = rw.sql
         kinds = proxy_types.infer_kinds(ast, self.storage.schemas)
         if entry is None:
             # validate tables before registering
@@ -1623,7 +1638,9 @@ class Engine:
             entry = QueryEntry(self._next_name(), sql.strip(), "proxied", None)
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
-        return ProxyPrepared(text, nparams, entry, kinds)
+        prep = ProxyPrepared(text, nparams, entry, kinds)
+        prep.param_kinds = rw.param_kinds
+        return prep
 
     # --- writes ------------------------------------------------------------------------------
     def _insert(self, prep: InsertPrepared, param_sets) -> Result:

@@ -7,57 +7,370 @@ join keys, reader keys, so a cached lookup of ``'BOB'`` finds ``'bob'``.
 
 ``PAD SPACE`` collations (MariaDB's ``utf8mb4_general_ci``, ``utf8mb4_unicode_ci``,
 ``utf8mb4_bin``) ignore trailing spaces; ``NO PAD`` ones (MySQL 8's ``utf8mb4_0900_ai_ci``) do not.
+
+How keys are made. Each character has a sequence of (level-1) weights, MariaDB's own, read from
+``collation_data`` (generated from a live MariaDB by ``gen_collation_data``): ``general_ci`` gives
+every BMP character one weight (its case- and accent-folded form, ``'ß'`` weighs like ``'S'``)
+and every supplementary character the weight of U+FFFD; the UCA collations give 0 to 8 weights
+(``'ß'`` = ``'ss'``, combining marks weigh nothing); ``bin`` weighs a character by its code
+point. A key is the string of the weights (one ``chr`` per weight). ``NO PAD`` keys compare as
+they are. ``PAD SPACE`` compares two strings as if the shorter were padded with spaces, which is
+not the same as stripping trailing spaces when a weight below the space's follows (``'a' >
+'a\\t'``). So a ``PAD SPACE`` key strips trailing space weights and ends in a terminator ``T``
+just below the space weight; each weight below the space, with the spaces right before it, is
+rewritten into a short code below ``T`` (see :func:`_pad_encode`). Strings without control
+characters skip that rewrite: their key is the stripped weights plus ``T``.
+
+Exact (checked against MariaDB 10.11 by ``tests/test_collation.py``): ``utf8mb4_general_ci``,
+``utf8mb4_general_nopad_ci``, ``utf8mb4_unicode_ci`` (UCA 4.0.0), ``utf8mb4_unicode_520_ci``,
+their ``nopad`` twins, ``utf8mb4_bin``, ``utf8mb4_nopad_bin``, ``binary``, and the ``utf8mb3_`` /
+``utf8_`` aliases (same weights). ``uca1400_ai_ci`` / ``uca1400_nopad_ai_ci`` weigh single
+characters exactly but do not model UCA 14's contractions (Thai/Lao prevowels, decomposed
+Cyrillic short i, Tibetan, some Indic vowel pairs, ``L·``). Approximations: MySQL 8's
+``utf8mb4_0900_ai_ci`` (UCA 9.0.0, NO PAD; MariaDB 10.11 lacks it) is ``uca1400_nopad_ai_ci``;
+``latin1_swedish_ci`` / ``latin1_general_ci`` are ``utf8mb4_general_ci`` and ``latin1_bin`` is
+``utf8mb4_bin``.
 """
 
 from __future__ import annotations
 
-import unicodedata
+import base64
+import codecs
+import re
+import zlib
+from bisect import bisect_right
+from collections.abc import Callable
+from functools import lru_cache
+
+from . import collation_data
 
 DEFAULT = "utf8mb4_general_ci"
 
+# ---------------------------------------------------------------------------------------------
+# weight tables
+# ---------------------------------------------------------------------------------------------
+
+
+def _decode_ranges(text: str) -> tuple[list[int], list[tuple[int, int, tuple[int, ...]]]]:
+    """(starts, [(count, step, weights)]) of a table in ``collation_data``."""
+    raw = zlib.decompress(base64.b85decode(text))
+    vals: list[int] = []
+    n = shift = 0
+    for b in raw:
+        n |= (b & 0x7F) << shift
+        if b & 0x80:
+            shift += 7
+        else:
+            vals.append(n)
+            n = shift = 0
+    starts: list[int] = []
+    ranges: list[tuple[int, int, tuple[int, ...]]] = []
+    i = end = 0
+    while i < len(vals):
+        gap, count, step, nw = vals[i : i + 4]
+        w = tuple(vals[i + 4 : i + 4 + nw])
+        i += 4 + nw
+        start = end + gap
+        starts.append(start)
+        ranges.append((count, step, w))
+        end = start + count
+    return starts, ranges
+
+
+class _Weights(dict):
+    """``{code point: weight string}`` of one table in ``collation_data``, filled on demand: a
+    ``str.translate`` table. Code points the table lacks (surrogates) weigh like U+FFFD."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+        self.starts: list[int] | None = None
+        self.ranges: list[tuple[int, int, tuple[int, ...]]] = []
+
+    def __missing__(self, cp: int) -> str:
+        if self.starts is None:
+            self.starts, self.ranges = _decode_ranges(getattr(collation_data, self.name))
+        i = bisect_right(self.starts, cp) - 1
+        if i < 0 or cp >= self.starts[i] + self.ranges[i][0]:
+            w = self[0xFFFD] if cp != 0xFFFD else "\ufffd"
+        else:
+            count, step, ws = self.ranges[i]
+            if step and ws:
+                ws = (*ws[:-1], ws[-1] + step * (cp - self.starts[i]))
+            w = "".join(map(chr, ws))
+        self[cp] = w
+        return w
+
+
+_TABLES: dict[str, _Weights] = {}
+
+
+def _table(name: str) -> _Weights:
+    t = _TABLES.get(name)
+    if t is None:
+        t = _TABLES[name] = _Weights(name)
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# PAD SPACE keys
+# ---------------------------------------------------------------------------------------------
+
+_KBASE = 0x1E  # run lengths of spaces are written in base 30 with digits chr(0) .. chr(0x1D)
+
+
+def _pad_encode(w: str, sp: str) -> str:
+    """The PAD SPACE key of the weight string ``w`` (trailing spaces already stripped).
+
+    Group the weights into tokens: ``k`` spaces then one non-space weight ``c``; the end of the
+    string is a token of infinitely many spaces. Padded comparison orders tokens: those with
+    ``c`` below the space by (k, c), then the end, then those with ``c`` above the space by (k
+    descending, c). Tokens with ``c`` above the space stay as they are (k spaces, then c); the
+    end becomes ``T = chr(ord(sp) - 1)``; a token with ``c`` below the space becomes ``k`` in an
+    order-preserving prefix-free code over ``chr(0) .. chr(0x1E)`` followed by ``c``.
+    """
+    out = []
+    k = 0
+    for c in w:
+        if c == sp:
+            k += 1
+            continue
+        if c > sp:
+            if k:
+                out.append(sp * k)
+            out.append(c)
+        else:
+            q, r = divmod(k, _KBASE)
+            out.append(chr(_KBASE) * q + chr(r) + c)
+        k = 0
+    out.append(chr(ord(sp) - 1))
+    return "".join(out)
+
+
+def _make_key(
+    weigh: Callable[[str], str], space: int, pad_space: bool, fast: Callable[[str], str] | None
+):
+    """The key function of a collation weighing strings with ``weigh``; ``fast`` (optional)
+    weighs printable ASCII strings faster."""
+    sp = chr(space)
+    term = chr(space - 1)
+    low = re.compile(f"[\\x00-\\U{space - 1:08x}]")
+
+    if not pad_space:
+        if fast is None:
+            return weigh
+
+        def nopad_key(s: str) -> str:
+            if s.isascii() and s.isprintable():
+                return fast(s)
+            return weigh(s)
+
+        return nopad_key
+
+    if fast is None:
+        fast = weigh
+
+    def pad_key(s: str) -> str:
+        if s.isascii() and s.isprintable():
+            return fast(s).rstrip(sp) + term
+        w = weigh(s).rstrip(sp)
+        if s.isprintable() or low.search(w) is None:  # no weight below the space's
+            return w + term
+        return _pad_encode(w, sp)
+
+    return pad_key
+
+
+# ---------------------------------------------------------------------------------------------
+# collations
+# ---------------------------------------------------------------------------------------------
+
 
 class Collation:
-    __slots__ = ("name", "pad_space", "_key", "case_sensitive")
+    """One collation: ``key(s)`` is a sort key (a ``str``, or ``bytes`` for ``binary``)."""
 
-    def __init__(self, name: str, key, pad_space: bool, case_sensitive: bool):
+    __slots__ = (
+        "name",
+        "pad_space",
+        "case_sensitive",
+        "key",
+        "sort_key",
+        "_build",
+        "_unit",
+        "_unit_ids",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        key: Callable[[str], str | bytes] | None,
+        pad_space: bool,
+        case_sensitive: bool,
+        unit: Callable[[str], str] | None = None,
+        build: Callable[[], Callable[[str], str]] | None = None,
+    ):
         self.name = name
-        self._key = key
         self.pad_space = pad_space
         self.case_sensitive = case_sensitive
+        # without a key, build() makes it when first needed (so unused tables never load)
+        self._build = build
+        self.key = self.sort_key = key if key is not None else self._first_key
+        # unit(ch): what LIKE compares one character by (its weights); None: the character itself
+        self._unit = unit
+        self._unit_ids: dict[str, str] = {}
 
-    def key(self, s: str):
-        if self.pad_space:
-            s = s.rstrip(" ")
-        return self._key(s)
+    def _first_key(self, s: str):
+        self.key = self.sort_key = self._build()
+        return self.key(s)
 
     def eq(self, a: str, b: str) -> bool:
+        """``a = b`` under the collation."""
         return self.key(a) == self.key(b)
 
     def cmp(self, a: str, b: str) -> int:
+        """-1, 0 or 1 as ``a`` sorts before, with or after ``b`` (the sign of ``STRCMP``)."""
         ka, kb = self.key(a), self.key(b)
         return (ka > kb) - (ka < kb)
+
+    def like(self, value: str, pattern: str, escape: str | None = "\\") -> bool:
+        """``value LIKE pattern ESCAPE escape`` under the collation; see :func:`like`."""
+        return like(self, value, pattern, escape)
 
     def __repr__(self) -> str:
         return f"Collation({self.name})"
 
 
-def _bin_key(s: str):
-    return s.encode("utf-8")
+def _ascii_fast(tbl: _Weights) -> Callable[[str], str] | None:
+    """Weighs a printable ASCII string through a 256-character ``charmap`` table, when each
+    printable ASCII character has exactly one weight."""
+    ws = [tbl[cp] for cp in range(0x20, 0x7F)]
+    if any(len(w) != 1 for w in ws):
+        return None
+    table = "\ufffe" * 0x20 + "".join(ws) + "\ufffe" * 0x81
+    decode = codecs.charmap_decode
+
+    def fast(s: str) -> str:
+        return decode(s.encode("ascii"), None, table)[0]
+
+    return fast
 
 
-def _general_ci_key(s: str):
-    # placeholder until the exact per-character weights land
-    out = []
-    for ch in s:
-        d = unicodedata.normalize("NFD", ch)[0]
-        out.append(d.upper())
-    return "".join(out)
+def _weighed(table: str, pad_space: bool):
+    """(build, unit) of a collation weighing characters by a table of ``collation_data``:
+    ``build()`` makes the key function (reading the table's ASCII part), on first use."""
+    tbl = _table(table)
+    space = collation_data.SPACE_WEIGHTS[table]
+
+    def weigh(s: str) -> str:
+        return s.translate(tbl)
+
+    def unit(ch: str) -> str:
+        return tbl[ord(ch)]
+
+    if table == "UNICODE_CI":  # its LIKE tells supplementary characters apart by code point
+
+        def unit(ch: str) -> str:
+            return ch if ch > "\uffff" else tbl[ord(ch)]
+
+    if table == "GENERAL_CI":  # general_ci weighs ASCII like str.upper (checked by the tests)
+        if not pad_space:
+            return (lambda: _make_key(weigh, space, False, str.upper)), unit
+        slow = _make_key(weigh, space, True, None)
+
+        def general_key(s: str) -> str:
+            if s.isascii() and s.isprintable():
+                return s.upper().rstrip(" ") + "\x1f"
+            return slow(s)
+
+        return (lambda: general_key), unit
+
+    def build() -> Callable[[str], str]:
+        return _make_key(weigh, space, pad_space, _ascii_fast(tbl))
+
+    return build, unit
 
 
-COLLATIONS: dict[str, Collation] = {
-    "utf8mb4_bin": Collation("utf8mb4_bin", _bin_key, True, True),
-    "utf8mb4_general_ci": Collation("utf8mb4_general_ci", _general_ci_key, True, False),
-}
+def _binary_key(s) -> bytes:
+    if isinstance(s, (bytes, bytearray)):
+        return bytes(s)
+    return s.encode("utf-8", "surrogatepass")
+
+
+def _mk(name: str, pair, pad_space: bool, case_sensitive: bool) -> Collation:
+    build, unit = pair
+    return Collation(name, None, pad_space, case_sensitive, unit, build)
+
+
+COLLATIONS: dict[str, Collation] = {}
+
+
+def _register(c: Collation, *aliases: str) -> None:
+    COLLATIONS[c.name] = c
+    for a in aliases:
+        COLLATIONS[a] = c
+
+
+_register(
+    Collation("utf8mb4_bin", _make_key(str, 0x20, True, None), True, True),
+    "utf8mb3_bin",
+    "utf8_bin",
+    "latin1_bin",
+)
+_register(
+    Collation("utf8mb4_nopad_bin", str, False, True),
+    "utf8mb3_nopad_bin",
+    "utf8_nopad_bin",
+    "latin1_nopad_bin",
+)
+_register(
+    _mk("utf8mb4_general_ci", _weighed("GENERAL_CI", True), True, False),
+    "utf8mb3_general_ci",
+    "utf8_general_ci",
+)
+_register(
+    _mk("utf8mb4_general_nopad_ci", _weighed("GENERAL_CI", False), False, False),
+    "utf8mb3_general_nopad_ci",
+    "utf8_general_nopad_ci",
+)
+_register(
+    _mk("utf8mb4_unicode_ci", _weighed("UNICODE_CI", True), True, False),
+    "utf8mb3_unicode_ci",
+    "utf8_unicode_ci",
+)
+_register(
+    _mk("utf8mb4_unicode_nopad_ci", _weighed("UNICODE_CI", False), False, False),
+    "utf8mb3_unicode_nopad_ci",
+    "utf8_unicode_nopad_ci",
+)
+_register(
+    _mk("utf8mb4_unicode_520_ci", _weighed("UNICODE_520_CI", True), True, False),
+    "utf8mb3_unicode_520_ci",
+    "utf8_unicode_520_ci",
+)
+_register(
+    _mk("utf8mb4_unicode_520_nopad_ci", _weighed("UNICODE_520_CI", False), False, False),
+    "utf8mb3_unicode_520_nopad_ci",
+    "utf8_unicode_520_nopad_ci",
+)
+_register(
+    _mk("uca1400_ai_ci", _weighed("UCA1400_AI_CI", True), True, False),
+    "utf8mb4_uca1400_ai_ci",
+    "utf8mb3_uca1400_ai_ci",
+)
+# MySQL 8's default (UCA 9.0.0, NO PAD, accent- and case-insensitive). MariaDB 10.11 lacks it;
+# it is approximated by MariaDB's uca1400_nopad_ai_ci weights (UCA 14.0.0, NO PAD), the
+# collation MariaDB 11.4.5+ itself maps utf8mb4_0900_ai_ci to. Characters that UCA 14.0.0 added
+# or reweighed since 9.0.0 may order differently from MySQL 8.
+_register(
+    _mk("uca1400_nopad_ai_ci", _weighed("UCA1400_AI_CI", False), False, False),
+    "utf8mb4_uca1400_nopad_ai_ci",
+    "utf8mb4_0900_ai_ci",
+    "utf8mb3_0900_ai_ci",
+)
+# latin1: MariaDB's latin1_swedish_ci folds like general_ci on the characters latin1 holds,
+# except a few letters; latin1_general_ci likewise. Both map to general_ci here (approximation).
+_register(COLLATIONS["utf8mb4_general_ci"], "latin1_swedish_ci", "latin1_general_ci")
+_register(Collation("binary", _binary_key, False, True))
 
 
 def get(name: str) -> Collation:
@@ -69,4 +382,58 @@ def get(name: str) -> Collation:
 
 
 def default() -> Collation:
+    """MariaDB 10.11's default collation, ``utf8mb4_general_ci``."""
     return COLLATIONS[DEFAULT]
+
+
+# ---------------------------------------------------------------------------------------------
+# LIKE
+# ---------------------------------------------------------------------------------------------
+
+
+def _units(coll: Collation, s: str) -> str:
+    """``s`` with each character replaced by one character naming its LIKE class."""
+    unit = coll._unit
+    if unit is None:
+        return s
+    ids = coll._unit_ids
+    out = []
+    for ch in s:
+        u = unit(ch)
+        i = ids.get(u)
+        if i is None:
+            i = ids[u] = chr(len(ids))
+        out.append(i)
+    return "".join(out)
+
+
+@lru_cache(maxsize=4096)
+def _like_regex(coll: Collation, pattern: str, escape: str | None) -> re.Pattern:
+    parts = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if escape and ch == escape and i + 1 < n:
+            parts.append(re.escape(_units(coll, pattern[i + 1])))
+            i += 2
+            continue
+        if ch == "%":
+            parts.append(".*")
+        elif ch == "_":
+            parts.append(".")
+        else:
+            parts.append(re.escape(_units(coll, ch)))
+        i += 1
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def like(coll: Collation | str, value: str, pattern: str, escape: str | None = "\\") -> bool:
+    """``value LIKE pattern`` under ``coll``: MySQL's LIKE compares character by character by
+    weights (``'ß' LIKE 'ss'`` is false even where ``'ß' = 'ss'``), ``_`` matches one character,
+    ``%`` any run, trailing spaces count, and an escape before any character makes it literal
+    (a trailing escape is itself literal)."""
+    if isinstance(coll, str):
+        coll = get(coll)
+    if coll.name == "binary":
+        return _like_regex(coll, pattern, escape).fullmatch(value) is not None
+    return _like_regex(coll, pattern, escape).fullmatch(_units(coll, value)) is not None

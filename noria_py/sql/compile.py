@@ -53,9 +53,10 @@ class Rel:
     nullable: list[bool]
     # qualifier -> primary key column positions (for functional dependency in GROUP BY)
     pks: dict[str, list[int]] = field(default_factory=dict)
+    scales: list | None = None  # DECIMAL scale per column (None: unknown)
 
     def scope(self) -> Scope:
-        return Scope(self.cols)
+        return Scope(self.cols, self.scales)
 
 
 @dataclass
@@ -176,6 +177,7 @@ class Compiler:
             [(q, n, k) for n, k in zip(names, kinds)],
             [c.nullable for c in schema.columns],
             {q.lower(): list(schema.primary_key)} if schema.primary_key else {},
+            [c.ctype.scale if c.ctype.kind == V.DECIMAL else None for c in schema.columns],
         )
         return rel
 
@@ -290,6 +292,7 @@ class Compiler:
             left.cols + right.cols,
             left.nullable + ([True] * len(right.cols) if outer else right.nullable),
             pks,
+            left.scales + right.scales if left.scales and right.scales else None,
         )
 
     def _qual_of(self, rel: Rel, name: str) -> str | None:
@@ -338,7 +341,7 @@ class Compiler:
         text = self.canon(pred, scope)
         parent = rel.node
         node = self._mk(f"filter({parent.signature};{text})", lambda: Filter(parent, pred_fn, text))
-        return Rel(node, rel.cols, rel.nullable, rel.pks)
+        return Rel(node, rel.cols, rel.nullable, rel.pks, rel.scales)
 
     def project_rel(
         self, rel: Rel, exprs: list[exp.Expression], names: list[str], scope=None

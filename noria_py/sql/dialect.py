@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
+from sqlglot.tokens import TokenType
 
 # Non-aggregate functions whose sqlglot class the compiler understands and which keep MySQL's
 # meaning exactly.
@@ -49,6 +50,26 @@ def _keep(name: str, builder) -> bool:
 class NoriaMySQL(MySQL):
     class Parser(MySQL.Parser):
         FUNCTIONS = {k: v for k, v in MySQL.Parser.FUNCTIONS.items() if _keep(k, v)}
+
+        def _parse_interval(self, match_interval: bool = True):
+            # sqlglot turns `INTERVAL 0 SECOND` into `INTERVAL '0' SECOND`; MySQL tells them
+            # apart (a string amount of seconds carries microseconds), so keep numbers numbers
+            toks = self._tokens
+            i = self._index
+            if match_interval and self._curr and self._curr.token_type == TokenType.INTERVAL:
+                i += 1
+            if i < len(toks) and toks[i].token_type == TokenType.DASH:
+                i += 1
+            numeric = i < len(toks) and toks[i].token_type == TokenType.NUMBER
+            node = super()._parse_interval(match_interval)
+            if (
+                numeric
+                and isinstance(node, exp.Interval)
+                and isinstance(node.this, exp.Literal)
+                and node.this.is_string
+            ):
+                node.set("this", exp.Literal.number(node.this.this))
+            return node
 
 
 DIALECT = NoriaMySQL()

@@ -28,13 +28,21 @@ class Unsupported(Exception):
 
 
 class Compiled:
-    __slots__ = ("fn", "kind", "const", "col")
+    __slots__ = ("fn", "kind", "const", "col", "scale")
 
-    def __init__(self, fn: Callable, kind: str, const: bool = False, col: int | None = None):
+    def __init__(
+        self,
+        fn: Callable,
+        kind: str,
+        const: bool = False,
+        col: int | None = None,
+        scale: int | None = None,
+    ):
         self.fn = fn
         self.kind = kind
         self.const = const
         self.col = col  # the input column index when the expression is a bare column
+        self.scale = scale  # a DECIMAL's scale when known (an INT's is 0)
 
 
 class Scope:
@@ -43,8 +51,9 @@ class Scope:
     ``columns`` is a list of (qualifier, name, kind); qualifier may be None.
     """
 
-    def __init__(self, columns: list[tuple[str | None, str, str]]):
+    def __init__(self, columns: list[tuple[str | None, str, str]], scales: list | None = None):
         self.columns = columns
+        self.scales = scales
 
     def resolve(self, col: exp.Column) -> tuple[int, str]:
         name = col.name.lower()
@@ -92,25 +101,32 @@ def _arith_operands(a, b):
     return a, b
 
 
+def _nz(r):
+    """MySQL has no negative zero DECIMAL: -0.000 is 0.000."""
+    if type(r) is Decimal and not r and r.is_signed():
+        return r.copy_abs()
+    return r
+
+
 def _add(a, b):
     if a is None or b is None:
         return None
     a, b = _arith_operands(a, b)
-    return a + b
+    return _nz(a + b)
 
 
 def _sub(a, b):
     if a is None or b is None:
         return None
     a, b = _arith_operands(a, b)
-    return a - b
+    return _nz(a - b)
 
 
 def _mul(a, b):
     if a is None or b is None:
         return None
     a, b = _arith_operands(a, b)
-    return a * b
+    return _nz(a * b)
 
 
 def _scale(v) -> int:
@@ -139,7 +155,10 @@ def _div(a, b):
     except (DivisionByZero, InvalidOperation):
         return None
     scale = _scale(da) + 4
-    return q.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    try:
+        return _nz(q.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP))
+    except InvalidOperation:
+        return q
 
 
 def _intdiv(a, b):
@@ -173,13 +192,13 @@ def _mod(a, b):
     if isinstance(a, int) and isinstance(b, int):
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
-    return math.fmod(a, b) if isinstance(a, float) else a.__mod__(b)
+    return math.fmod(a, b) if isinstance(a, float) else _nz(a.__mod__(b))
 
 
 def _neg(a):
     if a is None:
         return None
-    return -_num(a)
+    return _nz(-_num(a))
 
 
 def _cmp_prepare(a, b):
@@ -362,6 +381,67 @@ def _fold(kinds: list[str]) -> str:
     return V.STR
 
 
+def _union_kind(kinds: list[str]) -> str:
+    """The type of a value that may come from several expressions (IF, CASE, COALESCE,
+    IFNULL), by MySQL's type aggregation: numbers widen to DOUBLE or DECIMAL, DATE with
+    DATETIME is DATETIME, anything else mixed is a string."""
+    ks = {k for k in kinds if k != V.NULL}
+    if not ks:
+        return V.NULL
+    if len(ks) == 1:
+        return next(iter(ks))
+    if ks <= V.NUMERIC_KINDS:
+        return V.FLOAT if V.FLOAT in ks else V.DECIMAL
+    if ks <= {V.DATE, V.DATETIME, V.TIME}:
+        return V.DATETIME
+    if ks <= {V.BYTES, V.STR} | V.NUMERIC_KINDS | {V.DATE, V.DATETIME, V.TIME}:
+        return V.BYTES if V.BYTES in ks else V.STR
+    return V.STR
+
+
+def _to_kind(kind: str):
+    """A converter of a branch's value to the aggregated ``kind`` (None: no conversion)."""
+    if kind == V.STR:
+        return lambda v: v if v is None or type(v) is str else _coerce.to_str(v)
+    if kind == V.BYTES:
+        return lambda v: v if v is None or type(v) is bytes else _coerce.to_bytes(v)
+    if kind == V.DECIMAL:
+        return lambda v: v if v is None or type(v) is Decimal else _coerce.to_decimal(v)
+    if kind == V.FLOAT:
+        return lambda v: v if v is None or type(v) is float else _coerce.to_float(v)
+    if kind == V.DATETIME:
+        return lambda v: v if v is None or type(v) is _dt.datetime else _coerce.to_datetime(v)
+    return None
+
+
+def _unified(fn, kinds: list[str], scales: list | None = None) -> Compiled:
+    """``fn`` whose values are converted to the aggregated type of ``kinds`` (a DECIMAL to the
+    largest scale of the branches, when every branch's scale is known)."""
+    kind = _union_kind(kinds)
+    if kind == V.DECIMAL and scales is not None:
+        known = [s for k, s in zip(kinds, scales) if k != V.NULL]
+        if known and all(s is not None for s in known):
+            q = Decimal(1).scaleb(-max(known))
+
+            def fixed(r, p):
+                v = fn(r, p)
+                if v is None:
+                    return None
+                if type(v) is not Decimal:
+                    v = _coerce.to_decimal(v)
+                return v.quantize(q)
+
+            if all(s == max(known) for s in known) and all(k == V.DECIMAL for k in kinds):
+                return Compiled(fn, kind, scale=max(known))
+            return Compiled(fixed, kind, scale=max(known))
+    if all(k in (kind, V.NULL) for k in kinds):
+        return Compiled(fn, kind)
+    conv = _to_kind(kind)
+    if conv is None:
+        return Compiled(fn, kind)
+    return Compiled(lambda r, p: conv(fn(r, p)), kind)
+
+
 def literal_value(node: exp.Literal):
     text = node.this
     if node.is_string:
@@ -422,7 +502,9 @@ class _Compiler:
         def fn(r, p, i=i):
             return r[i]
 
-        return Compiled(fn, kind, col=i)
+        scales = self.scope.scales
+        scale = 0 if kind == V.INT else (scales[i] if scales and kind == V.DECIMAL else None)
+        return Compiled(fn, kind, col=i, scale=scale)
 
     def c_Literal(self, n: exp.Literal) -> Compiled:
         v = literal_value(n)
@@ -432,7 +514,8 @@ class _Compiler:
         def fn(r, p, v=v):
             return v
 
-        return Compiled(fn, V.kind_of_value(v), const=True)
+        scale = 0 if type(v) is int else (_scale(v) if type(v) is Decimal else None)
+        return Compiled(fn, V.kind_of_value(v), const=True, scale=scale)
 
     def c_Null(self, n) -> Compiled:
         return self.const(None)
@@ -470,7 +553,10 @@ class _Compiler:
         kind = kind_fn(a.kind, b.kind) if kind_fn else _fold([a.kind, b.kind])
         if kind == V.STR:
             kind = V.FLOAT
-        return Compiled(fn, kind)
+        scale = None
+        if a.scale is not None and b.scale is not None:
+            scale = a.scale + b.scale if f is _mul else max(a.scale, b.scale)
+        return Compiled(fn, kind, scale=scale)
 
     def c_Add(self, n):
         if isinstance(n.expression, exp.Interval):
@@ -766,15 +852,18 @@ class _Compiler:
                         return t(r, p)
                 return fd(r, p) if fd else None
 
-        return Compiled(fn, _fold(kinds))
+        branch = [t for _, t in ifs] + ([default] if default else [])
+        return _unified(fn, kinds, [c.scale for c in branch] + ([] if default else [0]))
 
     def c_If(self, n: exp.If):
         c = self.compile(n.this).fn
         t = self.compile(n.args["true"])
         f = self.compile(n.args["false"]) if n.args.get("false") else self.const(None)
         ft, ff = t.fn, f.fn
-        return Compiled(
-            lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p), _fold([t.kind, f.kind])
+        return _unified(
+            lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p),
+            [t.kind, f.kind],
+            [t.scale, f.scale],
         )
 
     def c_Coalesce(self, n: exp.Coalesce):
@@ -788,7 +877,7 @@ class _Compiler:
                     return v
             return None
 
-        return Compiled(fn, _fold([c.kind for c in parts]))
+        return _unified(fn, [c.kind for c in parts], [c.scale for c in parts])
 
     def c_Nullif(self, n):
         a = self.compile(n.this)
@@ -1053,6 +1142,7 @@ _CAST_NAMES = {
     "DATE": "CAST_DATE",
     "DATETIME": "CAST_DATETIME",
     "TIMESTAMP": "CAST_DATETIME",
+    "TIMESTAMPTZ": "CAST_DATETIME",  # the literal TIMESTAMP '...'
     "TIME": "CAST_TIME",
 }
 
@@ -1074,6 +1164,8 @@ def cast_call(n: exp.Cast) -> tuple[str, list[exp.Expression]] | None:
             return None
     if name == "CAST_DECIMAL" and len(params) == 1:
         params.append(exp.Literal.number(0))
+    if tname == "TIMESTAMPTZ":
+        params = [exp.Literal.number(6)]  # a literal keeps its fraction
     return name, [n.this] + params
 
 
@@ -1108,6 +1200,12 @@ def canonical_call(n: exp.Expression) -> tuple[str, list[exp.Expression]] | None
         return "CONCAT", list(n.expressions)
     if t is exp.ConcatWs:
         return "CONCAT_WS", list(n.expressions)
+    if t is exp.Ceil:
+        return "CEIL", [n.this]
+    if t is exp.Floor:
+        return "FLOOR", [n.this]
+    if t is exp.WeightString:
+        return "WEIGHT_STRING", [n.this]
     if t is exp.Extract:
         return "EXTRACT", [exp.Literal.string(_unit(n.this)), n.expression]
     if t is exp.Trim:

@@ -79,7 +79,20 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
         raise parse_error(f"near '{sql.strip()[:40]}'")
     _check_tokens(text)
     _check_tree(stmt, sql)
+    _unit_keywords(stmt)
     return stmt, nparams
+
+
+_UNIT_FIRST = {"TIMESTAMPDIFF", "TIMESTAMPADD", "GET_FORMAT"}
+
+
+def _unit_keywords(stmt: exp.Expression) -> None:
+    """``TIMESTAMPDIFF(HOUR, a, b)``: the parser reads ``HOUR`` as a column; it is a keyword."""
+    for node in stmt.find_all(exp.Anonymous):
+        if str(node.this).upper() in _UNIT_FIRST and node.expressions:
+            first = node.expressions[0]
+            if isinstance(first, exp.Column) and not first.table:
+                first.replace(exp.Var(this=first.name.upper()))
 
 
 _TOKENIZER = None

@@ -22,6 +22,7 @@ def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:
     if not isinstance(select, exp.Select):
         return []
     cols: list[tuple[str | None, str, str]] = []
+    scales: list = []
     sources = []
     frm = select.args.get("from_")
     if frm is not None:
@@ -37,7 +38,8 @@ def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:
         alias = src.alias_or_name
         for c in schema.columns:
             cols.append((alias, c.name, c.ctype.kind))
-    scope = Scope(cols)
+            scales.append(c.ctype.scale if c.ctype.kind == V.DECIMAL else None)
+    scope = Scope(cols, scales)
     out: list[str | None] = []
     for e in select.expressions:
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
@@ -116,4 +118,25 @@ def _to_int(v):
 def _to_float(v):
     if isinstance(v, int):
         return float(v)
+    return v
+
+
+def bind_as(v, kind: str):
+    """A parameter compared with a column of ``kind``, converted as MySQL converts it for the
+    comparison (a number against a DATE is a date, a string against a number a number)."""
+    if v is None:
+        return None
+    from .functions import coerce as C
+
+    if kind == V.DATE:
+        d = C.to_date(v)
+        return d if d is not None else v
+    if kind == V.DATETIME:
+        d = C.to_datetime(v)
+        return d if d is not None else v
+    if kind == V.TIME:
+        t = C.to_time(v)
+        return t if t is not None else v
+    if kind in (V.INT, V.DECIMAL, V.FLOAT) and isinstance(v, (str, bytes)):
+        return C.to_num(v)
     return v

@@ -1,109 +1,350 @@
-"""MySQL statements for base storage: the tree rewritten so SQLite computes with MySQL's functions.
+"""MySQL statements for base storage: SQLite does the relational work, noria_py the arithmetic.
 
-A query the dataflow does not maintain runs on SQLite. SQLite's own functions differ from MySQL's
-(``LENGTH`` counts characters, ``ROUND(2.5e0)`` is 3, dates are text), so before generating SQLite
-SQL every function call, CAST and ``INTERVAL`` arithmetic is replaced by a call of the same MySQL
-function from ``sql/functions``, registered into the connection under the name ``nf_<NAME>``
-(see ``storage/sqlite.py``). A call of a function nothing implements is error 1305 here, before
-SQLite could answer it with a meaning of its own.
+A query the dataflow does not maintain runs on SQLite. SQLite's own functions, casts and
+comparisons differ from MySQL's (``LENGTH`` counts characters, ``ROUND(2.5e0)`` is 3, dates are
+text, ``'9.99'`` against a DECIMAL, ``20240229`` against a DATE), so before generating SQLite SQL
+the tree is rewritten:
+
+* every scalar expression the expression compiler (``sql/expr.py``) can compile over the
+  columns of its SELECT's tables is replaced by one call ``nf_EXPR(k, col, ...)``: SQLite passes
+  the column values, and the very closure the dataflow would run computes the value, with the
+  columns converted back to their types (DECIMAL, DATE, TIME) first;
+* a comparison of a column with a column, a literal or a parameter stays native (so SQLite can
+  use its indexes) when SQLite compares those types as MySQL does, with parameters converted to
+  the column's type when bound (``param_kinds``);
+* what is left (functions over correlated columns, aggregates' arguments) calls the registered
+  functions ``nf_<NAME>`` one by one (``storage/mysql_functions.py``).
+
+A function nothing implements is error 1305 here, before SQLite could answer with a meaning of
+its own.
 """
 
 from __future__ import annotations
 
+import threading
+
 from sqlglot import exp
 
 from . import functions as F
-from .dialect import OWN_AGGREGATES
+from . import values as V
 from .expr import (
+    Scope,
     _interval_parts,
     canonical_call,
     cast_call,
+    compile_expr,
     lookup_function,
     unknown_function,
 )
 
 PREFIX = "nf_"
 
-# Aggregates and window functions SQLite computes itself, with MySQL's meaning.
-_NATIVE_AGGS = (exp.Count, exp.Min, exp.Max, exp.GroupConcat, exp.AnyValue)
 _TYPED_AGG_NAMES = {exp.JSONObjectAgg: "JSON_OBJECTAGG"}
-# sqlglot classes SQLite evaluates as MySQL does (conditionals; the compiler keeps these).
 _NATIVE = (exp.Coalesce, exp.If, exp.Nullif, exp.Case)
+_SIMPLE = (exp.Column, exp.Literal, exp.Placeholder, exp.Null, exp.Boolean)
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ)
+_NOT_SCALAR = (exp.AggFunc, exp.Subquery, exp.Select, exp.Window, exp.Star, exp.Exists)
+
+_FAMILY = {V.INT: "num", V.DECIMAL: "num", V.FLOAT: "num", V.STR: "str", V.BYTES: "bytes",
+           V.DATE: "date", V.DATETIME: "datetime", V.TIME: "time"}  # fmt: skip
+
+
+def _CANONICAL_TEMPORAL(text: str) -> str | None:
+    """A literal SQLite compares correctly with stored dates: MySQL's own canonical form
+    (``date-text`` for a DATE, ``datetime-text`` for a DATETIME without fraction)."""
+    import re
+
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return "date-text"
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", text):
+        return "datetime-text"
+    return None
+
+
+# Compiled expressions handed to SQLite, by number; the bound parameters of the statement
+# running on this thread (an expression reads them as the dataflow's closures do).
+_EXPRS: list = []
+_EXPRS_LOCK = threading.Lock()
+_PARAMS = threading.local()
+
+
+def set_params(params) -> None:
+    _PARAMS.p = params
+
+
+def call_expr(k: int, *args):
+    """``nf_EXPR``: evaluate compiled expression ``k`` on the column values SQLite passes."""
+    fn, size, positions, convs = _EXPRS[k]
+    row = [None] * size
+    for pos, conv, v in zip(positions, convs, args):
+        row[pos] = v if conv is None or v is None else conv(v)
+    return fn(row, getattr(_PARAMS, "p", ()))
+
+
+class Rewritten:
+    """The SQLite text of a statement and what binding its parameters needs."""
+
+    __slots__ = ("sql", "param_kinds")
+
+    def __init__(self, sql: str, param_kinds: dict[int, str]):
+        self.sql = sql
+        self.param_kinds = param_kinds
+
+
+def rewrite(tree: exp.Expression, schemas: dict | None = None) -> exp.Expression:
+    """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring)."""
+    return _Rewriter(schemas or {}).run(tree.copy())
+
+
+def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
+    r = _Rewriter(schemas or {})
+    out = r.run(tree.copy())
+    return Rewritten(out.sql(dialect="sqlite"), r.param_kinds)
 
 
 def _call(name: str, args: list[exp.Expression]) -> exp.Expression:
-    args = [
-        _replace(a)
-        if isinstance(a, exp.Anonymous) and not str(a.this).upper().startswith(PREFIX.upper())
-        else a
-        for a in args
-    ]
     return exp.Anonymous(this=PREFIX + name, expressions=args)
 
 
-def rewrite(tree: exp.Expression) -> exp.Expression:
-    """A copy of ``tree`` whose function calls are the registered MySQL functions."""
-    F.load_all()
-    return _rewrite(tree.copy())
+def _storage_converter(ctype):
+    if ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME, V.TIME):
+        return lambda v, c=ctype: V.from_storage(v, c)
+    if ctype.kind == V.INT:
+        return None
+    return None
 
 
-def _rewrite(node: exp.Expression) -> exp.Expression:
-    for key, value in list(node.args.items()):
-        if isinstance(value, exp.Expression):
-            node.set(key, _rewrite(value))
-        elif isinstance(value, list):
-            node.set(key, [_rewrite(v) if isinstance(v, exp.Expression) else v for v in value])
-    return _replace(node)
+class _Rewriter:
+    def __init__(self, schemas: dict):
+        F.load_all()
+        self.schemas = schemas
+        self.param_kinds: dict[int, str] = {}
 
+    def run(self, tree: exp.Expression) -> exp.Expression:
+        return self._visit(tree, None, False)
 
-def _replace(node: exp.Expression) -> exp.Expression:
-    t = type(node)
-    if t is exp.Add or t is exp.Sub:
-        if isinstance(node.expression, exp.Interval):
-            amount, unit = _interval_parts(node.expression)
-            name = "DATE_ADD" if t is exp.Add else "DATE_SUB"
-            return _call(name, [node.this, amount, exp.Literal.string(unit)])
-        if t is exp.Add and isinstance(node.this, exp.Interval):
-            amount, unit = _interval_parts(node.this)
-            return _call("DATE_ADD", [node.expression, amount, exp.Literal.string(unit)])
-        return node
-    if t is exp.Cast:
-        call = cast_call(node)
-        if call is None:
-            from ..errors import NotSupportedError
+    # -- scopes ------------------------------------------------------------------------------
+    def _scope(self, sel: exp.Select):
+        """(Scope, ctypes) of a SELECT's FROM and JOIN tables, or None when any is not a base
+        table (a derived table, a CTE, a view)."""
+        sources = []
+        frm = sel.args.get("from_")
+        if frm is None:
+            return Scope([]), []
+        sources.append(frm.this)
+        for j in sel.args.get("joins") or []:
+            sources.append(j.this)
+        cols, ctypes = [], []
+        for src in sources:
+            if not isinstance(src, exp.Table) or src.args.get("db"):
+                return None
+            schema = self.schemas.get(src.name.lower())
+            if schema is None:
+                return None
+            alias = src.alias_or_name
+            for c in schema.columns:
+                cols.append((alias, c.name, c.ctype.kind))
+                ctypes.append(c.ctype)
+        scales = [c.scale if c.kind == V.DECIMAL else None for c in ctypes]
+        return Scope(cols, scales), ctypes
 
-            raise NotSupportedError(f"This version doesn't yet support 'CAST to {node.to.sql()}'")
-        lookup_function(call[0], len(call[1]))
-        return _call(*call)
-    if t is exp.Sum:
-        return _call("SUM", [node.this]) if not isinstance(node.this, exp.Distinct) else node
-    if t is exp.Avg:
-        return _call("AVG", [node.this]) if not isinstance(node.this, exp.Distinct) else node
-    if t in _TYPED_AGG_NAMES:
-        return _call(_TYPED_AGG_NAMES[t], list(node.expressions))
-    if t is exp.Anonymous:
-        name = str(node.this).upper()
-        if name.startswith(PREFIX.upper()):
+    # -- the walk ----------------------------------------------------------------------------
+    def _visit(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
+        if isinstance(node, exp.Select):
+            scope = self._scope(node)
+            for key, value in list(node.args.items()):
+                is_list = key == "expressions"
+                if isinstance(value, exp.Expression):
+                    node.set(key, self._visit(value, scope, False))
+                elif isinstance(value, list):
+                    node.set(
+                        key,
+                        [
+                            self._visit(v, scope, is_list) if isinstance(v, exp.Expression) else v
+                            for v in value
+                        ],
+                    )
             return node
-        if name in F.AGGREGATES:
-            return _call(name, list(node.expressions))
+        if scope is not None and self._scalar_candidate(node, scope):
+            replaced = self._compile(node, scope, top)
+            if replaced is not None:
+                return replaced
+        if isinstance(node, _COMPARISONS) and scope is not None:
+            self._note_param_kinds(node, scope)
+        for key, value in list(node.args.items()):
+            child_top = top and isinstance(node, exp.Alias)
+            if isinstance(value, exp.Expression):
+                node.set(key, self._visit(value, scope, child_top))
+            elif isinstance(value, list):
+                node.set(
+                    key,
+                    [
+                        self._visit(v, scope, child_top) if isinstance(v, exp.Expression) else v
+                        for v in value
+                    ],
+                )
+        return self._replace(node)
+
+    def _scalar_candidate(self, node: exp.Expression, scope) -> bool:
+        if isinstance(node, _SIMPLE) or isinstance(node, (exp.Alias, exp.Ordered, exp.Identifier)):
+            return False
+        if isinstance(node, (exp.And, exp.Or, exp.Not, exp.Paren)):
+            return False  # keep the conjuncts apart: native ones may use an index
+        if not isinstance(node, (exp.Func, exp.Binary, exp.Unary, exp.Predicate, exp.Case)):
+            return False
+        if isinstance(node, _COMPARISONS + (exp.In, exp.Between, exp.Is)) and self._native_ok(
+            node, scope
+        ):
+            return False
+        if node.find(*_NOT_SCALAR):
+            return False
         if isinstance(node.parent, exp.Window):
-            return node  # ROW_NUMBER() and friends: SQLite's window functions
-        call = canonical_call(node)
-        lookup_function(call[0], len(call[1]))
-        return _call(*call)
-    if isinstance(node, _NATIVE) or isinstance(node, exp.AggFunc):
-        return node
-    if isinstance(node, exp.Func):
-        call = canonical_call(node)
-        if call is None:
+            return False
+        if isinstance(node, exp.If) and isinstance(node.parent, exp.Case):
+            return False  # a WHEN branch, not IF()
+        return True
+
+    def _native_ok(self, node: exp.Expression, scope) -> bool:
+        """Does SQLite compare these operands as MySQL does? Only plain operands qualify."""
+        operands = [node.this]
+        if isinstance(node, exp.In):
+            operands += list(node.expressions)
+            if node.args.get("query") is not None:
+                return False
+        elif isinstance(node, exp.Between):
+            operands += [node.args.get("low"), node.args.get("high")]
+        elif not isinstance(node, exp.Is):
+            operands.append(node.expression)
+        if not all(isinstance(o, _SIMPLE) for o in operands):
+            return False
+        cols = [o for o in operands if isinstance(o, exp.Column)]
+        if not cols:
+            return False  # literal against literal: evaluate with MySQL's rules
+        sc, _ctypes = scope
+        families = set()
+        for o in operands:
+            if isinstance(o, exp.Column):
+                try:
+                    kind = sc.resolve(o)[1]
+                except Exception:  # noqa: BLE001 - an outer or unknown column
+                    return False
+                families.add(_FAMILY.get(kind, kind))
+            elif isinstance(o, exp.Literal):
+                if o.is_string:
+                    families.add(_CANONICAL_TEMPORAL(o.this) or "str")
+                else:
+                    families.add("num")
+        if "date-text" in families or "datetime-text" in families:
+            # a canonical literal compares as text exactly like the stored DATE / DATETIME
+            families = {"date" if f == "date-text" else f for f in families}
+            families = {"datetime" if f == "datetime-text" else f for f in families}
+        if len(families) > 1:
+            return False
+        return True
+
+    def _compile(self, node: exp.Expression, scope, top: bool):
+        sc, ctypes = scope
+        try:
+            compiled = compile_expr(node, sc, allow_params=True)
+        except Exception:  # noqa: BLE001 - not compilable here: SQLite's functions then
+            return None
+        used = sorted(
+            {sc.resolve(c)[0] for c in node.find_all(exp.Column) if not isinstance(c.this, exp.Star)}
+        )
+        convs = [_storage_converter(ctypes[i]) for i in used]
+        fn = compiled.fn
+        if top and compiled.kind == V.DECIMAL:
+            from ..storage.mysql_functions import to_sqlite_exact
+
+            def run(r, p, fn=fn):
+                return to_sqlite_exact(fn(r, p))
+
+        else:
+            from ..storage.mysql_functions import to_sqlite
+
+            def run(r, p, fn=fn):
+                return to_sqlite(fn(r, p))
+
+        with _EXPRS_LOCK:
+            _EXPRS.append((run, len(sc.columns), used, convs))
+            k = len(_EXPRS) - 1
+        args = [exp.Literal.number(k)]
+        for i in used:
+            q, name, _kind = sc.columns[i]
+            args.append(exp.column(name, table=q, quoted=True))
+        return exp.Anonymous(this=PREFIX + "EXPR", expressions=args)
+
+    def _note_param_kinds(self, node: exp.Expression, scope) -> None:
+        """A parameter compared natively with a column is bound as that column's type."""
+        sc, _ctypes = scope
+        a, b = node.this, node.expression
+        for col, other in ((a, b), (b, a)):
+            if isinstance(col, exp.Column) and isinstance(other, exp.Placeholder):
+                try:
+                    _i, kind = sc.resolve(col)
+                except Exception:  # noqa: BLE001
+                    continue
+                idx = str(other.this or "")
+                if idx.startswith("p") and idx[1:].isdigit():
+                    self.param_kinds[int(idx[1:])] = kind
+
+    # -- single functions --------------------------------------------------------------------
+    def _replace(self, node: exp.Expression) -> exp.Expression:
+        t = type(node)
+        if t is exp.Add or t is exp.Sub:
+            if isinstance(node.expression, exp.Interval):
+                amount, unit = _interval_parts(node.expression)
+                name = "DATE_ADD" if t is exp.Add else "DATE_SUB"
+                return _call(name, [node.this, amount, exp.Literal.string(unit)])
+            if t is exp.Add and isinstance(node.this, exp.Interval):
+                amount, unit = _interval_parts(node.this)
+                return _call("DATE_ADD", [node.expression, amount, exp.Literal.string(unit)])
             return node
-        name, args = call
-        if name not in F.REGISTRY:
-            raise unknown_function(name)
-        lookup_function(name, len(args))
+        if t is exp.Cast:
+            call = cast_call(node)
+            if call is None:
+                from ..errors import NotSupportedError
+
+                raise NotSupportedError(
+                    f"This version doesn't yet support 'CAST to {node.to.sql()}'"
+                )
+            lookup_function(call[0], len(call[1]))
+            return self._fn(*call)
+        if t is exp.Sum:
+            return _call("SUM", [node.this]) if not isinstance(node.this, exp.Distinct) else node
+        if t is exp.Avg:
+            return _call("AVG", [node.this]) if not isinstance(node.this, exp.Distinct) else node
+        if t in _TYPED_AGG_NAMES:
+            return _call(_TYPED_AGG_NAMES[t], list(node.expressions))
+        if t is exp.Anonymous:
+            name = str(node.this).upper()
+            if name.startswith(PREFIX.upper()):
+                return node
+            if name in F.AGGREGATES:
+                return _call(name, list(node.expressions))
+            if isinstance(node.parent, exp.Window):
+                return node  # ROW_NUMBER() and friends: SQLite's window functions
+            call = canonical_call(node)
+            lookup_function(call[0], len(call[1]))
+            return self._fn(*call)
+        if isinstance(node, _NATIVE) or isinstance(node, exp.AggFunc):
+            return node
+        if isinstance(node, exp.Func):
+            call = canonical_call(node)
+            if call is None:
+                return node
+            name, args = call
+            if name not in F.REGISTRY:
+                raise unknown_function(name)
+            lookup_function(name, len(args))
+            return self._fn(name, args)
+        return node
+
+    def _fn(self, name: str, args: list[exp.Expression]) -> exp.Expression:
+        args = [
+            self._replace(a)
+            if isinstance(a, exp.Anonymous) and not str(a.this).upper().startswith(PREFIX.upper())
+            else a
+            for a in args
+        ]
         return _call(name, args)
-    return node
-
-
-__all__ = ["rewrite", "PREFIX", "OWN_AGGREGATES"]

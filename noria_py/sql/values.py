@@ -8,10 +8,15 @@ MySQL. Strings compare with a binary collation (``'a' != 'A'``); see the README.
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from ..errors import ER_TRUNCATED_WRONG_VALUE, DataError
+
+# MySQL's DECIMAL holds up to 65 digits; Python's default context keeps 28.
+decimal.DefaultContext.prec = 65
+decimal.getcontext().prec = 65
 
 # Internal column kinds.
 INT = "int"
@@ -330,8 +335,11 @@ def format_value(v) -> str:
     if isinstance(v, _dt.date):
         return v.strftime("%Y-%m-%d")
     if isinstance(v, float):
-        r = repr(v)
-        return r[:-2] if r.endswith(".0") else r
+        from .functions.coerce import fmt_float
+
+        return fmt_float(v)
+    if isinstance(v, Decimal):
+        return format(v, "f")
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
     return str(v)

@@ -38,6 +38,13 @@ def to_sqlite(v):
     return v
 
 
+def to_sqlite_exact(v):
+    """Like :func:`to_sqlite`, but a DECIMAL keeps its digits (as text): for a result column."""
+    if type(v) is Decimal:
+        return format(v, "f")
+    return to_sqlite(v)
+
+
 def _scalar(fn: F.Fn):
     call = bind_function(fn)
 
@@ -110,6 +117,9 @@ def register(conn: sqlite3.Connection) -> None:
         conn.create_function(PREFIX + name, -1, _scalar(fn), deterministic=fn.deterministic)
     for name, agg in F.AGGREGATES.items():
         conn.create_aggregate(PREFIX + name, -1, _aggregate(agg))
+    from ..sql.transpile import call_expr
+
+    conn.create_function(PREFIX + "EXPR", -1, call_expr, deterministic=True)
     conn.create_aggregate(PREFIX + "SUM", 1, _Sum)
     conn.create_aggregate(PREFIX + "AVG", 1, _Avg)
     for name, coll in C.COLLATIONS.items():

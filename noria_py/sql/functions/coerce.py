@@ -15,30 +15,24 @@ _NUM_PREFIX = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+
 
 
 def fmt_float(v: float) -> str:
-    """A DOUBLE as MySQL prints it: shortest round-trip digits, exponent form past 1e15."""
+    """A DOUBLE as MySQL prints it: the shortest digits that read back the same, in positional
+    notation for decimal exponents from -15 to 14 and as ``<digits>e<exp>`` outside."""
     if v != v or v in (math.inf, -math.inf):
         return str(v)
     if v == 0:
         return "-0" if math.copysign(1, v) < 0 else "0"
-    r = repr(v)
-    if "e" in r or "E" in r:
-        mant, e = r.split("e")
-        if mant.endswith(".0"):
-            mant = mant[:-2]
-        ex = int(e)
-        if -5 < ex < 15:
-            return format(Decimal(r), "f")
-        return f"{mant}e{ex:+03d}" if abs(ex) >= 100 else f"{mant}e{'-' if ex < 0 else ''}{abs(ex)}"
-    if r.endswith(".0"):
-        r = r[:-2]
-    # MySQL switches to exponent notation for magnitudes of 1e15 and more
-    ip = r.lstrip("-").split(".")[0]
-    if len(ip) > 15:
-        mant = Decimal(r).normalize()
-        s = f"{mant:e}"
-        m, e = s.split("e")
-        return f"{m}e{int(e)}"
-    return r
+    sign, digits, exp10 = Decimal(repr(v)).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    e = exp10 + len(digits) - 1  # exponent of the leading digit
+    neg = "-" if sign else ""
+    if -15 <= e < 15:
+        if e < 0:
+            return f"{neg}0.{'0' * (-e - 1)}{ds}"
+        if len(ds) <= e + 1:
+            return f"{neg}{ds}{'0' * (e + 1 - len(ds))}"
+        return f"{neg}{ds[: e + 1]}.{ds[e + 1 :]}"
+    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+    return f"{neg}{mant}e{e}"
 
 
 def fmt_decimal(d: Decimal) -> str:
@@ -185,6 +179,7 @@ _DT_RE = re.compile(
     r"(?:[ T]+(\d{1,2})(?:[:.](\d{1,2})(?:[:.](\d{1,2})(?:\.(\d{0,6})\d*)?)?)?)?\s*$"
 )
 _DIGITS_RE = re.compile(r"^\s*(\d{6}|\d{8}|\d{12}|\d{14})(?:\.(\d{0,6})\d*)?\s*$")
+_DATE_PART_RE = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,2}")
 _TIME_RE = re.compile(
     r"^\s*([+-])?(?:(\d+)\s+)?(\d+)(?::(\d{1,2})(?::(\d{1,2}))?)?(?:\.(\d{0,6})\d*)?\s*$"
 )
@@ -308,6 +303,9 @@ def to_time(v) -> _dt.timedelta | None:
     if t is _dt.date:
         return _dt.timedelta(0)
     if t in (int, float, Decimal):
+        if abs(v) > 8385959:
+            dt = to_datetime(v)  # too large for HHMMSS: MySQL reads a datetime
+            return None if dt is None else to_time(dt)
         d = Decimal(repr(v)) if t is float else Decimal(v)
         sign = -1 if d < 0 else 1
         d = abs(d)
@@ -319,7 +317,7 @@ def to_time(v) -> _dt.timedelta | None:
             return None
         return sign * _dt.timedelta(hours=h, minutes=m, seconds=s, microseconds=us)
     s = to_str(v)
-    if _DT_RE.match(s) and (":" in s.split(" ")[-1] or "T" in s):
+    if _DATE_PART_RE.match(s):
         dt = to_datetime(s)
         return None if dt is None else to_time(dt)
     m = _TIME_RE.match(s)

@@ -12,7 +12,6 @@ for arguments of JSON type.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from decimal import Decimal
 
@@ -113,7 +112,7 @@ class _Parser:
         s = self.s
         c = s[self.i]
         if c == "{" or c == "[":
-            if depth >= DEPTH_LIMIT:
+            if depth + 1 >= DEPTH_LIMIT:
                 raise JsonError("too deep")
             start = self.i
             self.i += 1
@@ -281,7 +280,7 @@ def from_sql(v) -> J:
     if t is float:
         return J("n", fmt_float(v))
     if t is Decimal:
-        return J("n", fmt_decimal(v))
+        return J("n", fmt_decimal(v if v else abs(v)))
     return J("s", escape(to_str(v)))
 
 
@@ -326,7 +325,7 @@ class Path:
         )
 
 
-_KEY_END = frozenset(".[ \t\n\r*\"")
+_KEY_END = frozenset('.[ \t\n\r"')
 _path_cache: dict[str, Path | None] = {}
 
 
@@ -379,11 +378,7 @@ def parse_path(text: str) -> Path:
         raise JsonError("path must start with $")
     i += 1
     steps: list[Step] = []
-    while True:
-        while i < n and p[i] in _WS:
-            i += 1
-        if i >= n:
-            break
+    while i < n:
         dw = False
         if p.startswith("**", i):
             dw = True
@@ -396,6 +391,8 @@ def parse_path(text: str) -> Path:
             if i < n and p[i] == "*":
                 steps.append(Step(True, wild=True, dw=dw))
                 i += 1
+                if i < n and p[i] == "*":
+                    raise JsonError("bad wildcard")
             elif i < n and p[i] == '"':
                 j = i + 1
                 while j < n and p[j] != '"':
@@ -610,11 +607,11 @@ def json_unquote(js) -> str:
 
 
 @register("JSON_QUOTE", ret=STR, args=1, strict=False)
-def json_quote(v) -> JsonText | None:
+def json_quote(v) -> str | None:
     """A string as a JSON string literal (NULL for numbers)."""
     if v is None or isinstance(v, (int, float, Decimal)):
         return None
-    return JsonText('"' + escape(to_str(v)) + '"')
+    return '"' + escape(to_str(v)) + '"'
 
 
 def _first_matching(js, path, scalar: bool):
@@ -886,7 +883,8 @@ def _modify(js, pairs, mode_insert: bool, mode_replace: bool) -> JsonText | None
                 else:
                     wrap = False
                 new = from_sql(value)
-                _replace_node(parent, J("a", [_copy(parent), new]) if wrap else new)
+                old = J(parent.t, parent.v, parent.src)
+                _replace_node(parent, J("a", [old, new]) if wrap else new)
                 continue
             n = last.lo if last.lo >= 0 else last.lo + len(parent.v)
             if 0 <= n < len(parent.v):
@@ -991,7 +989,7 @@ def json_array_append(js, *args) -> JsonText | None:
         if node.t == "a":
             node.v.append(from_sql(value))
         else:
-            _replace_node(node, J("a", [_copy(node), from_sql(value)]))
+            _replace_node(node, J("a", [J(node.t, node.v, node.src), from_sql(value)]))
     return JsonText(nice(doc))
 
 
@@ -1051,13 +1049,6 @@ def _like_regex(pattern: str, esc: str, ci: bool) -> re.Pattern:
     return rx
 
 
-def _fold(s: str, coll) -> str:
-    if coll is None or coll.case_sensitive:
-        return s
-    k = coll.key(s) if not coll.pad_space else coll._key(s)
-    return k if isinstance(k, str) and len(k) == len(s) else s
-
-
 def _path_text(bp: list) -> str:
     out = ["$"]
     for is_key, v, _ in bp:
@@ -1086,7 +1077,7 @@ def json_search(js, one_or_all, search, esc=None, *paths, coll=None) -> JsonText
         return None
     e = "\\" if esc is None or to_str(esc) == "" else to_str(esc)[0]
     ci = coll is not None and not coll.case_sensitive
-    rx = _like_regex(_fold(to_str(search), coll), e, ci)
+    rx = _like_regex(to_str(search), e, ci)
     found: list[str] = []
     for bp, sizes, node in walk(doc):
         if not node.scalar():
@@ -1094,7 +1085,7 @@ def json_search(js, one_or_all, search, esc=None, *paths, coll=None) -> JsonText
         if ps and not any(_compare(pp.steps, 0, bp, 0, node.t, sizes, True) >= 0 for pp in ps):
             continue
         text = unescape(node.v) if node.t == "s" else node.v
-        if rx.match(_fold(text, coll)):
+        if rx.match(text):
             found.append(_path_text(bp))
             if mode_one:
                 break
@@ -1103,7 +1094,3 @@ def json_search(js, one_or_all, search, esc=None, *paths, coll=None) -> JsonText
     if len(found) == 1:
         return JsonText(f'"{found[0]}"')
     return JsonText("[" + ", ".join(f'"{x}"' for x in found) + "]")
-
-
-def _is_temporal(v) -> bool:
-    return isinstance(v, (_dt.date, _dt.timedelta))
