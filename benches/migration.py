@@ -310,7 +310,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> dict:
     args = parse_args(argv)
     if args.mode:
-        args.child_out.write_text(json.dumps(run_mode(args)))
+        args.child_out.write_text(json.dumps(run_mode(args), default=str))
         return {}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     png = args.png or args.out.with_suffix(".png")

@@ -85,7 +85,13 @@ class Cursor:
             and prep.simple
             and len(params) == prep.param_count
         ):
-            rows = prep.rows(params)
+            try:
+                rows = prep.rows(params)
+            except TypeError:
+                from .engine import check_params
+
+                check_params(params)  # names the parameter that cannot be a key
+                raise
             self._rows = rows
             self._pos = 0
             self.rowcount = len(rows)

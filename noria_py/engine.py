@@ -1013,8 +1013,7 @@ class Engine:
             if isinstance(params, dict):
                 raise E.ProgrammingError("named parameters are not supported; use ? and a sequence")
             params = tuple(params)
-        if prep.is_write:
-            check_params(params)
+        check_params(params)
         if len(params) != prep.param_count:
             hint = " (placeholders are ?, not %s)" if "%s" in sql else ""
             raise E.ProgrammingError(

@@ -42,7 +42,7 @@ class Compiled:
         self.kind = kind
         self.const = const
         self.col = col  # the input column index when the expression is a bare column
-        self.scale = scale  # a DECIMAL's scale when known (an INT's is 0)
+        self.scale = 0 if scale is None and kind == V.INT else scale  # a DECIMAL's, when known
 
 
 class Scope:
@@ -212,6 +212,11 @@ def _cmp_prepare(a, b):
     tb = type(b)
     if ta is tb:
         return a, b
+    if ta is _coerce.TemporalText or tb is _coerce.TemporalText:
+        return _cmp_prepare(
+            a.value if ta is _coerce.TemporalText else a,
+            b.value if tb is _coerce.TemporalText else b,
+        )
     if ta is bool or tb is bool:
         return _cmp_prepare(int(a) if ta is bool else a, int(b) if tb is bool else b)
     if ta in _NUMERIC and tb in _NUMERIC:
@@ -458,7 +463,21 @@ def literal_value(node: exp.Literal):
 
 def compile_expr(node: exp.Expression, scope: Scope, allow_params: bool = True) -> Compiled:
     """Compile a scalar expression over ``scope``'s columns."""
-    return _Compiler(scope, allow_params).compile(node)
+    c = _Compiler(scope, allow_params).compile(node)
+    if c.kind == V.STR and not c.const:
+        # a date computed from a string is a string column with a date inside; it leaves the
+        # expression as the plain string MySQL sends
+        f = c.fn
+        tt = _coerce.TemporalText
+
+        def plain(r, p):
+            v = f(r, p)
+            return str.__str__(v) if type(v) is tt else v
+
+        return Compiled(plain, c.kind, c.const, c.col, c.scale)
+    if c.const and type(c.fn(None, None)) is _coerce.TemporalText:
+        return _Compiler(scope, allow_params).const_kind(str.__str__(c.fn(None, None)), c.kind)
+    return c
 
 
 class _Compiler:
@@ -553,9 +572,17 @@ class _Compiler:
         kind = kind_fn(a.kind, b.kind) if kind_fn else _fold([a.kind, b.kind])
         if kind == V.STR:
             kind = V.FLOAT
+        if f is not _intdiv_exact and (
+            isinstance(n.this, exp.Null) or isinstance(n.expression, exp.Null)
+        ):
+            kind = V.FLOAT  # MySQL types arithmetic with a NULL literal as DOUBLE
         scale = None
-        if a.scale is not None and b.scale is not None:
+        if f is _div:
+            scale = a.scale + 4 if a.scale is not None and kind == V.DECIMAL else None
+        elif a.scale is not None and b.scale is not None:
             scale = a.scale + b.scale if f is _mul else max(a.scale, b.scale)
+        if kind == V.INT:
+            scale = 0
         return Compiled(fn, kind, scale=scale)
 
     def c_Add(self, n):
@@ -588,7 +615,11 @@ class _Compiler:
     def c_Neg(self, n):
         a = self.compile(n.this)
         fa = a.fn
-        return Compiled(lambda r, p: _neg(fa(r, p)), a.kind)
+        if a.const:
+            c = self.const(_neg(fa(None, None)))
+            c.kind = V.FLOAT if isinstance(n.this, exp.Null) else a.kind
+            return c
+        return Compiled(lambda r, p: _neg(fa(r, p)), a.kind, scale=a.scale)
 
     # comparison
     def _cmp(self, n, f) -> Compiled:
@@ -925,22 +956,33 @@ class _Compiler:
         consts = [c.fn(None, None) if c.const else F.NOT_CONST for c in comps]
         kind = fn.result_kind(kinds, consts)
         call = bind_function(fn)
+        if kind == V.DECIMAL:
+            inner = call
+
+            def call(*a, inner=inner):  # a DECIMAL function may compute an integer
+                v = inner(*a)
+                return Decimal(v) if type(v) is int else v
+
         fs = [c.fn for c in comps]
         if fn.deterministic and not fn.context and all(c.const for c in comps):
-            return self.const_kind(call(*consts), kind)
+            v = call(*consts)
+            c = self.const_kind(v, kind)
+            c.scale = _scale(v) if type(v) is Decimal else (0 if type(v) is int else None)
+            return c
+        scale = _result_scale(name, comps, kind)
         n = len(fs)
         if n == 0:
-            return Compiled(lambda r, p: call(), kind)
+            return Compiled(lambda r, p: call(), kind, scale=scale)
         if n == 1:
             f0 = fs[0]
-            return Compiled(lambda r, p: call(f0(r, p)), kind)
+            return Compiled(lambda r, p: call(f0(r, p)), kind, scale=scale)
         if n == 2:
             f0, f1 = fs
-            return Compiled(lambda r, p: call(f0(r, p), f1(r, p)), kind)
+            return Compiled(lambda r, p: call(f0(r, p), f1(r, p)), kind, scale=scale)
         if n == 3:
             f0, f1, f2 = fs
-            return Compiled(lambda r, p: call(f0(r, p), f1(r, p), f2(r, p)), kind)
-        return Compiled(lambda r, p: call(*[f(r, p) for f in fs]), kind)
+            return Compiled(lambda r, p: call(f0(r, p), f1(r, p), f2(r, p)), kind, scale=scale)
+        return Compiled(lambda r, p: call(*[f(r, p) for f in fs]), kind, scale=scale)
 
     def const_kind(self, v, kind: str) -> Compiled:
         def fn(r, p, v=v):
@@ -993,6 +1035,32 @@ class _Compiler:
 
 
 _U64 = (1 << 64) - 1
+
+
+def _result_scale(name: str, args: list[Compiled], kind: str) -> int | None:
+    """The DECIMAL scale of a function's result where MySQL's rule is simple, else None."""
+    if kind == V.INT:
+        return 0
+    if kind != V.DECIMAL:
+        return None
+    scales = [a.scale for a in args]
+    if name in ("ABS", "CAST_SIGNED", "CAST_UNSIGNED") and scales:
+        return scales[0]
+    if name in ("GREATEST", "LEAST", "MOD") and all(s is not None for s in scales):
+        return max(scales)
+    if name in ("CEIL", "CEILING", "FLOOR"):
+        return 0
+    if name in ("ROUND", "TRUNCATE"):
+        if len(args) == 1:
+            return 0
+        if args[1].const:
+            d = args[1].fn(None, None)
+            if isinstance(d, int):
+                return max(0, min(d, 38))
+        return None
+    if name == "CAST_DECIMAL" and len(args) >= 3 and args[2].const:
+        return args[2].fn(None, None)
+    return None
 
 
 def _u64(v) -> int:

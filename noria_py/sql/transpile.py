@@ -200,9 +200,44 @@ class _Rewriter:
             return False
         if isinstance(node.parent, exp.Window):
             return False
+        if self._native_exact(node, scope):
+            return False  # SQLite computes this exactly as MySQL does, at C speed
         if isinstance(node, exp.If) and isinstance(node.parent, exp.Case):
             return False  # a WHEN branch, not IF()
         return True
+
+    def _native_exact(self, node: exp.Expression, scope) -> bool:
+        """Integer and DOUBLE arithmetic and comparisons over columns and literals of those
+        types: SQLite's answer is MySQL's (its integers are 64-bit like BIGINT; a DECIMAL is a
+        REAL in SQLite, so it does not qualify)."""
+        sc, _ctypes = scope
+        if isinstance(node, exp.Column):
+            try:
+                return sc.resolve(node)[1] in (V.INT, V.FLOAT)
+            except Exception:  # noqa: BLE001
+                return False
+        if isinstance(node, exp.Literal):
+            if node.is_string:
+                return False
+            text = str(node.this)
+            return text.lstrip("-").isdigit() and abs(int(text)) < 2**53 or "e" in text.lower()
+        if isinstance(node, exp.Paren):
+            return self._native_exact(node.this, scope)
+        if isinstance(node, (exp.Add, exp.Sub, exp.Mul) + _COMPARISONS):
+            if isinstance(node.expression, exp.Interval) or isinstance(node.this, exp.Interval):
+                return False
+            return self._native_exact(node.this, scope) and self._native_exact(
+                node.expression, scope
+            )
+        if isinstance(node, exp.Neg):
+            return self._native_exact(node.this, scope)
+        if isinstance(node, (exp.And, exp.Or)):
+            return self._native_exact(node.this, scope) and self._native_exact(
+                node.expression, scope
+            )
+        if isinstance(node, exp.Not):
+            return self._native_exact(node.this, scope)
+        return False
 
     def _native_ok(self, node: exp.Expression, scope) -> bool:
         """Does SQLite compare these operands as MySQL does? Only plain operands qualify."""
@@ -249,7 +284,11 @@ class _Rewriter:
         except Exception:  # noqa: BLE001 - not compilable here: SQLite's functions then
             return None
         used = sorted(
-            {sc.resolve(c)[0] for c in node.find_all(exp.Column) if not isinstance(c.this, exp.Star)}
+            {
+                sc.resolve(c)[0]
+                for c in node.find_all(exp.Column)
+                if not isinstance(c.this, exp.Star)
+            }
         )
         convs = [_storage_converter(ctypes[i]) for i in used]
         fn = compiled.fn

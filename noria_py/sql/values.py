@@ -351,6 +351,8 @@ def to_storage(v):
         return str(v)
     if isinstance(v, (_dt.datetime, _dt.date, _dt.timedelta)):
         return format_value(v)
+    if type(v) is int and not -(2**63) <= v < 2**63:
+        return float(v)  # SQLite's integers are 64-bit: compare such a value as a number
     return v
 
 

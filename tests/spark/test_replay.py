@@ -247,12 +247,20 @@ def test_a_computed_value_of_another_type_falls_back_to_in_process(spark):
         c.executemany("INSERT INTO a VALUES (?, ?)", [(i, i % 5 - 2) for i in range(30)])
 
     plain, bulk = twin(setup)
-    # the column's kind is VARCHAR, but the closure returns the integer 1 for some rows
-    sql = "SELECT IF(g > 0, 1, 'x'), COUNT(*) FROM a GROUP BY IF(g > 0, 1, 'x')"
+    # a DOUBLE column whose closure computes -0.0 for some rows: Arrow would not keep the sign
+    sql = "SELECT g * -0e0, COUNT(*) FROM a GROUP BY g * -0e0"
     install_both(plain, bulk, sql)
     reasons = [r.reason for r in bulk.engine.graph.bulk_replay.records if r.path == "in-process"]
-    assert any("UnsafeValue: int, str values in a column of kind str" in r for r in reasons)
+    assert any("UnsafeValue: -0.0 in a DOUBLE column" in r for r in reasons), reasons
     assert_same_state(plain, bulk)
+
+
+def test_values_of_another_type_than_their_column_are_refused():
+    from noria_py.spark.replay import STR_T, UnsafeValue, encode_values
+
+    with pytest.raises(UnsafeValue, match="int, str values in a column of kind"):
+        encode_values(["x", 1, None], STR_T)
+    assert encode_values(["x", None], STR_T) == ["x", None]
 
 
 # --- random plans over typed columns ---------------------------------------------------------

@@ -16,6 +16,7 @@ from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from .. import values as V
 from . import register
 from .coerce import (
+    TemporalText,
     clamp_time,
     to_bytes,
     to_date,
@@ -33,6 +34,8 @@ _INT_PREFIX = re.compile(r"\s*([+-]?)(\d+)")
 
 def _integer(v) -> int:
     """The integer MySQL's CAST computes before fitting it to 64 bits."""
+    if type(v) is TemporalText:
+        v = v.value
     if isinstance(v, (str, bytes)):
         s = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
         m = _INT_PREFIX.match(s)
@@ -94,6 +97,8 @@ def cast_binary(v, length=None) -> bytes:
 def cast_decimal(v, precision=10, scale=0) -> Decimal:
     precision = int(precision)
     scale = int(scale)
+    if type(v) is TemporalText:
+        v = v.value
     if isinstance(v, (str, bytes)):
         s = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
         m = re.match(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))", s)
@@ -116,6 +121,8 @@ def cast_decimal(v, precision=10, scale=0) -> Decimal:
 
 @register("CAST_DOUBLE", ret=V.FLOAT, args=1)
 def cast_double(v) -> float:
+    if type(v) is TemporalText:
+        v = v.value
     if isinstance(v, (str, bytes)):
         from .coerce import str_prefix_number
 

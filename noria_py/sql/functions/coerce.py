@@ -52,6 +52,18 @@ def fmt_time(t: _dt.timedelta) -> str:
     return out
 
 
+class TemporalText(str):
+    """A date or datetime that MySQL returns as a string column (DATE_ADD of a string): it
+    prints as the string, and in numeric or temporal context is the date it stands for."""
+
+    __slots__ = ("value",)
+
+    def __new__(cls, text: str, value):
+        self = super().__new__(cls, text)
+        self.value = value
+        return self
+
+
 def to_str(v) -> str | None:
     """The string form of a value, as CONCAT or a string function sees it."""
     if v is None:
@@ -116,6 +128,8 @@ def to_num(v):
         return float(str_prefix_number(v))
     if t is bytes:
         return float(str_prefix_number(v.decode("utf-8", "replace")))
+    if t is TemporalText:
+        return to_num(v.value)
     if t is _dt.datetime:
         n = v.year * 10**10 + v.month * 10**8 + v.day * 10**6 + v.hour * 10**4 + v.minute * 100
         n += v.second
@@ -270,6 +284,8 @@ def has_time_part(v) -> bool:
         return True
     if t is _dt.date:
         return False
+    if t is TemporalText:
+        return type(v.value) is _dt.datetime
     if t is str or t is bytes:
         s = v.decode("utf-8", "replace") if t is bytes else v
         m = _DT_RE.match(s)

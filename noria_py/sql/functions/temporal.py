@@ -20,6 +20,7 @@ from ..values import DATE, DATETIME, DECIMAL, INT, STR, TIME
 from . import NOT_CONST, Context, register
 from .coerce import (
     TIME_MAX,
+    TemporalText,
     clamp_time,
     has_time_part,
     to_date,
@@ -354,13 +355,13 @@ def _date_add(d, amount, unit, sign: int = 1):
     if r is None:
         return None
     if not with_time:
-        return _fmt_date(r)
+        return TemporalText(_fmt_date(r), r.date() if type(r) is _dt.datetime else r)
     digits = max(
         _frac_digits(d) if isinstance(d, (str, bytes)) else 0, _interval_digits(amount, unit)
     )
     if isinstance(d, (Decimal, float)):
         digits = max(digits, _frac_digits(d))
-    return _fmt_dt(r, digits)
+    return TemporalText(_fmt_dt(r, digits), r)
 
 
 def _date_add_kind(arg_kinds: list[str], consts: list) -> str:

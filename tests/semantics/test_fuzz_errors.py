@@ -74,7 +74,11 @@ def _still_works(conn):
     (n,) = conn.execute("SELECT COUNT(*) FROM t").fetchone()
     ids = conn.execute("SELECT id FROM t").fetchall()
     assert n == len(ids)
-    row = conn.execute("SELECT COUNT(*) FROM t WHERE id = ?", (ids[0][0],)).fetchone() if ids else (0,)
+    row = (
+        conn.execute("SELECT COUNT(*) FROM t WHERE id = ?", (ids[0][0],)).fetchone()
+        if ids
+        else (0,)
+    )
     assert row[0] in (0, 1)
 
 
@@ -88,7 +92,9 @@ def test_random_token_soup(conn, tokens, params):
 @settings(max_examples=150)
 @given(st.sampled_from(VALID), st.data())
 def test_mutated_statements(conn, sql, data):
-    ops = data.draw(st.lists(st.tuples(st.integers(0, 200), st.sampled_from(FRAGMENTS)), max_size=3))
+    ops = data.draw(
+        st.lists(st.tuples(st.integers(0, 200), st.sampled_from(FRAGMENTS)), max_size=3)
+    )
     text = sql
     for pos, frag in ops:
         pos %= len(text) + 1

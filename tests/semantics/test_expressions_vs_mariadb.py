@@ -43,7 +43,7 @@ TEMPLATES: dict[str, list[str]] = {
         "LTRIM({s})", "RTRIM({s})", "TRIM(LEADING 'a' FROM {s})", "HEX({s})", "HEX({i})",
         "SUBSTRING_INDEX({s}, ',', {n})", "REPEAT({s}, 2)", "MD5({s})", "SHA1({s})",
         "SHA2({s}, 256)", "TO_BASE64({s})", "FORMAT({d}, 2)", "FORMAT({f}, 1)",
-        "CONV({i}, 10, 16)", "BIN({i})", "SPACE({n})", "QUOTE({s})", "ELT({n}, 'a', 'b', {s})",
+        "CONV({i}, 10, 16)", "BIN({i})", "SPACE({n})", "QUOTE(s)", "ELT({n}, 'a', 'b', {s})",
         "IF({i} > 0, {s}, 'neg')", "COALESCE({s}, 'none')", "IFNULL({s}, {i})",
         "CASE WHEN {i} > 2 THEN 'big' WHEN {i} < 0 THEN {s} END", "DATE_FORMAT({ts}, '{fmt}')",
         "DATE_FORMAT({dt}, '{fmt}')", "DAYNAME({dt})", "MONTHNAME({ts})", "CAST({x} AS CHAR)",
@@ -59,7 +59,7 @@ TEMPLATES: dict[str, list[str]] = {
         "MINUTE({ts})", "SECOND({ts})", "DAYOFWEEK({dt})", "WEEKDAY({dt})", "DAYOFYEAR({ts})",
         "WEEK({dt}, {mode})", "YEARWEEK({dt})", "QUARTER({dt})", "TO_DAYS({dt})",
         "DATEDIFF({ts}, {dt})", "TIMESTAMPDIFF({unit}, {dt}, {ts})", "EXTRACT({unit} FROM {ts})",
-        "TIME_TO_SEC({tm})", "CEIL({d})", "FLOOR({d})", "ROUND({i}, -1)", "{i} = {d}",
+        "TIME_TO_SEC({tm})", "CEIL({d})", "FLOOR({d})", "ROUND(i, -1)", "{i} = {d}",
         "{d} = {dstr}", "{i} < {f}", "{ts} > {dt}", "{dt} = {dint}", "{i} BETWEEN {n} AND 10",
         "{d} IN (1.5, 2, {dstr})", "{i} IS NULL", "ISNULL({d})", "{i} <=> {n}",
         "NOT {i}", "{i} AND {n}", "{i} OR {d}", "{i} XOR {n}", "NULLIF({i}, 7)",
@@ -104,7 +104,11 @@ KINDS = list(TEMPLATES)
 UNITS = ["MICROSECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR"]
 EXTRACT_UNITS = UNITS + ["YEAR_MONTH", "DAY_HOUR", "DAY_MINUTE", "HOUR_SECOND", "MINUTE_SECOND"]
 FORMATS = [
-    "%W %M %D %Y", "%a %b %e %y", "%H:%i:%s %p", "%r %T", "%j %U %u %V %v %X %x",
+    "%W %M %D %Y",
+    "%a %b %e %y",
+    "%H:%i:%s %p",
+    "%r %T",
+    "%j %U %u %V %v %X %x",
     "%c/%d %h %I %k %l %f %w %%",
 ]
 
