@@ -34,6 +34,7 @@ from .dataflow.ops.reader import has_ties
 from .result import Result
 from .sql import proxy_types, transpile
 from .sql import values as V
+from .sql.collation import ck
 from .sql.compile import CompiledQuery, Compiler, key_combinations
 from .sql.expr import Scope, Unsupported, compile_expr, truthy
 from .sql.parse import parse
@@ -183,15 +184,24 @@ class SelectPrepared(Prepared):
         self.entry.misses += 1
         return reader.fill(key)
 
-    def _keys(self, params) -> list[tuple]:
+    def _keys(self, params, coerce=None) -> list[tuple]:
         """The distinct reader keys a lookup asks for, after coercing parameters to the key
         columns' kinds (so ``IN ('1', 1)`` asks for key 1 once)."""
+        coerce = coerce or _coerce_key
         kinds = self.key_kinds
         combos = key_combinations(self.key_params, params)
         if len(combos) == 1:
-            return [tuple(_coerce_key(v, kind) for v, kind in zip(combos[0], kinds))]
+            return [tuple(coerce(v, kind) for v, kind in zip(combos[0], kinds))]
+        if coerce is not _coerce_key:
+            # aligned with the normalized keys: the first combination of each key
+            seen: dict = {}
+            for k in combos:
+                nk = tuple(_coerce_key(v, kind) for v, kind in zip(k, kinds))
+                if nk not in seen:
+                    seen[nk] = tuple(coerce(v, kind) for v, kind in zip(k, kinds))
+            return list(seen.values())
         return list(
-            dict.fromkeys(tuple(_coerce_key(v, kind) for v, kind in zip(k, kinds)) for k in combos)
+            dict.fromkeys(tuple(coerce(v, kind) for v, kind in zip(k, kinds)) for k in combos)
         )
 
     def _rows_dynamic(self, params) -> tuple:
@@ -517,14 +527,18 @@ class SelectPrepared(Prepared):
         reader = self.reader
         keys = self._keys(params)
         out: list = []
-        for k in keys:
+        raw = None
+        for n, k in enumerate(keys):
             rows = reader.published.get(k)
             if rows is None:
                 rows = self._miss(k)
             else:
                 self.entry.hits += 1
             if not rows and cq.default_fn is not None:
-                rows = cq.default_fn(tuple(None if v is _NoMatch else v for v in k), _NoMatch in k)
+                if raw is None:  # the values as given (a string key holds its collation key)
+                    raw = self._keys(params, _coerce_key_raw)
+                rk = raw[n] if n < len(raw) else k
+                rows = cq.default_fn(tuple(None if v is _NoMatch else v for v in rk), _NoMatch in k)
                 if reader.offset or reader.limit is not None:
                     stop = None if reader.limit is None else reader.offset + reader.limit
                     rows = rows[reader.offset : stop]
@@ -610,6 +624,13 @@ def _int_param(v, what: str) -> int:
 
 
 def _coerce_key(v, kind):
+    """A parameter as a reader key: brought to its column's kind, a string as its collation key
+    (``dataflow/partial.py``)."""
+    v = _coerce_key_raw(v, kind)
+    return ck(v) if isinstance(v, str) else v
+
+
+def _coerce_key_raw(v, kind):
     """Bring a parameter to the kind of the column it is compared with, as MySQL compares."""
     if v is None:
         return _NoMatch

@@ -20,6 +20,7 @@ from .ops.aggregate import Aggregate
 from .ops.distinct import Distinct
 from .ops.join import Join
 from .ops.reader import Reader
+from .partial import key_of
 
 
 def _diff(name, key, got: Counter, want: Counter) -> list[str]:
@@ -77,7 +78,7 @@ def audit(graph, twin) -> list[str]:
             fill = node.fill_cols
             want_by: dict = {}
             for row, _m in other.contents():
-                want_by.setdefault(tuple(row[c] for c in fill), Counter())[row] += 1
+                want_by.setdefault(key_of(row, fill), Counter())[row] += 1
             for fk in node.filled:
                 got = Counter()
                 for gk in node.fidx.get(fk, ()):
@@ -88,14 +89,15 @@ def audit(graph, twin) -> list[str]:
         elif isinstance(node, Distinct):
             fill = node.fill_cols
             want_by = {}
-            for row, c in other.counts.items():
+            for key, c in other.counts.items():
                 if c > 0:
-                    want_by.setdefault(tuple(row[i] for i in fill), Counter())[row] = c
+                    row = other._shown(key)
+                    want_by.setdefault(key_of(row, fill), Counter())[row] = c
             for fk in node.filled:
                 got = Counter()
                 for r in node.fidx.get(fk, ()):
                     c = node.counts.get(r, 0)
                     if c > 0:
-                        got[r] = c
+                        got[node._shown(r)] = c
                 problems += _diff(name, fk, got, want_by.get(fk, Counter()))
     return problems

@@ -58,7 +58,7 @@ from .ops.join import Join
 from .ops.project import Project
 from .ops.reader import RangeReader, Reader
 from .ops.union import Union
-from .partial import matches
+from .partial import ck_tuple, key_of, matches
 
 MECHANISMS = (
     "union_buffering",
@@ -84,7 +84,7 @@ class Up:
 
 
 def _keyset(keys) -> set:
-    return {tuple(k) for k in keys}
+    return {ck_tuple(tuple(k)) for k in keys}
 
 
 def _in_range(batch, rng):
@@ -99,7 +99,7 @@ def _select(batch, cols, keys):
         k = keys[0]
         return [rec for rec in batch if matches(rec[0], cols, k)]
     want = _keyset(keys)
-    return [rec for rec in batch if tuple(rec[0][c] for c in cols) in want]
+    return [rec for rec in batch if key_of(rec[0], cols) in want]
 
 
 class _Pending:
@@ -297,7 +297,7 @@ class Dataflow:
                     if g is not None and g.rows > 0:
                         out.append((node._output(gk, g), 1))
                 elif node.counts.get(gk, 0) > 0:
-                    out.append((gk, 1))
+                    out.append((node._shown(gk), 1))
         return out
 
     def _need(self, node, fks, then) -> None:
@@ -473,7 +473,7 @@ class Dataflow:
                 continue  # that parent's answer, still to come, includes this delta
             cols, want, rng = buf["cols"], buf["keys"], buf["rng"]
             for rec in batch:
-                if tuple(rec[0][c] for c in cols) in want and (
+                if key_of(rec[0], cols) in want and (
                     rng is None or in_interval(rec[0][rng[0]], rng[1], rng[2])
                 ):
                     buf["rows"].append(rec)

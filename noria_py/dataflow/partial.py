@@ -17,6 +17,42 @@ change that affects it: invariant (III) of the design.
 
 from __future__ import annotations
 
+from operator import itemgetter
+
+from ..sql import values as V
+from ..sql.collation import ck, ck_tuple
+
+# Keys and strings. Strings compare under the engine's collation (``sql/collation.py``): every
+# key a state is indexed by, asked for or evicted by holds a string as its collation key
+# (``ck``), so ``'BOB'`` and ``'bob '`` are one key under ``utf8mb4_general_ci``. Keys computed
+# from rows go through ``keyer``; keys that arrive from outside (parameters, upqueries) are
+# normalized by ``ck_tuple`` where they enter. Base storage looks a keyed string column up by
+# the same key (``storage/sqlite.py``), so keys travel up the graph as they are.
+_STRINGY = (V.STR, V.NULL)
+
+
+def keyer(cols, kinds, scalar: bool = False):
+    """``row -> key`` for columns ``cols`` of rows whose column kinds are ``kinds``: a tuple
+    (or the bare value when ``scalar`` and there is one column), strings as collation keys."""
+    cols = list(cols)
+    stringy = any(kinds[c] in _STRINGY for c in cols) if kinds else True
+    if not cols:
+        return lambda r: ()
+    if len(cols) == 1:
+        c0 = cols[0]
+        if scalar:
+            return (lambda r: ck(r[c0])) if stringy else (lambda r: r[c0])
+        return (lambda r: (ck(r[c0]),)) if stringy else (lambda r: (r[c0],))
+    if not stringy:
+        g = itemgetter(*cols)
+        return g
+    return lambda r: tuple([ck(r[c]) for c in cols])
+
+
+def has_strings(cols, kinds) -> bool:
+    """May a key over ``cols`` hold strings (so keys from outside must be normalized)?"""
+    return any(kinds[c] in _STRINGY for c in cols) if kinds else True
+
 
 class _Unknown:
     __slots__ = ()
@@ -39,11 +75,15 @@ def has_unknown(row) -> bool:
 
 
 def key_of(row, cols) -> tuple:
-    return tuple(row[c] for c in cols)
+    return tuple([ck(row[c]) for c in cols])
 
 
 def matches(row, cols, key) -> bool:
     for c, k in zip(cols, key):
-        if row[c] != k:
+        v = row[c]
+        if v != k and ck(v) != ck(k):
             return False
     return True
+
+
+__all__ = ["UNKNOWN", "ck", "ck_tuple", "has_strings", "has_unknown", "key_of", "keyer", "matches"]

@@ -437,3 +437,65 @@ def like(coll: Collation | str, value: str, pattern: str, escape: str | None = "
     if coll.name == "binary":
         return _like_regex(coll, pattern, escape).fullmatch(value) is not None
     return _like_regex(coll, pattern, escape).fullmatch(_units(coll, value)) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine's collation, and string keys for state
+# ---------------------------------------------------------------------------------------------
+
+
+class CK(str):
+    """A string already turned into its collation key (so keying it again changes nothing).
+
+    ``orig`` is a spelling it was made from: base storage looks the key up by it (its text
+    columns compare under the same collation, so any spelling finds every row of the key)."""
+
+    __slots__ = ("orig",)
+
+
+_current: Collation | None = None
+_current_key: Callable | None = None
+
+
+def current() -> Collation:
+    """The collation strings compare by in this process (MariaDB's default unless set)."""
+    global _current
+    if _current is None:
+        _current = default()
+    return _current
+
+
+def set_current(name: str) -> Collation:
+    """Make ``name`` the collation of every comparison, key and order in this process.
+
+    The dataflow keys its state by collation keys, so engines of one process share it; a
+    different collation while another is in use is refused by the caller (``Engine``)."""
+    global _current, _current_key
+    coll = get(name)
+    _current = coll
+    _current_key = None
+    return coll
+
+
+def ck(v):
+    """``v`` as a key: a string becomes its collation key (a :class:`CK`), anything else is
+    itself. Idempotent."""
+    if isinstance(v, str) and type(v) is not CK:
+        global _current_key
+        k = _current_key
+        if k is None:
+            c = current()
+            c.key("")  # builds the weight table: from then on c.key is the real function
+            k = _current_key = c.key
+        out = CK(k(v))
+        out.orig = v
+        return out
+    return v
+
+
+def ck_tuple(key: tuple) -> tuple:
+    """A key tuple with every string keyed (the tuple itself when it has no strings)."""
+    for v in key:
+        if isinstance(v, str) and type(v) is not CK:
+            return tuple([ck(x) for x in key])
+    return key

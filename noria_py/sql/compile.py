@@ -1051,6 +1051,11 @@ class Compiler:
             if plan.default_fn is not None:
                 raise Unsupported("parameterized LIMIT with an aggregate over all keys")
             rng = plan.range_pos
+            if rng is not None and any(
+                parent.kinds[i] in (V.STR, V.NULL) for i in list(key_pos) + [rng]
+            ):
+                # a range reader orders and keys raw values; strings compare by collation
+                raise Unsupported("range parameters with a string column")
             sig = f"reader({parent.signature};{key_pos};range={rng};{len(parent.columns)})"
             reader = self._mk(
                 sig,

@@ -20,6 +20,7 @@ from sqlglot import exp
 from ..errors import bad_field
 from . import functions as F
 from . import values as V
+from .collation import ck as _ck
 from .functions import coerce as _coerce
 
 
@@ -265,8 +266,12 @@ def _eq(a, b):
     if a is None or b is None:
         return None
     if type(a) is type(b):
+        if type(a) is str:
+            return 1 if _ck(a) == _ck(b) else 0  # under the collation
         return 1 if a == b else 0
     a, b = _cmp_prepare(a, b)
+    if isinstance(a, str) and isinstance(b, str):
+        return 1 if _ck(a) == _ck(b) else 0
     try:
         return 1 if a == b else 0
     except TypeError:
@@ -284,6 +289,8 @@ def _mk_order(op):
             return None
         if type(a) is not type(b):
             a, b = _cmp_prepare(a, b)
+        if isinstance(a, str) and isinstance(b, str):
+            return 1 if op(_ck(a), _ck(b)) else 0  # under the collation
         try:
             return 1 if op(a, b) else 0
         except TypeError:
@@ -323,26 +330,20 @@ def _bool(v):
     return 1 if truthy(v) else 0
 
 
-def like_to_regex(pattern: str, escape: str = "\\") -> re.Pattern:
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == escape and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        if c == "%":
-            out.append(".*")
-        elif c == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z", re.S | re.I)
+def like_matcher(pattern: str, escape: str | None = "\\"):
+    """``value -> bool`` for ``value LIKE pattern`` under the current collation: characters
+    compare by their weights (``'É' LIKE 'e'`` under ``utf8mb4_general_ci``)."""
+    from . import collation as _C
+
+    coll = _C.current()
+    rx = _C._like_regex(coll, pattern, escape)
+    if coll.name == "binary":
+        return lambda v: rx.fullmatch(v) is not None
+    units = _C._units
+    return lambda v: rx.fullmatch(units(coll, v)) is not None
 
 
-_like_cache: dict[str, re.Pattern] = {}
+_like_cache: dict[str, object] = {}
 
 
 def _like(v, pattern):
@@ -350,13 +351,13 @@ def _like(v, pattern):
         return None
     if not isinstance(pattern, str):
         pattern = V.format_value(pattern)
-    rx = _like_cache.get(pattern)
-    if rx is None:
+    m = _like_cache.get(pattern)
+    if m is None:
         if len(_like_cache) > 10000:
             _like_cache.clear()
-        rx = _like_cache[pattern] = like_to_regex(pattern)
+        m = _like_cache[pattern] = like_matcher(pattern)
     s = v if isinstance(v, str) else V.format_value(v)
-    return 1 if rx.match(s) else 0
+    return 1 if m(s) else 0
 
 
 def _str(v):
@@ -756,8 +757,13 @@ class _Compiler:
             consts = [it.fn(None, None) for it in items]
             has_null = any(c is None for c in consts)
             nonnull = [c for c in consts if c is not None]
-            same_type = all(type(c) is int for c in nonnull) or all(type(c) is str for c in nonnull)
-            cset = frozenset(nonnull) if same_type else None
+            all_int = all(type(c) is int for c in nonnull)
+            all_str = all(type(c) is str for c in nonnull)
+            cset = None
+            if all_int:
+                cset = frozenset(nonnull)
+            elif all_str:
+                cset = frozenset(_ck(c) for c in nonnull)  # under the collation
             f0 = fa.fn
             ckind = type(nonnull[0]) if nonnull else None
 
@@ -766,7 +772,7 @@ class _Compiler:
                 if v is None:
                     return None
                 if cset is not None and type(v) is ckind:
-                    if v in cset:
+                    if (v if ckind is int else _ck(v)) in cset:
                         return 1
                     return None if has_null else 0
                 for c in nonnull:
@@ -825,13 +831,13 @@ class _Compiler:
             pv = pat.fn(None, None)
             if pv is None:
                 return Compiled(lambda r, p: None, V.INT)
-            rx = like_to_regex(_str(pv))
+            m = like_matcher(_str(pv))
 
             def fn(r, p):
                 v = fa(r, p)
                 if v is None:
                     return None
-                return 1 if rx.match(v if isinstance(v, str) else _str(v)) else 0
+                return 1 if m(v if isinstance(v, str) else _str(v)) else 0
 
             return Compiled(fn, V.INT)
         fp = pat.fn
@@ -846,11 +852,11 @@ class _Compiler:
         if not (esc.const and pat.const):
             raise Unsupported("LIKE ... ESCAPE with non-constant")
         fa = self.compile(like.this).fn
-        rx = like_to_regex(_str(pat.fn(None, None)), _str(esc.fn(None, None)))
+        m = like_matcher(_str(pat.fn(None, None)), _str(esc.fn(None, None)) or None)
 
         def fn(r, p):
             v = fa(r, p)
-            return None if v is None else (1 if rx.match(_str(v)) else 0)
+            return None if v is None else (1 if m(_str(v)) else 0)
 
         return Compiled(fn, V.INT)
 

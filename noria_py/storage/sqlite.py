@@ -19,6 +19,8 @@ from ..errors import (
     OperationalError,
 )
 from ..sql import values as V
+from ..sql.collation import CK
+from ..sql.collation import current as current_collation
 
 CATALOG = "__noria_catalog"
 
@@ -56,6 +58,14 @@ class TableSchema:
             if c.auto_increment:
                 return i
         return None
+
+
+def _param(v):
+    """A key value as a statement parameter: a collation key by the spelling it came from (text
+    columns compare under the engine's collation, so the spelling finds every row of the key)."""
+    if type(v) is CK:
+        return v.orig
+    return V.to_storage(v)
 
 
 def q(name: str) -> str:
@@ -156,9 +166,13 @@ class SQLiteStorage:
             and schema.columns[pk[0]].ctype.kind == V.INT
             and schema.columns[pk[0]].auto_increment
         )
+        coll = current_collation().name
         for i, c in enumerate(schema.columns):
             aff = c.ctype.sqlite_affinity()
             part = f"{q(c.name)} {aff}"
+            if c.ctype.kind == V.STR:
+                # text compares, sorts, groups and is unique under the engine's collation
+                part += f" COLLATE {q(coll)}"
             if inline_pk and i == pk[0]:
                 part += " PRIMARY KEY AUTOINCREMENT"
             elif not c.nullable:
@@ -243,7 +257,7 @@ class SQLiteStorage:
             cond = " AND ".join(f"{q(schema.columns[c].name)} IS ?" for c in cols)
             sql = f"SELECT * FROM {q(schema.name)} WHERE {cond}"
             self._lookup_sql[(table, tuple(cols))] = sql
-        cur = self.conn.execute(sql, [V.to_storage(v) for v in key])
+        cur = self.conn.execute(sql, [_param(v) for v in key])
         return self._convert(table, cur.fetchall())
 
     # kinds SQLite orders as Python does (numbers numerically, text and ISO dates by code point);
@@ -294,7 +308,7 @@ class SQLiteStorage:
             if limit is not None:
                 sql += f" ORDER BY {q(name)}{' DESC' if desc else ''} LIMIT ?"
             self._range_sql[shape] = sql
-        params = [V.to_storage(v) for v in key]
+        params = [_param(v) for v in key]
         if lower is not None:
             params.append(V.to_storage(lower[0]))
         if upper is not None:

@@ -16,11 +16,11 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
-from sortedcontainers import SortedList
+from sortedcontainers import SortedKeyList
 
 from ...sql import values as V
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, matches
+from ..partial import UNKNOWN, ck, ck_tuple, has_strings, keyer, matches
 
 GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
 
@@ -170,15 +170,18 @@ class _DistinctAcc:
             v = row[self.cols[0]]
             if v is None:
                 return
+            k = ck(v)  # strings are distinct under the collation
         else:
             v = tuple(row[c] for c in self.cols)
             if None in v:
                 return
-        c = self.vals.get(v, 0) + m
-        if c:
-            self.vals[v] = c
-        else:
-            del self.vals[v]
+            k = ck_tuple(v)
+        e = self.vals.get(k)
+        if e is None:
+            e = self.vals[k] = [v, 0]
+        e[1] += m
+        if not e[1]:
+            del self.vals[k]
 
     def value(self):
         f = self.spec.func
@@ -187,7 +190,7 @@ class _DistinctAcc:
         if not self.vals:
             return None
         total = 0
-        for v in self.vals:
+        for v, _c in self.vals.values():
             v = _to_number(v)
             total += Fraction(v) if isinstance(v, float) else v
         if f == "AVG":
@@ -199,7 +202,7 @@ class _ExtremeAcc:
     __slots__ = ("vals", "col", "is_max")
 
     def __init__(self, spec: AggSpec):
-        self.vals = SortedList()
+        self.vals = SortedKeyList(key=ck)  # strings order under the collation
         self.col = spec.args[0]
         self.is_max = spec.func == "MAX"
 
@@ -237,7 +240,7 @@ class _Desc:
 
 
 def _null_first(v):
-    return (0, 0) if v is None else (1, v)
+    return (0, 0) if v is None else (1, ck(v))
 
 
 class _ConcatAcc:
@@ -279,8 +282,8 @@ class _ConcatAcc:
         if self.spec.distinct:
             seen = set()
             for (_k, v), _c in items:
-                if v not in seen:
-                    seen.add(v)
+                if ck(v) not in seen:
+                    seen.add(ck(v))
                     parts.append(v)
         else:
             for (_k, v), c in items:
@@ -290,12 +293,33 @@ class _ConcatAcc:
 
 
 class _Group:
-    __slots__ = ("rows", "accs", "out")
+    __slots__ = ("rows", "accs", "out", "reps")
 
     def __init__(self, aggs: list[AggSpec]):
         self.rows = 0
         self.accs = [a.new() for a in aggs]
         self.out = None  # the output row last emitted for this group (None: not known)
+        # grouped by strings: how many rows carry each spelling of the group's values (one
+        # group holds 'Bob' and 'bob' under a case-insensitive collation; it shows one of them)
+        self.reps: dict | None = None
+
+    def rep(self, key: tuple) -> tuple:
+        """The group's values as shown: the smallest spelling a current row has."""
+        reps = self.reps
+        if not reps:
+            return key
+        return min(reps)
+
+
+def _count_rep(g: _Group, values: tuple, m: int) -> None:
+    reps = g.reps
+    if reps is None:
+        reps = g.reps = {}
+    c = reps.get(values, 0) + m
+    if c:
+        reps[values] = c
+    else:
+        del reps[values]
 
 
 class Aggregate(Node):
@@ -306,6 +330,11 @@ class Aggregate(Node):
         self.ngroup = ngroup
         self.aggs = aggs
         self.groups: dict = {}
+        pk = parent.kinds
+        # group keys hold strings as collation keys (dataflow/partial.py); the output shows
+        # each group's values as some row spells them (_Group.rep)
+        self._gk = keyer(range(ngroup), pk)
+        self._string_groups = has_strings(range(ngroup), pk)
         self.global_group = ngroup == 0
         if self.global_group:
             self.groups[()] = _Group(aggs)
@@ -327,9 +356,10 @@ class Aggregate(Node):
         self.groups = {}
 
     def _fkey(self, row) -> tuple:
-        return tuple([row[c] for c in self.fill_cols])
+        return tuple([ck(row[c]) for c in self.fill_cols])
 
     def ensure(self, fk: tuple) -> None:
+        fk = ck_tuple(fk)
         if fk in self.filled:
             return
         rows = self.parents[0].query(self.fill_cols, fk)
@@ -343,8 +373,10 @@ class Aggregate(Node):
         groups = self.groups
         ng = self.ngroup
         touched = set()
+        gk = self._gk
+        sg = self._string_groups
         for row, m in batch:
-            key = row[:ng]
+            key = gk(row)
             touched.add(key)
             g = groups.get(key)
             if g is None:
@@ -353,6 +385,8 @@ class Aggregate(Node):
                     self.fidx.setdefault(self._fkey(row), set()).add(key)
             g.rows += m
             g.out = None
+            if sg:
+                _count_rep(g, row[:ng], m)
             for acc in g.accs:
                 acc.add(row, m)
         for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
@@ -363,6 +397,7 @@ class Aggregate(Node):
                     s_.discard(key)
 
     def evict_key(self, fk: tuple) -> None:
+        fk = ck_tuple(fk)
         if fk not in self.filled:
             return
         self.filled.discard(fk)
@@ -404,7 +439,7 @@ class Aggregate(Node):
     def query(self, cols, key) -> list:
         ng = self.ngroup
         if self.partial and all(c < ng for c in cols) and sorted(cols) == sorted(self.fill_cols):
-            d = dict(zip(cols, key))
+            d = dict(zip(cols, ck_tuple(tuple(key))))
             fk = tuple(d[c] for c in self.fill_cols)
             self.ensure(fk)
             out = []
@@ -433,6 +468,8 @@ class Aggregate(Node):
         self._apply(self.parents[0].contents())
 
     def _output(self, key, g: _Group):
+        if g.reps:
+            key = g.rep(key)
         return key + tuple([a.value() for a in g.accs])
 
     def on_input(self, port: int, batch: list) -> list:
@@ -452,8 +489,10 @@ class Aggregate(Node):
             if dropped and self.probe_on_drop and self.graph is not None:
                 self.graph.probe(self, dropped)
             batch = keep
+        gk = self._gk
+        sg = self._string_groups
         for row, m in batch:
-            key = row[:ng]
+            key = gk(row)
             g = groups.get(key)
             if g is None:
                 g = groups[key] = _Group(self.aggs)
@@ -466,6 +505,8 @@ class Aggregate(Node):
                 else:
                     touched[key] = None
             g.rows += m
+            if sg:
+                _count_rep(g, row[:ng], m)
             for acc in g.accs:
                 acc.add(row, m)
         out = []

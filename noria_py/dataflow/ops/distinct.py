@@ -1,12 +1,16 @@
 """Distinct: emits a row when its count rises from zero and retracts it when it falls to zero.
 
 Partial, it is filled per key of ``fill_cols`` (the columns downstream looks rows up by).
+
+Rows with strings are counted by their collation key (``'Bob'`` and ``'bob'`` are one row under
+a case-insensitive collation); the row shown is the smallest spelling a current input row has,
+and a change of it is a retraction and an insertion like any other.
 """
 
 from __future__ import annotations
 
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, matches
+from ..partial import UNKNOWN, ck, ck_tuple, has_strings, matches
 
 
 class Distinct(Node):
@@ -14,7 +18,9 @@ class Distinct(Node):
 
     def __init__(self, parent: Node):
         super().__init__([parent], parent.columns, parent.kinds)
-        self.counts: dict = {}
+        self.counts: dict = {}  # row (its collation key when it holds strings) -> count
+        self._strings = has_strings(range(len(parent.columns)), parent.kinds)
+        self.reps: dict = {}  # with strings: key -> {spelling: count}
         self.partial = False
         self.fill_cols: list[int] = []
         self.filled: set = set()
@@ -29,26 +35,43 @@ class Distinct(Node):
         self.partial = True
         self.fill_cols = list(cols)
         self.counts = {}
+        self.reps = {}
         self.filled = set()
         self.fidx = {}
 
     def _fkey(self, row) -> tuple:
-        return tuple([row[c] for c in self.fill_cols])
+        return tuple([ck(row[c]) for c in self.fill_cols])
+
+    def _shown(self, key):
+        """The row shown for counted ``key``."""
+        reps = self.reps.get(key)
+        return min(reps) if reps else key
 
     def _count(self, row, m) -> int:
         counts = self.counts
-        old = counts.get(row, 0)
+        key = ck_tuple(row) if self._strings else row
+        old = counts.get(key, 0)
         new = old + m
+        if self._strings:
+            reps = self.reps.get(key)
+            if reps is None:
+                reps = self.reps[key] = {}
+            c = reps.get(row, 0) + m
+            if c:
+                reps[row] = c
+            else:
+                reps.pop(row, None)
         if new:
-            counts[row] = new
+            counts[key] = new
             if old == 0 and self.partial:
-                self.fidx.setdefault(self._fkey(row), set()).add(row)
+                self.fidx.setdefault(self._fkey(key), set()).add(key)
         else:
-            del counts[row]
+            del counts[key]
+            self.reps.pop(key, None)
             if self.partial:
-                s = self.fidx.get(self._fkey(row))
+                s = self.fidx.get(self._fkey(key))
                 if s is not None:
-                    s.discard(row)
+                    s.discard(key)
         return old
 
     def on_input(self, port: int, batch: list) -> list:
@@ -64,6 +87,19 @@ class Distinct(Node):
                 self.graph.probe(self, dropped)
             batch = keep
         out = []
+        if self._strings:
+            counts = self.counts
+            for row, m in batch:
+                key = ck_tuple(row)
+                before = self._shown(key) if counts.get(key, 0) > 0 else None
+                self._count(row, m)
+                after = self._shown(key) if counts.get(key, 0) > 0 else None
+                if before != after:
+                    if before is not None:
+                        out.append((before, -1))
+                    if after is not None:
+                        out.append((after, 1))
+            return out
         for row, m in batch:
             old = self._count(row, m)
             new = old + m
@@ -74,6 +110,7 @@ class Distinct(Node):
         return out
 
     def ensure(self, fk: tuple) -> None:
+        fk = ck_tuple(fk)
         if fk in self.filled:
             return
         self.filled.add(fk)
@@ -85,26 +122,30 @@ class Distinct(Node):
 
     def query(self, cols, key) -> list:
         if self.partial and sorted(cols) == sorted(self.fill_cols):
-            d = dict(zip(cols, key))
+            d = dict(zip(cols, ck_tuple(tuple(key))))
             fk = tuple(d[c] for c in self.fill_cols)
             self.ensure(fk)
-            return [(r, 1) for r in self.fidx.get(fk, ()) if self.counts.get(r, 0) > 0]
+            return [
+                (self._shown(r), 1) for r in self.fidx.get(fk, ()) if self.counts.get(r, 0) > 0
+            ]
         if self.partial:
-            rows: dict = {}
-            for r, m in self.parents[0].query(list(cols), tuple(key)):
-                rows[r] = rows.get(r, 0) + m
-            return [(r, 1) for r, c in rows.items() if c > 0]
+            scratch = Distinct(self.parents[0])
+            scratch.on_input(0, self.parents[0].query(list(cols), tuple(key)))
+            return scratch.contents()
         return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
 
     def evict_key(self, fk: tuple) -> None:
+        fk = ck_tuple(fk)
         if fk not in self.filled:
             return
         self.filled.discard(fk)
         rows = self.fidx.pop(fk, set())
         derived = []
         for r in rows:
+            shown = self._shown(r)
+            self.reps.pop(r, None)
             if self.counts.pop(r, 0) > 0:
-                derived.append(r)
+                derived.append(shown)
         if self.graph is not None:
             self.graph.evicted(self, fk)
             if not derived and not self.probe_on_drop:
@@ -128,11 +169,12 @@ class Distinct(Node):
         return rows
 
     def contents(self) -> list:
-        return [(row, 1) for row, c in self.counts.items() if c > 0]
+        return [(self._shown(row), 1) for row, c in self.counts.items() if c > 0]
 
     def make_full(self) -> None:
         self.partial = False
         self.counts = {}
+        self.reps = {}
         self.filled = set()
         self.fidx = {}
         self.on_input(0, self.parents[0].contents())
@@ -142,5 +184,6 @@ class Distinct(Node):
 
     def on_removed(self):
         self.counts = {}
+        self.reps = {}
         self.fidx = {}
         self.filled = set()

@@ -12,7 +12,7 @@ Rows whose key contains NULL never match (SQL equality); for a left join they ar
 from __future__ import annotations
 
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, matches
+from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
 
 
 class Join(Node):
@@ -28,18 +28,10 @@ class Join(Node):
         self.left_state: dict = {}  # key -> {row: count}
         self.right_state: dict = {}
         self.pad = (None,) * len(right.columns)
-        if len(left_key) == 1:
-            i = left_key[0]
-            self._lk = lambda r: r[i]
-        else:
-            ks = self.left_key
-            self._lk = lambda r: tuple([r[i] for i in ks])
-        if len(right_key) == 1:
-            j = right_key[0]
-            self._rk = lambda r: r[j]
-        else:
-            ks2 = self.right_key
-            self._rk = lambda r: tuple([r[i] for i in ks2])
+        # join keys hold strings as collation keys (dataflow/partial.py): a bare value for one
+        # key column, a tuple for several
+        self._lk = keyer(left_key, left.kinds, scalar=True)
+        self._rk = keyer(right_key, right.kinds, scalar=True)
         self._multi = len(left_key) > 1
         self.partial = False
         self.filled: set = set()
@@ -59,8 +51,12 @@ class Join(Node):
     def _tuple(self, key) -> tuple:
         return key if self._multi else (key,)
 
+    def _norm(self, key):
+        return ck_tuple(key) if self._multi else ck(key)
+
     def ensure(self, key) -> None:
         """Fill join key ``key`` on both sides (an upquery to each parent)."""
+        key = self._norm(key)
         if not self.partial or key in self.filled:
             return
         kt = self._tuple(key)
@@ -98,6 +94,7 @@ class Join(Node):
         return out
 
     def evict_key(self, key) -> None:
+        key = self._norm(key)
         if key not in self.filled:
             return
         derived = self._output_for(key)

@@ -39,7 +39,7 @@ from sortedcontainers import SortedKeyList
 
 from ..intervals import BOTTOM, TOP, IntervalSet, in_interval, point
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, matches
+from ..partial import UNKNOWN, ck, ck_tuple, has_strings, keyer, matches
 from ..records import expand
 
 
@@ -66,10 +66,10 @@ class _Desc:
 
 
 def _sortable(v):
-    # NULLs sort first (MySQL ASC); values of mixed types fall back to their text.
+    # NULLs sort first (MySQL ASC); strings in the collation's order.
     if v is None:
         return (0, 0)
-    return (1, v)
+    return (1, ck(v))
 
 
 def make_sort_key(order: list[tuple[int, bool]]):
@@ -136,15 +136,9 @@ class Reader(Node):
         self.published: dict = {}
         self.hits = 0
         self.misses = 0
-        nk = len(key_cols)
-        if nk == 0:
-            self._key = lambda r: ()
-        elif nk == 1:
-            k0 = key_cols[0]
-            self._key = lambda r: (r[k0],)
-        else:
-            g = itemgetter(*key_cols)
-            self._key = g
+        self._key = keyer(key_cols, parent.kinds)
+        # keys from outside (parameters, upqueries) hold strings as collation keys too
+        self.string_keys = has_strings(key_cols, parent.kinds)
         width = len(parent.columns)
         if visible == width:
             self._vis = None
@@ -164,6 +158,8 @@ class Reader(Node):
     # --- partial state ---------------------------------------------------------------------
     def fill(self, key: tuple) -> tuple:
         """A read missed: upquery the parent for ``key`` and publish the result."""
+        if self.string_keys:
+            key = ck_tuple(key)
         runtime = self.graph.runtime if self.graph is not None else None
         if runtime is not None:
             return runtime.read(self, key)
@@ -178,6 +174,8 @@ class Reader(Node):
         return self.published.get(key, ())
 
     def evict_key(self, key) -> None:
+        if self.string_keys:
+            key = ck_tuple(key)
         if key in self.published or key in self.state:
             self.published.pop(key, None)
             self.state.pop(key, None)
@@ -211,7 +209,7 @@ class Reader(Node):
         keyf = self._key
         touched = set()
         if fill_key is not None:
-            touched.add(fill_key)
+            touched.add(ck_tuple(fill_key) if self.string_keys else fill_key)
         if self._sort_key is None:
             for row, m in batch:
                 k = keyf(row)
@@ -261,6 +259,8 @@ class Reader(Node):
         if pos is None:
             return None
         mine = tuple(key[p] for p in pos)
+        if self.string_keys:
+            mine = ck_tuple(mine)
         if self.partial and mine not in self.published:
             return None
         bag = self.state.get(mine)
@@ -273,6 +273,8 @@ class Reader(Node):
 
     def all_rows(self, key: tuple) -> list:
         """Every row of ``key`` (filling it when partial), in the reader's order."""
+        if self.string_keys:
+            key = ck_tuple(key)
         lst = self.state.get(key)
         if lst is None and self.partial and key not in self.published:
             self.misses += 1
@@ -320,6 +322,8 @@ class Reader(Node):
 
     def lookup(self, key: tuple):
         """Published result rows for ``key`` (a tuple of parameter values)."""
+        if self.string_keys:
+            key = ck_tuple(key)
         rows = self.published.get(key)
         if rows is None:
             if self.partial:
