@@ -20,6 +20,7 @@ import sqlite3
 import sys
 import threading
 import time
+import weakref
 from bisect import bisect_left, bisect_right
 from decimal import Decimal
 
@@ -623,6 +624,33 @@ def _int_param(v, what: str) -> int:
     return n
 
 
+_ENGINES: weakref.WeakSet = weakref.WeakSet()
+
+
+def _use_collation(name: str | None, engine) -> None:
+    """Make ``name`` the process's collation for ``engine`` (dataflow/partial.py: the dataflow
+    keys strings by it, so every engine of a process shares one)."""
+    from .sql import collation as C
+
+    if name is not None:
+        try:
+            coll = C.get(name)
+        except KeyError:
+            raise E.ProgrammingError(f"Unknown collation: '{name}'", 1273, "HY000") from None
+        cur = C.current()
+        if coll.name != cur.name:
+            live = [e for e in _ENGINES if not getattr(e, "_closed", False)]
+            if live:
+                raise E.NotSupportedError(
+                    f"collation {coll.name}: another open database uses {cur.name}, and one "
+                    "process compares strings by one collation",
+                    1235,
+                    "42000",
+                )
+            C.set_current(coll.name)
+    _ENGINES.add(engine)
+
+
 def _coerce_key(v, kind):
     """A parameter as a reader key: brought to its column's kind, a string as its collation key
     (``dataflow/partial.py``)."""
@@ -935,6 +963,7 @@ class Engine:
     def __init__(self, path: str | None = None, **options):
         self.path = path
         self.options = options
+        _use_collation(options.get("collation"), self)
         self.partial = bool(options.get("partial", True))
         # dataflow=False answers every SELECT from base storage (to compare the two paths)
         self.dataflow = bool(options.get("dataflow", True))
@@ -1877,6 +1906,28 @@ class Engine:
             self._commit()  # MySQL: DDL commits the open transaction
         self._cache.clear()
 
+    @staticmethod
+    def _check_collations(ast: exp.Expression) -> None:
+        """A column or table collation other than the engine's cannot be kept exactly (the
+        dataflow keys every string by one collation): error 1235 names the way out."""
+        from .sql import collation as C
+
+        cur = C.current()
+        for node in ast.find_all(exp.CollateColumnConstraint, exp.CollateProperty):
+            name = node.this.name if hasattr(node.this, "name") else str(node.this)
+            try:
+                coll = C.get(name)
+            except KeyError:
+                raise E.ProgrammingError(f"Unknown collation: '{name}'", 1273, "HY000") from None
+            if coll.name != cur.name:
+                raise E.NotSupportedError(
+                    f"This version doesn't yet support 'COLLATE {name}' on a database using "
+                    f"{cur.name}: start it with that collation (connect(collation='{name}'), "
+                    f"noria-py serve --collation {name}) or leave the clause out",
+                    1235,
+                    "42000",
+                )
+
     def _create_table(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
         schema = _schema_from_create(ast)
         low = schema.name.lower()
@@ -1887,8 +1938,11 @@ class Engine:
                 f"Table '{schema.name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
         schema.ddl = sql
+        if not restoring:
+            self._check_collations(ast)
         if restoring:
             self.storage.register(schema)
+            self.storage.ensure_collation(schema)
             return Result(rowcount=0)
         self._ddl_guard()
         self.storage.begin()

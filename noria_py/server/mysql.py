@@ -462,6 +462,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="largest client packet accepted (max_allowed_packet, default: 64MB)",
     )
     parser.add_argument(
+        "--collation",
+        default="utf8mb4_general_ci",
+        metavar="NAME",
+        help="collation every string compares, sorts, groups and is unique by "
+        "(default: %(default)s, MariaDB's; utf8mb4_0900_ai_ci is MySQL 8's)",
+    )
+    parser.add_argument(
         "--log-level",
         default="WARNING",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -490,7 +497,11 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     from noria_py.engine import Engine
 
-    engine = Engine(path=args.data, memory_limit=args.memory_limit)
+    try:
+        engine = Engine(path=args.data, memory_limit=args.memory_limit, collation=args.collation)
+    except Exception as e:  # noqa: BLE001 - a bad option or data file: say it, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         return _run_loop(engine, args.host, args.port, users, args.max_packet)
     finally:

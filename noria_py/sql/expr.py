@@ -1034,8 +1034,15 @@ class _Compiler:
         return Compiled(fn, V.INT)
 
     def c_Collate(self, n: exp.Collate):
+        from . import collation as _C
+
         name = n.expression.name if hasattr(n.expression, "name") else str(n.expression)
-        if name.lower() not in ("utf8mb4_bin", "binary", "utf8_bin", "utf8mb3_bin"):
+        try:
+            same = _C.get(name).name == _C.current().name
+        except KeyError:
+            same = False
+        if not same:
+            # another collation than the one the dataflow keys by: base storage compares it
             raise Unsupported(f"COLLATE {name}")
         return self.compile(n.this)
 

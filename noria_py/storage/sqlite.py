@@ -191,6 +191,47 @@ class SQLiteStorage:
             )
         self.register(schema)
 
+    def ensure_collation(self, schema: TableSchema) -> None:
+        """A table written with another collation (or none, by an older version) is copied
+        into one declared with the engine's, its text columns compared by it from then on."""
+        if not any(c.ctype.kind == V.STR for c in schema.columns):
+            return
+        row = self.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (schema.name,)
+        ).fetchone()
+        coll = current_collation().name
+        if row is None or f"COLLATE {q(coll)}" in (row[0] or ""):
+            return
+        old = schema.name + "__old_collation"
+        started = not self._in_tx
+        if started:
+            self.conn.execute("BEGIN")
+        try:
+            for (ix,) in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+                "AND sql IS NOT NULL",
+                (schema.name,),
+            ).fetchall():
+                self.conn.execute(f"DROP INDEX {q(ix)}")
+            self.conn.execute(f"ALTER TABLE {q(schema.name)} RENAME TO {q(old)}")
+            self.create_table(schema)
+            self.conn.execute(f"INSERT INTO {q(schema.name)} SELECT * FROM {q(old)}")
+            self.conn.execute(f"DROP TABLE {q(old)}")
+        except sqlite3.IntegrityError as e:
+            if started:
+                self.conn.execute("ROLLBACK")
+            raise IntegrityError(
+                f"table {schema.name} holds values equal under {coll} in a unique key: {e}",
+                1062,
+                "23000",
+            ) from None
+        except BaseException:
+            if started:
+                self.conn.execute("ROLLBACK")
+            raise
+        if started:
+            self.conn.execute("COMMIT")
+
     def ensure_index(self, table: str, cols: list[int]) -> None:
         schema = self.schemas[table.lower()]
         if list(cols) == list(schema.primary_key) or list(cols) in schema.uniques:

@@ -80,7 +80,7 @@ class Exprs:
         sub = depth - 1
         if form == "arith":
             op = self.choice(["+", "-", "*"])
-            return f"({self.int_expr(sub)} {op} {self.int_expr(sub)})"
+            return f"({self.arith_operand(sub)} {op} {self.arith_operand(sub)})"
         if form == "abs":
             return f"ABS({self.int_expr(sub)})"
         if form == "case":
@@ -93,6 +93,12 @@ class Exprs:
         if form == "pred":
             return f"({self.pred(sub)})"
         return self.leaf(INT)
+
+    def arith_operand(self, depth: int) -> str:
+        # MySQL types arithmetic with a bare NULL literal as DOUBLE (SQLite keeps INTEGER): an
+        # integer NULL keeps both on integers
+        e = self.int_expr(depth)
+        return "CAST(NULL AS SIGNED)" if e == "NULL" else e
 
     def str_expr(self, depth: int) -> str:
         if depth <= 0:

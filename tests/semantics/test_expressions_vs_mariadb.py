@@ -176,6 +176,30 @@ def expressions(draw):
 
 
 @pytest.fixture(scope="module")
+def wire():
+    """A `noria-py serve` with the table, and a pymysql connection to it."""
+    import importlib.util
+    import pathlib
+    import sys
+
+    path = pathlib.Path(__file__).parent.parent / "wire" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("wire_fixtures", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["wire_fixtures"] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    start_server, stop_server = mod.start_server, mod.stop_server
+
+    srv = start_server()
+    conn = srv.pymysql()
+    with conn.cursor() as cur:
+        cur.execute(D.SCHEMA)
+        cur.executemany("INSERT INTO vals VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", D.ROWS)
+    yield conn
+    conn.close()
+    assert stop_server(srv) == 0
+
+
+@pytest.fixture(scope="module")
 def engines(mariadb_oracle):
     D.load_mariadb(mariadb_oracle)
     mariadb_oracle.query("SET time_zone = '+00:00'")
@@ -186,6 +210,19 @@ def engines(mariadb_oracle):
     yield flow, store, mariadb_oracle
     flow.close()
     store.close()
+
+
+def _wire(conn, expr: str):
+    out = {}
+    try:
+        with conn.cursor() as cur:
+            for rid in range(1, len(D.ROWS) + 1):
+                cur.execute(f"SELECT id, {expr.replace('%', '%%')} FROM vals WHERE id = %s", (rid,))
+                rows = cur.fetchall()
+                out[rid] = rows[0][1]
+    except pymysql.MySQLError as e:
+        return ("error", e.args[0])
+    return out
 
 
 def _mariadb(oracle, expr: str):
@@ -261,6 +298,22 @@ def check(engines, expr: str) -> list[str]:
 @given(expressions())
 def test_expressions_match_mariadb(engines, expr):
     problems = check(engines, expr)
+    assert not problems, "\n".join(problems)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(expressions())
+def test_expressions_over_the_wire_match_mariadb(engines, wire, expr):
+    """The same through `noria-py serve` and pymysql: values and the Python types the driver
+    builds from the column types the server declares."""
+    want = _mariadb(engines[2], expr)
+    if isinstance(want, tuple):
+        assume(want[1] not in KNOWN_ERRORS)
+    got = _wire(wire, expr)
+    if isinstance(want, tuple) or isinstance(got, tuple):
+        assert isinstance(want, tuple) == isinstance(got, tuple), f"{expr}: {want} vs {got}"
+        return
+    problems = _diff(expr, want, got, "wire")
     assert not problems, "\n".join(problems)
 
 

@@ -125,9 +125,7 @@ class Distinct(Node):
             d = dict(zip(cols, ck_tuple(tuple(key))))
             fk = tuple(d[c] for c in self.fill_cols)
             self.ensure(fk)
-            return [
-                (self._shown(r), 1) for r in self.fidx.get(fk, ()) if self.counts.get(r, 0) > 0
-            ]
+            return [(self._shown(r), 1) for r in self.fidx.get(fk, ()) if self.counts.get(r, 0) > 0]
         if self.partial:
             scratch = Distinct(self.parents[0])
             scratch.on_input(0, self.parents[0].query(list(cols), tuple(key)))
