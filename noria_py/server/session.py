@@ -566,6 +566,7 @@ class Session:
     def _bind_context(self) -> None:
         """Make this session's values what VERSION(), DATABASE(), LAST_INSERT_ID() ... read."""
         ctx = self.fn_context
+        ctx.connection_id = self.connection_id or 0
         ctx.database = self.database
         ctx.last_insert_id = self.last_insert_id
         ctx.row_count = self.last_rowcount

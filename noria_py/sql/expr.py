@@ -1144,21 +1144,9 @@ def bind_function(fn: F.Fn) -> Callable:
 
         return call
 
-    if strict:
-
-        def call(*a):
-            if None in a:
-                return None
-            try:
-                return impl(*a)
-            except F.FunctionError as e:
-                raise _function_error(e) from None
-            except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
-                return None
-
-        return call
-
-    def call_ns(*a):
+    def plain(*a):
+        if strict and None in a:
+            return None
         try:
             return impl(*a)
         except F.FunctionError as e:
@@ -1166,7 +1154,7 @@ def bind_function(fn: F.Fn) -> Callable:
         except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
             return None
 
-    return call_ns
+    return plain
 
 
 def _function_error(e: F.FunctionError) -> Exception:

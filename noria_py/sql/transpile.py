@@ -151,19 +151,8 @@ class _Rewriter:
     # -- the walk ----------------------------------------------------------------------------
     def _visit(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
         if isinstance(node, exp.Select):
-            scope = self._scope(node)
-            for key, value in list(node.args.items()):
-                is_list = key == "expressions"
-                if isinstance(value, exp.Expression):
-                    node.set(key, self._visit(value, scope, False))
-                elif isinstance(value, list):
-                    node.set(
-                        key,
-                        [
-                            self._visit(v, scope, is_list) if isinstance(v, exp.Expression) else v
-                            for v in value
-                        ],
-                    )
+            # the select list's items are the result's columns (a DECIMAL keeps its digits)
+            self._children(node, self._scope(node), lambda key: key == "expressions")
             return node
         if scope is not None and self._scalar_candidate(node, scope):
             replaced = self._compile(node, scope, top)
@@ -171,19 +160,27 @@ class _Rewriter:
                 return replaced
         if isinstance(node, _COMPARISONS) and scope is not None:
             self._note_param_kinds(node, scope)
+        child_top = top and isinstance(node, exp.Alias)
+        self._children(node, scope, lambda key: child_top)
+        return self._replace(node)
+
+    def _children(self, node: exp.Expression, scope, top_of) -> None:
+        """Visit ``node``'s children in place; ``top_of(key)``: are those result columns?"""
         for key, value in list(node.args.items()):
-            child_top = top and isinstance(node, exp.Alias)
+            top = top_of(key)
             if isinstance(value, exp.Expression):
-                node.set(key, self._visit(value, scope, child_top))
+                node.set(
+                    key,
+                    self._visit(value, scope, top if not isinstance(node, exp.Select) else False),
+                )
             elif isinstance(value, list):
                 node.set(
                     key,
                     [
-                        self._visit(v, scope, child_top) if isinstance(v, exp.Expression) else v
+                        self._visit(v, scope, top) if isinstance(v, exp.Expression) else v
                         for v in value
                     ],
                 )
-        return self._replace(node)
 
     def _scalar_candidate(self, node: exp.Expression, scope) -> bool:
         if isinstance(node, _SIMPLE) or isinstance(node, (exp.Alias, exp.Ordered, exp.Identifier)):

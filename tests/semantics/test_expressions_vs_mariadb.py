@@ -360,3 +360,30 @@ def test_result_types(engines):
         assert type(row[1]) is dt.timedelta
         assert type(row[2]) is dt.datetime
         assert type(row[3]) is Decimal
+
+
+def test_session_functions_inside_expressions_over_the_wire(wire):
+    """SQLAlchemy's MySQL dialect asks `SELECT VERSION() LIKE '%MariaDB%'`; session values work
+    inside any expression, embedded and over the wire."""
+    with wire.cursor() as cur:
+        cur.execute("SELECT VERSION() LIKE '%%-noria-py', DATABASE(), CONNECTION_ID() > 0")
+        assert cur.fetchone() == (1, "noria", 1)
+        cur.execute("SELECT VERSION() LIKE '%%MariaDB%%', VERSION() = @@version")
+        assert cur.fetchone() == (0, 1)  # the server reports a MySQL 8 version
+        cur.execute("SELECT CONCAT(@@version, '-x') LIKE '%%-x', UPPER(DATABASE())")
+        assert cur.fetchone() == (1, "NORIA")
+        cur.execute("INSERT INTO vals (id, s) VALUES (100, 'new')")
+        cur.execute("SELECT ROW_COUNT(), id FROM vals WHERE id = 100")
+        assert cur.fetchone() == (1, 100)
+        cur.execute("DELETE FROM vals WHERE id = 100")
+
+
+def test_session_functions_embedded():
+    from noria_py.server.session import SERVER_VERSION
+
+    c = noria_py.connect()
+    assert c.execute("SELECT VERSION()").fetchone() == (SERVER_VERSION,)
+    assert c.execute("SELECT VERSION() LIKE '%MariaDB%'").fetchone() == (0,)
+    c.execute("CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, v INT)")
+    c.execute("INSERT INTO t (v) VALUES (7)")
+    assert c.execute("SELECT LAST_INSERT_ID() + 0").fetchone()[0] >= 0

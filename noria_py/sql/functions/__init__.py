@@ -126,7 +126,7 @@ def register_agg(*names: str, ret: KindSpec, args: tuple[int, int | None] | int 
 class Context:
     """What session functions read: filled by the connection that runs the statement."""
 
-    version: str = "10.11.0-MariaDB-noria_py"
+    version: str = "8.0.36-noria-py"  # what the wire server reports (server/session.py)
     database: str | None = "noria"
     user: str = "root@localhost"
     connection_id: int = 1

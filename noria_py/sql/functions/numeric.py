@@ -21,7 +21,7 @@ from decimal import (
 )
 
 from ...errors import DataError
-from ..values import BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, TIME
+from ..values import BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, TIME, kind_of_value
 from . import NOT_CONST, register
 from .coerce import to_bytes, to_datetime, to_float, to_num, to_str
 from .strings import half_away_int, int_arg, my_double_round
@@ -456,21 +456,9 @@ def minmax_kind(kinds: list[str], consts: list) -> str:
 
 
 def _kind_of(v) -> str:
-    if isinstance(v, bool) or isinstance(v, int):
-        return INT
-    if isinstance(v, Decimal):
-        return DECIMAL
-    if isinstance(v, float):
-        return FLOAT
-    if isinstance(v, (bytes, bytearray)):
+    if isinstance(v, bytearray):
         return BYTES
-    if isinstance(v, _dt.datetime):
-        return DATETIME
-    if isinstance(v, _dt.date):
-        return DATE
-    if isinstance(v, _dt.timedelta):
-        return TIME
-    return STR
+    return kind_of_value(v)
 
 
 def _minmax(args, greatest: bool, coll):
