@@ -474,13 +474,20 @@ def set_current(name: str) -> Collation:
     coll = get(name)
     _current = coll
     _current_key = None
+    _CK_CACHE.clear()
     return coll
+
+
+_CK_CACHE: dict = {}  # recently keyed strings (keys are hot: the same titles, names, slugs)
 
 
 def ck(v):
     """``v`` as a key: a string becomes its collation key (a :class:`CK`), anything else is
     itself. Idempotent."""
     if isinstance(v, str) and type(v) is not CK:
+        out = _CK_CACHE.get(v)
+        if out is not None:
+            return out
         global _current_key
         k = _current_key
         if k is None:
@@ -489,6 +496,9 @@ def ck(v):
             k = _current_key = c.key
         out = CK(k(v))
         out.orig = v
+        if len(_CK_CACHE) >= 200_000:
+            _CK_CACHE.clear()
+        _CK_CACHE[v] = out
         return out
     return v
 
