@@ -161,3 +161,59 @@ def test_a_group_shows_a_spelling_it_still_has():
     assert c.execute(sql).fetchall() == [("Bob", 3)]
     c.execute("DELETE FROM people WHERE id = 1")
     assert c.execute(sql).fetchall() == [("bob", 2)]
+
+
+def _run(code: str) -> str:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return out.stdout.strip()
+
+
+def test_a_file_written_under_another_collation_is_rebuilt_under_the_new_one(tmp_path):
+    db = str(tmp_path / "app.db")
+    _run(
+        "import noria_py\n"
+        f"c = noria_py.connect({db!r}, collation='utf8mb4_bin')\n"
+        "c.execute('CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(10), KEY (name))')\n"
+        "c.execute(\"INSERT INTO t VALUES (1, 'Bob'), (2, 'bob'), (3, 'ann')\")\n"
+        "assert c.execute('SELECT id FROM t WHERE name = ?', ('bob',)).fetchall() == [(2,)]\n"
+        "c.close()\n"
+    )
+    got = _run(
+        "import noria_py\n"
+        f"c = noria_py.connect({db!r})\n"
+        "print(sorted(c.execute('SELECT id FROM t WHERE name = ?', ('BOB',)).fetchall()))\n"
+        "print(c.execute('SELECT name FROM t ORDER BY name, id').fetchall())\n"
+    )
+    assert got.splitlines() == ["[(1,), (2,)]", "[('ann',), ('Bob',), ('bob',)]"]
+
+
+def test_a_second_collation_in_one_process_is_refused():
+    c = noria_py.connect()
+    try:
+        with pytest.raises(noria_py.NotSupportedError) as ei:
+            noria_py.connect(collation="utf8mb4_bin")
+        assert ei.value.errno == 1235
+        with pytest.raises(noria_py.ProgrammingError):
+            noria_py.connect(collation="no_such_collation")
+    finally:
+        c.close()
+
+
+def test_serve_collation_option():
+    from . import wire_fixtures
+
+    mod = wire_fixtures()
+    srv = mod.start_server("--collation", "utf8mb4_bin")
+    try:
+        conn = srv.pymysql()
+        with conn.cursor() as cur:
+            cur.execute("SELECT 'a' = 'A', 'a' = 'a ', 'a' < 'B'")
+            assert cur.fetchone() == (0, 1, 0)  # binary, PAD SPACE
+        conn.close()
+    finally:
+        assert mod.stop_server(srv) == 0

@@ -178,16 +178,9 @@ def expressions(draw):
 @pytest.fixture(scope="module")
 def wire():
     """A `noria-py serve` with the table, and a pymysql connection to it."""
-    import importlib.util
-    import pathlib
-    import sys
+    from . import wire_fixtures
 
-    path = pathlib.Path(__file__).parent.parent / "wire" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("wire_fixtures", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["wire_fixtures"] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    start_server, stop_server = mod.start_server, mod.stop_server
+    start_server, stop_server = wire_fixtures().start_server, wire_fixtures().stop_server
 
     srv = start_server()
     conn = srv.pymysql()
