@@ -82,7 +82,7 @@ class Exprs:
             op = self.choice(["+", "-", "*"])
             return f"({self.arith_operand(sub)} {op} {self.arith_operand(sub)})"
         if form == "abs":
-            return f"ABS({self.int_expr(sub)})"
+            return f"ABS({self.arith_operand(sub)})"
         if form == "case":
             return self.case(INT, sub)
         if form == "coalesce":
@@ -95,8 +95,8 @@ class Exprs:
         return self.leaf(INT)
 
     def arith_operand(self, depth: int) -> str:
-        # MySQL types arithmetic with a bare NULL literal as DOUBLE (SQLite keeps INTEGER): an
-        # integer NULL keeps both on integers
+        # MySQL types arithmetic and ABS() of a bare NULL literal as DOUBLE (SQLite keeps
+        # INTEGER): an integer NULL keeps both on integers
         e = self.int_expr(depth)
         return "CAST(NULL AS SIGNED)" if e == "NULL" else e
 
