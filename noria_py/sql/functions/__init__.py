@@ -159,10 +159,7 @@ def load_all() -> None:
     import importlib
 
     for m in _MODULES:
-        try:  # DEV-ONLY tolerance, removed once every module exists
-            importlib.import_module(f"{__name__}.{m}")
-        except ModuleNotFoundError:
-            pass
+        importlib.import_module(f"{__name__}.{m}")
     _loaded = True
 
 
