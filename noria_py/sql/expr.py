@@ -465,7 +465,7 @@ def literal_value(node: exp.Literal):
 def compile_expr(node: exp.Expression, scope: Scope, allow_params: bool = True) -> Compiled:
     """Compile a scalar expression over ``scope``'s columns."""
     c = _Compiler(scope, allow_params).compile(node)
-    if c.kind == V.STR and not c.const:
+    if c.kind == V.STR and not c.const and c.col is None and node.find(exp.Anonymous, exp.Interval):
         # a date computed from a string is a string column with a date inside; it leaves the
         # expression as the plain string MySQL sends
         f = c.fn

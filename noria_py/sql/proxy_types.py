@@ -17,33 +17,40 @@ from . import values as V
 from .expr import Scope, compile_expr
 
 
+def select_scope(sel: exp.Select, schemas: dict):
+    """(Scope, column types) of a SELECT's FROM and JOIN tables, or None when one of them is
+    not a base table (a derived table, a CTE, a view)."""
+    frm = sel.args.get("from_")
+    if frm is None:
+        return Scope([]), []
+    sources = [frm.this] + [j.this for j in sel.args.get("joins") or []]
+    cols, ctypes = [], []
+    for src in sources:
+        if not isinstance(src, exp.Table) or src.args.get("db"):
+            return None
+        schema = schemas.get(src.name.lower())
+        if schema is None:
+            return None
+        alias = src.alias_or_name
+        for c in schema.columns:
+            cols.append((alias, c.name, c.ctype.kind))
+            ctypes.append(c.ctype)
+    scales = [c.scale if c.kind == V.DECIMAL else None for c in ctypes]
+    return Scope(cols, scales), ctypes
+
+
 def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:
     """One kind (or None: unknown) per output column of a SELECT over base tables."""
     if not isinstance(select, exp.Select):
         return []
-    cols: list[tuple[str | None, str, str]] = []
-    scales: list = []
-    sources = []
-    frm = select.args.get("from_")
-    if frm is not None:
-        sources.append(frm.this)
-    for j in select.args.get("joins") or []:
-        sources.append(j.this)
-    for src in sources:
-        if not isinstance(src, exp.Table):
-            return [None] * len(select.expressions)
-        schema = schemas.get(src.name.lower())
-        if schema is None:
-            return [None] * len(select.expressions)
-        alias = src.alias_or_name
-        for c in schema.columns:
-            cols.append((alias, c.name, c.ctype.kind))
-            scales.append(c.ctype.scale if c.ctype.kind == V.DECIMAL else None)
-    scope = Scope(cols, scales)
+    found = select_scope(select, schemas)
+    if found is None:
+        return [None] * len(select.expressions)
+    scope = found[0]
     out: list[str | None] = []
     for e in select.expressions:
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
-            return [None] * max(len(cols), 1)
+            return [None] * max(len(scope.columns), 1)
         out.append(_kind(e, scope))
     return out
 

@@ -28,7 +28,6 @@ from sqlglot import exp
 from . import functions as F
 from . import values as V
 from .expr import (
-    Scope,
     _interval_parts,
     canonical_call,
     cast_call,
@@ -36,6 +35,7 @@ from .expr import (
     lookup_function,
     unknown_function,
 )
+from .proxy_types import select_scope
 
 PREFIX = "nf_"
 
@@ -91,12 +91,8 @@ class Rewritten:
         self.param_kinds = param_kinds
 
 
-def rewrite(tree: exp.Expression, schemas: dict | None = None) -> exp.Expression:
-    """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring)."""
-    return _Rewriter(schemas or {}).run(tree.copy())
-
-
 def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
+    """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring)."""
     r = _Rewriter(schemas or {})
     out = r.run(tree.copy())
     return Rewritten(out.sql(dialect="sqlite"), r.param_kinds)
@@ -109,8 +105,6 @@ def _call(name: str, args: list[exp.Expression]) -> exp.Expression:
 def _storage_converter(ctype):
     if ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME, V.TIME):
         return lambda v, c=ctype: V.from_storage(v, c)
-    if ctype.kind == V.INT:
-        return None
     return None
 
 
@@ -123,36 +117,11 @@ class _Rewriter:
     def run(self, tree: exp.Expression) -> exp.Expression:
         return self._visit(tree, None, False)
 
-    # -- scopes ------------------------------------------------------------------------------
-    def _scope(self, sel: exp.Select):
-        """(Scope, ctypes) of a SELECT's FROM and JOIN tables, or None when any is not a base
-        table (a derived table, a CTE, a view)."""
-        sources = []
-        frm = sel.args.get("from_")
-        if frm is None:
-            return Scope([]), []
-        sources.append(frm.this)
-        for j in sel.args.get("joins") or []:
-            sources.append(j.this)
-        cols, ctypes = [], []
-        for src in sources:
-            if not isinstance(src, exp.Table) or src.args.get("db"):
-                return None
-            schema = self.schemas.get(src.name.lower())
-            if schema is None:
-                return None
-            alias = src.alias_or_name
-            for c in schema.columns:
-                cols.append((alias, c.name, c.ctype.kind))
-                ctypes.append(c.ctype)
-        scales = [c.scale if c.kind == V.DECIMAL else None for c in ctypes]
-        return Scope(cols, scales), ctypes
-
     # -- the walk ----------------------------------------------------------------------------
     def _visit(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
         if isinstance(node, exp.Select):
             # the select list's items are the result's columns (a DECIMAL keeps its digits)
-            self._children(node, self._scope(node), lambda key: key == "expressions")
+            self._children(node, select_scope(node, self.schemas), lambda key: key == "expressions")
             return node
         if scope is not None and self._scalar_candidate(node, scope):
             replaced = self._compile(node, scope, top)
