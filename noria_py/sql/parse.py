@@ -50,6 +50,8 @@ def number_placeholders(sql: str) -> tuple[str, int]:
             i = j
             continue
         if c == "?":
+            if i + 1 < L and (sql[i + 1].isalnum() or sql[i + 1] == "_"):
+                raise parse_error(f"near '{sql[i : i + 20]}'")  # `?1` is no placeholder
             out.append(f":p{n}")
             n += 1
             i += 1

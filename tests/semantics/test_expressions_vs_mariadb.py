@@ -59,7 +59,7 @@ TEMPLATES: dict[str, list[str]] = {
         "MINUTE({ts})", "SECOND({ts})", "DAYOFWEEK({dt})", "WEEKDAY({dt})", "DAYOFYEAR({ts})",
         "WEEK({dt}, {mode})", "YEARWEEK({dt})", "QUARTER({dt})", "TO_DAYS({dt})",
         "DATEDIFF({ts}, {dt})", "TIMESTAMPDIFF({unit}, {dt}, {ts})", "EXTRACT({unit} FROM {ts})",
-        "TIME_TO_SEC({tm})", "CEIL({d})", "FLOOR({d})", "ROUND(i, -1)", "{i} = {d}",
+        "TIME_TO_SEC({tm})", "CEIL(d)", "FLOOR(d)", "ROUND(i, -1)", "{i} = {d}",
         "{d} = {dstr}", "{i} < {f}", "{ts} > {dt}", "{dt} = {dint}", "{i} BETWEEN {n} AND 10",
         "{d} IN (1.5, 2, {dstr})", "{i} IS NULL", "ISNULL({d})", "{i} <=> {n}",
         "NOT {i}", "{i} AND {n}", "{i} OR {d}", "{i} XOR {n}", "NULLIF({i}, 7)",

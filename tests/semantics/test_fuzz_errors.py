@@ -138,3 +138,10 @@ def test_wrong_argument_count_is_1582(conn):
     with pytest.raises(E.ProgrammingError) as ei:
         conn.execute("SELECT LEFT(name) FROM t")
     assert ei.value.errno == 1582
+
+
+def test_a_question_mark_followed_by_a_name_is_a_syntax_error(conn):
+    """`?1` once reached the evaluator as parameter 1 and raised IndexError."""
+    with pytest.raises(E.ProgrammingError) as ei:
+        conn.execute("SELECT ?1", (None,))
+    assert ei.value.errno == 1064 and "near '?1'" in str(ei.value)
