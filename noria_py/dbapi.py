@@ -2,8 +2,12 @@
 
 Every write autocommits (it is durable and visible in the views when ``execute`` returns), unless
 the connection is inside an explicit transaction started with ``BEGIN`` / ``START TRANSACTION``
-(or ``conn.begin()``): then writes are applied at ``commit()`` as one batch, and ``rollback()``
-discards them. Reads inside a transaction see the views as of the last commit.
+(or ``conn.begin()``, or after ``SET autocommit = 0``): then each write is applied to base
+storage when it runs (constraint errors at the statement, ``lastrowid`` at once), the
+connection's reads see its own writes (a query over a table the transaction wrote is answered
+by base storage inside the transaction), and the writes enter the views at ``commit()`` as one
+batch; ``rollback()`` discards them. ``SAVEPOINT``, ``ROLLBACK TO SAVEPOINT`` and ``RELEASE
+SAVEPOINT`` work inside a transaction; ``START TRANSACTION READ ONLY`` refuses writes (1792).
 
 Threads may share a connection (``threadsafety = 2``), each with its own cursor: writes, DDL
 and cache fills are serialized by the engine's lock, while lookups of already filled keys read
@@ -80,6 +84,8 @@ class Cursor:
         prep = eng._cache.get(sql)
         if (
             prep is not None
+            and eng._writer is None  # inside a write transaction reads see its own writes
+            and eng._failure is None  # after an internal failure no cached read is served
             and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
@@ -226,7 +232,7 @@ class Connection:
 
     @property
     def in_transaction(self) -> bool:
-        return self._engine._tx
+        return self._engine._txn_default.active
 
     def commit(self) -> None:
         self._check()

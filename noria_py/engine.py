@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import datetime as _dt
 import functools
+import re
 import logging
 import sqlite3
 import sys
@@ -113,6 +114,10 @@ class SelectPrepared(Prepared):
         self.column_types = [V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR") for k in cq.kinds]
         self.nullable = cq.nullable
         self.reader = cq.reader
+        # lower-case base tables the query reads (a transaction that wrote one of them reads
+        # the query from base storage, where its own writes are)
+        self.tables = frozenset(n.table.lower() for n in cq.nodes if n.kind == "base")
+        self._twin: Prepared | None = None
         self.key_params = cq.key_params
         self.key_kinds = cq.key_kinds
         self.dynamic = (
@@ -563,10 +568,23 @@ class SelectPrepared(Prepared):
         return tuple(out)
 
     def run(self, engine: Engine, params) -> Result:
+        if engine._writer is not None and engine.reads_own_writes(engine._cur, self):
+            return self.in_storage(engine).run(engine, params)
         rows = self.rows(params)
         return Result(
             self.columns, rows, self.column_types, self.nullable, len(rows), None, "cached"
         )
+
+    def in_storage(self, engine: Engine) -> Prepared:
+        """The same query answered by base storage (for a transaction's own writes)."""
+        twin = self._twin
+        if twin is None:
+            ast, nparams = parse(self.entry.sql)
+            twin = engine._proxy(ast, nparams, self.entry.sql, entry=self.entry)
+            if twin.param_count != self.param_count:  # pragma: no cover - same text, same count
+                raise E.InternalError("a query's storage form takes other parameters")
+            self._twin = twin
+        return twin
 
 
 _PARAM_TYPES = (
@@ -735,8 +753,14 @@ class ProxyPrepared(Prepared):
             for i, v in enumerate(params)
         }
         transpile.set_params(params)
+        conn = engine.storage.conn
+        if engine._writer is not None and engine._writer is not engine._cur:
+            # another connection's transaction is open: read the committed rows
+            conn = engine.storage.rconn
+            if conn is None:
+                raise E.LockWait()
         try:
-            cur = engine.storage.conn.execute(self.sql, args)
+            cur = conn.execute(self.sql, args)
             rows = cur.fetchall()
         except sqlite3.OperationalError as e:
             msg = str(e)
@@ -957,6 +981,38 @@ _DEFAULT = object()
 # ---------------------------------------------------------------------------------------------
 
 
+class Txn:
+    """One connection's transaction state: open or not, read-only, autocommit, savepoints.
+
+    A transaction takes base storage's single write transaction at its first write (so a
+    read-only transaction, or one that has not written yet, blocks nobody); until COMMIT or
+    ROLLBACK it is the engine's *writer*, and another connection's write waits for it
+    (``errors.LockWait``). Each savepoint is ``[name, storage savepoint or None (set before
+    the first write), number of pending deltas when set]``."""
+
+    __slots__ = ("active", "read_only", "autocommit", "savepoints")
+
+    def __init__(self) -> None:
+        self.active = False
+        self.read_only = False
+        self.autocommit = True
+        self.savepoints: list = []
+
+
+_TX_WORDS = re.compile(
+    r"\A\s*(?:"
+    r"(?P<savepoint>savepoint)\s+(?P<sp>`[^`]+`|\w+)"
+    r"|(?P<release>release)\s+savepoint\s+(?P<rsp>`[^`]+`|\w+)"
+    r"|(?P<rollback_to>rollback)(?:\s+work)?\s+to\s+(?:savepoint\s+)?(?P<tsp>`[^`]+`|\w+)"
+    r"|(?P<start>start)\s+transaction(?P<modes>(?:\s*,?\s*(?:read\s+only|read\s+write"
+    r"|with\s+consistent\s+snapshot))*)"
+    r"|(?P<autocommit>set)\s+(?:(?:session\s+|local\s+)|@@(?:session\.|local\.)?)?"
+    r"autocommit\s*(?:=|:=)\s*(?P<ac>0|1|on|off|true|false)"
+    r")\s*;?\s*\Z",
+    re.I,
+)
+
+
 class Engine:
     """One database: base storage, the dataflow graph, and the installed queries."""
 
@@ -967,7 +1023,10 @@ class Engine:
         self.partial = bool(options.get("partial", True))
         # dataflow=False answers every SELECT from base storage (to compare the two paths)
         self.dataflow = bool(options.get("dataflow", True))
-        self.storage = SQLiteStorage(path)
+        # private_storage: keep an in-memory database in a temporary file instead, so that
+        # while one connection's transaction is open the others read committed rows (the
+        # server's sessions; see SQLiteStorage)
+        self.storage = SQLiteStorage(path, private=bool(options.get("private_storage")))
         self.graph = Graph()
         limit = options.get("memory_limit")
         if limit is not None:
@@ -981,8 +1040,14 @@ class Engine:
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
         self._qseq = 0
-        self._tx = False
+        self._tx = False  # base storage's write transaction is open (held by _writer)
         self._tx_deltas: list = []
+        self._tx_tables: set = set()  # lower-case tables the open transaction wrote
+        self._txn_default = Txn()  # the embedded connection's transaction
+        self._cur = self._txn_default  # the transaction of the statement running now
+        self._writer: Txn | None = None
+        self._sp_seq = 0
+        self.on_release: list = []  # called (under the lock) when the writer's transaction ends
         self._closed = False
         self.lock = threading.RLock()
         self.graph.lock = self.lock
@@ -1048,13 +1113,34 @@ class Engine:
         Reads that must see them take the locked path, which applies them first."""
         return bool(self._pending)
 
+    def new_txn(self) -> Txn:
+        """A transaction state for one more connection sharing this engine (the server's
+        sessions); pass it as ``txn`` to ``execute``. Sessions that share an engine must have
+        committed reads (a file, or ``private_storage``)."""
+        if not self.storage.committed_reads:
+            raise E.ProgrammingError(
+                "sessions sharing an engine need a database file or private_storage=True"
+            )
+        return Txn()
+
     @_locked
-    def execute(self, sql: str, params=()) -> Result:
+    def execute(self, sql: str, params=(), txn: Txn | None = None) -> Result:
+        prev = self._cur
+        self._cur = txn if txn is not None else self._txn_default
+        try:
+            return self._execute(sql, params)
+        finally:
+            self._cur = prev
+
+    def _execute(self, sql: str, params) -> Result:
         if self._closed or self._failure is not None:
             self._check_open()
         prep = self._cache.get(sql)
         if prep is None:
             prep = self.prepare(sql)
+        t = self._cur
+        if not t.autocommit and not t.active and prep.kind != "tx":
+            t.active = True  # autocommit off: every statement runs inside a transaction
         if self._pending and not prep.is_write:
             self._drain()
         if params is None:
@@ -1075,7 +1161,15 @@ class Engine:
         return prep.run(self, params)
 
     @_locked
-    def executemany(self, sql: str, seq_of_params) -> Result:
+    def executemany(self, sql: str, seq_of_params, txn: Txn | None = None) -> Result:
+        prev = self._cur
+        self._cur = txn if txn is not None else self._txn_default
+        try:
+            return self._executemany(sql, seq_of_params)
+        finally:
+            self._cur = prev
+
+    def _executemany(self, sql: str, seq_of_params) -> Result:
         if self._closed or self._failure is not None:
             self._check_open()
         prep = self._cache.get(sql) or self.prepare(sql)
@@ -1089,6 +1183,9 @@ class Engine:
                     E.ER_WRONG_ARGUMENTS,
                     "HY000",
                 )
+        t = self._cur
+        if not t.autocommit and not t.active:
+            t.active = True
         if isinstance(prep, InsertPrepared) and prep.select is None:
             return self._insert(prep, seq)
         total = 0
@@ -1110,6 +1207,10 @@ class Engine:
         prep = self._cache.get(sql)
         if prep is not None:
             return prep
+        tx = self._tx_statement(sql) if len(sql) < 200 else None
+        if tx is not None:
+            what, arg = tx
+            return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
         ast, nparams = parse(sql)
         prep = self._prepare_ast(ast, nparams, sql)
         if prep.kind not in ("ddl", "tx"):
@@ -1122,18 +1223,19 @@ class Engine:
     def execute_batch(self, statements) -> list[Result]:
         """Run several statements as one transaction: all applied (one dataflow batch) or none."""
         results = []
-        own = not self._tx
+        t = self._cur
+        own = not t.active
         if own:
-            self._begin()
+            self._begin(t)
         try:
             for sql, params in statements:
-                results.append(self.execute(sql, params))
+                results.append(self.execute(sql, params, t))
         except BaseException:
             if own:
-                self._rollback()
+                self._rollback(t)
             raise
         if own:
-            self._commit()
+            self._commit(t)
         return results
 
     def execute_ast(self, ast: exp.Expression, params=()) -> Result:
@@ -1253,8 +1355,8 @@ class Engine:
                     self._runtime.wait_idle(timeout=30)
                 except BaseException:  # noqa: BLE001 - closing anyway
                     pass
-            if self._tx:
-                self._rollback()
+            if self._writer is not None:
+                self._rollback(self._writer)
             self._runtime.stop()
         if self._thread is not None:
             self._closed = True
@@ -1268,8 +1370,8 @@ class Engine:
             self._closed = False
             if self._failure is None:
                 self._drain()
-        if self._tx:
-            self._rollback()
+        if self._writer is not None:
+            self._rollback(self._writer)
         self._closed = True
         for n in list(self.graph.nodes.values()):
             n.on_removed()
@@ -1280,42 +1382,151 @@ class Engine:
         return self._closed
 
     # --- transactions ------------------------------------------------------------------------
+    # A transaction reads its own writes: a SELECT over a table it wrote is answered by base
+    # storage inside the transaction (``SelectPrepared.run``), while the dataflow, and so every
+    # other connection's cached read, holds the last committed state. The writes' deltas wait
+    # in ``_tx_deltas`` and enter the dataflow at COMMIT, in one batch; ROLLBACK drops them.
     @_locked
-    def _begin(self):
-        if self._tx:
+    def _begin(self, t: Txn | None = None, read_only: bool = False) -> None:
+        t = t or self._cur
+        if t.active:
             return
-        if self._runtime is not None:
+        t.active = True
+        t.read_only = read_only
+        t.savepoints = []
+
+    def _acquire(self, t: Txn) -> None:
+        """``t`` writes for the first time: it takes base storage's write transaction."""
+        if self._runtime is not None and not self.storage.committed_reads:
             # base upqueries must not read this transaction's uncommitted rows
             self._runtime.base_acquire()
         self.storage.begin()
+        self._writer = t
         self._tx = True
         self._tx_deltas = []
-        self.graph.fill_log = []
+        self._tx_tables = set()
+        if not self.storage.committed_reads:
+            self.graph.fill_log = []
 
-    @_locked
-    def _commit(self):
-        if not self._tx:
-            return
-        self.storage.commit()
-        self._tx = False
-        deltas, self._tx_deltas = self._tx_deltas, []
-        self._forget_tx_fills()
-        try:
-            self._push(deltas)
-        finally:
-            if self._runtime is not None:
-                self._runtime.base_release()
+    def _end(self, t: Txn) -> None:
+        t.active = False
+        t.read_only = False
+        t.savepoints = []
 
-    @_locked
-    def _rollback(self):
-        if not self._tx:
-            return
-        self.storage.rollback()
+    def _released(self) -> None:
+        self._writer = None
         self._tx = False
         self._tx_deltas = []
-        self._forget_tx_fills()
-        if self._runtime is not None:
-            self._runtime.base_release()
+        self._tx_tables = set()
+        for cb in list(self.on_release):
+            cb()
+
+    @_locked
+    def _commit(self, t: Txn | None = None) -> None:
+        t = t or self._cur
+        self._end(t)
+        if self._writer is not t:
+            return
+        rt = self._runtime
+        if rt is not None and self.storage.committed_reads:
+            # the commit and its deltas go together under base storage's lock (see _write)
+            rt.base_acquire()
+        try:
+            self.storage.commit()
+            deltas = self._tx_deltas
+            self._writer = None
+            self._tx = False
+            self._forget_tx_fills()
+            self._push(deltas)
+        finally:
+            if rt is not None:
+                rt.base_release()
+            self._released()
+
+    @_locked
+    def _rollback(self, t: Txn | None = None) -> None:
+        t = t or self._cur
+        self._end(t)
+        if self._writer is not t:
+            return
+        self._undo_all()
+
+    def _undo_all(self) -> None:
+        """Roll base storage's write transaction back; the writer's deltas never enter."""
+        try:
+            self.storage.rollback()
+            self._forget_tx_fills()
+        finally:
+            if self._runtime is not None and not self.storage.committed_reads:
+                self._runtime.base_release()
+            self._released()
+
+    @_locked
+    def _savepoint(self, name: str) -> None:
+        t = self._cur
+        if not t.active:
+            return  # MySQL: outside a transaction a savepoint ends with the statement
+        low = name.lower()
+        t.savepoints = [sp for sp in t.savepoints if sp[0] != low]
+        mark = None
+        if self._writer is t:
+            self._sp_seq += 1
+            mark = f"noria_sp{self._sp_seq}"
+            self.storage.savepoint(mark)
+        t.savepoints.append([low, mark, len(self._tx_deltas)])
+
+    def _find_savepoint(self, t: Txn, name: str) -> int:
+        low = name.lower()
+        for i in range(len(t.savepoints) - 1, -1, -1):
+            if t.savepoints[i][0] == low:
+                return i
+        raise E.no_savepoint(name)
+
+    @_locked
+    def _rollback_to(self, name: str) -> None:
+        t = self._cur
+        i = self._find_savepoint(t, name)
+        _low, mark, ndeltas = t.savepoints[i]
+        del t.savepoints[i + 1 :]
+        if self._writer is not t:
+            return  # nothing written since
+        if mark is None:
+            # set before the transaction's first write: undo every write, stay in the transaction
+            self._undo_all()
+            return
+        self.storage.rollback_to(mark, keep=True)
+        del self._tx_deltas[ndeltas:]
+
+    @_locked
+    def _release_savepoint(self, name: str) -> None:
+        t = self._cur
+        i = self._find_savepoint(t, name)
+        mark = t.savepoints[i][1]
+        del t.savepoints[i:]
+        if mark is not None and self._writer is t:
+            self.storage.release(mark)
+
+    def _write_gate(self, t: Txn) -> None:
+        """Before a write of ``t`` changes anything: wait for another writer, refuse in a
+        read-only transaction, take base storage's write transaction inside a transaction."""
+        w = self._writer
+        if w is t:
+            return
+        if t.active and t.read_only:
+            raise E.read_only_transaction()
+        if w is not None:
+            raise E.LockWait()
+        if t.active:
+            self._acquire(t)
+
+    def reads_own_writes(self, t: Txn, prep) -> bool:
+        """Must ``prep`` (a dataflow SELECT) run in base storage for ``t`` to see its own
+        uncommitted writes? (Only when ``t`` wrote a table the query reads.)"""
+        if self._writer is not t:
+            return False
+        if not self.storage.committed_reads:
+            return True  # the dataflow cannot fill while the writer holds base storage
+        return not self._tx_tables.isdisjoint(prep.tables)
 
     # --- the dataflow domain ------------------------------------------------------------------
     def _dispatch(self, node, batch) -> None:
@@ -1411,6 +1622,8 @@ class Engine:
         ``single`` says ``fn`` issues exactly one SQLite statement, which SQLite already applies
         atomically, so no explicit transaction is needed.
         """
+        if self._writer is not self._cur:
+            self._write_gate(self._cur)
         rt = self._runtime
         if rt is not None and not self._tx:
             # SQLite's change and its delta go together under base storage's lock, so a base
@@ -1433,15 +1646,16 @@ class Engine:
                     self._dispatch(node, batch)
             return
         if self._tx:
-            self.storage.savepoint("stmt")
+            self.storage.savepoint("noria_stmt")
             try:
                 batch = fn()
             except BaseException:
-                self.storage.rollback_to("stmt")
+                self.storage.rollback_to("noria_stmt")
                 raise
-            self.storage.release("stmt")
+            self.storage.release("noria_stmt")
             if batch:
                 self._tx_deltas.append((table, batch))
+                self._tx_tables.add(table.lower())
             return
         self.storage.begin()
         try:
@@ -1502,7 +1716,8 @@ class Engine:
                 return FuncPrepared(lambda p: self._describe(name), 0)
             raise E.NotSupportedError(f"SHOW {what} is not supported")
         if isinstance(ast, exp.Transaction):
-            return FuncPrepared(lambda p: self._tx_stmt("begin"), 0, kind="tx")
+            ro = any("READ ONLY" in str(m).upper() for m in ast.args.get("modes") or ())
+            return FuncPrepared(lambda p: self._tx_stmt("begin", ro), 0, kind="tx")
         if isinstance(ast, exp.Commit):
             return FuncPrepared(lambda p: self._tx_stmt("commit"), 0, kind="tx")
         if isinstance(ast, exp.Rollback):
@@ -1520,16 +1735,46 @@ class Engine:
             raise E.NotSupportedError(f"statement not supported: {type(ast).__name__}")
         raise E.parse_error(f"near '{sql.strip()[:40]}'")
 
-    def _tx_stmt(self, what: str) -> Result:
+    def _tx_stmt(self, what: str, arg=None) -> Result:
+        t = self._cur
         if what == "begin":
-            if self._tx:
-                self._commit()  # MySQL: BEGIN commits an open transaction
-            self._begin()
+            self._commit(t)  # MySQL: BEGIN commits an open transaction
+            self._begin(t, read_only=bool(arg))
         elif what == "commit":
-            self._commit()
-        else:
-            self._rollback()
+            self._commit(t)
+        elif what == "rollback":
+            self._rollback(t)
+        elif what == "savepoint":
+            self._savepoint(arg)
+        elif what == "rollback_to":
+            self._rollback_to(arg)
+        elif what == "release":
+            self._release_savepoint(arg)
+        elif what == "autocommit":
+            if arg and not t.autocommit:
+                self._commit(t)  # MySQL: turning autocommit on commits the open transaction
+            t.autocommit = bool(arg)
         return Result(rowcount=0)
+
+    @staticmethod
+    def _tx_statement(sql: str):
+        """(what, argument) of a transaction statement sqlglot does not parse, else None."""
+        m = _TX_WORDS.match(sql)
+        if m is None:
+            return None
+        if m.group("savepoint"):
+            return "savepoint", m.group("sp").strip("`")
+        if m.group("release"):
+            return "release", m.group("rsp").strip("`")
+        if m.group("rollback_to"):
+            return "rollback_to", m.group("tsp").strip("`")
+        if m.group("start"):
+            modes = " ".join((m.group("modes") or "").lower().split())
+            ro = "read only" in modes
+            if ro and "read write" in modes:
+                raise E.parse_error("near 'READ WRITE': READ ONLY and READ WRITE together")
+            return "begin", ro
+        return "autocommit", m.group("ac").lower() in ("1", "on", "true")
 
     def _prepare_select(self, ast, nparams: int, sql: str, view: bool = False) -> Prepared:
         """The statement for a SELECT: its installed query, a newly compiled one, or a proxy.
@@ -1617,7 +1862,7 @@ class Engine:
         from .dataflow.plan_upqueries import update_probe_flags
 
         update_probe_flags(list(self.graph.nodes.values()))
-        if self._tx and self._tx_deltas:
+        if self._tx and self._tx_deltas and not self.storage.committed_reads:
             # built inside a transaction, the new full states replayed its uncommitted writes,
             # whose deltas wait for COMMIT: take them back out of those states, so COMMIT adds
             # them once and ROLLBACK leaves them out
@@ -1902,8 +2147,10 @@ class Engine:
     # --- DDL ---------------------------------------------------------------------------------
     def _ddl_guard(self):
         self._drain()
-        if self._tx:
-            self._commit()  # MySQL: DDL commits the open transaction
+        t = self._cur
+        if self._writer is not None and self._writer is not t:
+            raise E.LockWait()  # DDL waits for the other connection's transaction
+        self._commit(t)  # MySQL: DDL commits the open transaction
         self._cache.clear()
 
     @staticmethod

@@ -115,3 +115,31 @@ def syntax_error_near(text: str, line: int = 1) -> ProgrammingError:
     """1064 pointing at ``text``, the rest of the statement from where parsing failed."""
     near = text[:80]
     return parse_error(f"near '{near}' at line {line}")
+
+
+ER_LOCK_WAIT_TIMEOUT = 1205
+ER_SP_DOES_NOT_EXIST = 1305
+ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792
+
+
+class LockWait(OperationalError):
+    """The statement needs the write lock another connection's open transaction holds.
+
+    Raised before the statement changes anything, so it can simply be run again once that
+    transaction ends (the server parks the connection and retries; after the lock wait timeout
+    the client gets this error, 1205)."""
+
+    def __init__(self, msg: str = "Lock wait timeout exceeded; try restarting transaction"):
+        super().__init__(msg, ER_LOCK_WAIT_TIMEOUT, "HY000")
+
+
+def no_savepoint(name: str) -> OperationalError:
+    return OperationalError(f"SAVEPOINT {name} does not exist", ER_SP_DOES_NOT_EXIST, "42000")
+
+
+def read_only_transaction() -> OperationalError:
+    return OperationalError(
+        "Cannot execute statement in a READ ONLY transaction",
+        ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
+        "25006",
+    )

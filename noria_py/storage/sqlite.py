@@ -10,6 +10,8 @@ converted back to their column kinds on the way out.
 from __future__ import annotations
 
 import sqlite3
+import os
+import shutil
 from dataclasses import dataclass, field
 
 from ..errors import (
@@ -82,7 +84,22 @@ def _between(v, lower, upper) -> bool:
 
 
 class SQLiteStorage:
-    def __init__(self, path: str | None):
+    """Base tables in one SQLite database.
+
+    ``conn`` is the writer's connection: writes, and reads of the transaction that writes. A
+    file (and a ``private`` database, a temporary file removed on close) also has a second,
+    read-only connection, ``rconn``: while a transaction is open on ``conn``, what the dataflow
+    reads (fills, replays) and other sessions' proxied reads go through ``rconn`` and see only
+    committed rows (WAL gives a reader the last commit without waiting for the writer).
+    ``reading`` is the connection those reads use right now."""
+
+    def __init__(self, path: str | None, private: bool = False):
+        self._tmpdir = None
+        if path is None and private:
+            import tempfile
+
+            self._tmpdir = tempfile.mkdtemp(prefix="noria-")
+            path = os.path.join(self._tmpdir, "base.db")
         self.path = path
         self.conn = sqlite3.connect(
             path or ":memory:", isolation_level=None, check_same_thread=False
@@ -90,9 +107,15 @@ class SQLiteStorage:
         from .mysql_functions import register as _register_mysql
 
         _register_mysql(self.conn)
+        self.rconn: sqlite3.Connection | None = None
         if path:
             self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
+            # a private database need not survive a crash: no syncs
+            self.conn.execute(f"PRAGMA synchronous={'OFF' if self._tmpdir else 'NORMAL'}")
+            self.rconn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            _register_mysql(self.rconn)
+            self.rconn.execute("PRAGMA query_only=1")
+        self.reading = self.conn
         self.conn.execute(
             f"CREATE TABLE IF NOT EXISTS {CATALOG} "
             "(seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT, name TEXT, sql TEXT)"
@@ -123,16 +146,25 @@ class SQLiteStorage:
         if not self._in_tx:
             self.conn.execute("BEGIN")
             self._in_tx = True
+            if self.rconn is not None:
+                self.reading = self.rconn
 
     def commit(self) -> None:
         if self._in_tx:
             self.conn.execute("COMMIT")
             self._in_tx = False
+            self.reading = self.conn
 
     def rollback(self) -> None:
         if self._in_tx:
             self.conn.execute("ROLLBACK")
             self._in_tx = False
+            self.reading = self.conn
+
+    @property
+    def committed_reads(self) -> bool:
+        """Do the dataflow's reads see only committed rows while a transaction is open?"""
+        return self.rconn is not None
 
     def savepoint(self, name: str) -> None:
         self.conn.execute(f"SAVEPOINT {name}")
@@ -140,9 +172,11 @@ class SQLiteStorage:
     def release(self, name: str) -> None:
         self.conn.execute(f"RELEASE {name}")
 
-    def rollback_to(self, name: str) -> None:
+    def rollback_to(self, name: str, keep: bool = False) -> None:
+        """Undo everything since savepoint ``name``; ``keep`` leaves the savepoint set."""
         self.conn.execute(f"ROLLBACK TO {name}")
-        self.conn.execute(f"RELEASE {name}")
+        if not keep:
+            self.conn.execute(f"RELEASE {name}")
 
     # --- DDL -------------------------------------------------------------------------------
     def register(self, schema: TableSchema) -> None:
@@ -268,12 +302,12 @@ class SQLiteStorage:
 
     def scan(self, table: str) -> list[tuple]:
         schema = self.schemas[table.lower()]
-        cur = self.conn.execute(f"SELECT * FROM {q(schema.name)}")
+        cur = self.reading.execute(f"SELECT * FROM {q(schema.name)}")
         return self._convert(table, cur.fetchall())
 
     def count(self, table: str) -> int:
         schema = self.schemas[table.lower()]
-        return self.conn.execute(f"SELECT COUNT(*) FROM {q(schema.name)}").fetchone()[0]
+        return self.reading.execute(f"SELECT COUNT(*) FROM {q(schema.name)}").fetchone()[0]
 
     def select_with_rowid(self, table: str, where_sql: str | None, params=()) -> list:
         """(rowid, row) pairs of the rows matching a SQLite predicate (all rows when None)."""
@@ -298,7 +332,7 @@ class SQLiteStorage:
             cond = " AND ".join(f"{q(schema.columns[c].name)} IS ?" for c in cols)
             sql = f"SELECT * FROM {q(schema.name)} WHERE {cond}"
             self._lookup_sql[(table, tuple(cols))] = sql
-        cur = self.conn.execute(sql, [_param(v) for v in key])
+        cur = self.reading.execute(sql, [_param(v) for v in key])
         return self._convert(table, cur.fetchall())
 
     # kinds SQLite orders as Python does (numbers numerically, text and ISO dates by code point);
@@ -356,7 +390,7 @@ class SQLiteStorage:
             params.append(V.to_storage(upper[0]))
         if limit is not None:
             params.append(limit)
-        rows = self._convert(table, self.conn.execute(sql, params).fetchall())
+        rows = self._convert(table, self.reading.execute(sql, params).fetchall())
         # the bounds again, in Python: the dataflow compares values as Python does
         return [r for r in rows if _between(r[col], lower, upper)]
 
@@ -466,4 +500,8 @@ class SQLiteStorage:
         try:
             self.commit()
         finally:
+            if self.rconn is not None:
+                self.rconn.close()
             self.conn.close()
+            if self._tmpdir is not None:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
