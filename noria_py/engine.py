@@ -568,8 +568,13 @@ class SelectPrepared(Prepared):
         return tuple(out)
 
     def run(self, engine: Engine, params) -> Result:
-        if engine._writer is not None and engine.reads_own_writes(engine._cur, self):
-            return self.in_storage(engine).run(engine, params)
+        w = engine._writer
+        if w is not None:
+            if w is engine._cur:
+                if engine.reads_own_writes(w, self):
+                    return self.in_storage(engine).run(engine, params)
+            elif not engine.storage.committed_reads:
+                raise E.LockWait()  # a fill would read the other transaction's rows
         rows = self.rows(params)
         return Result(
             self.columns, rows, self.column_types, self.nullable, len(rows), None, "cached"
@@ -1115,13 +1120,25 @@ class Engine:
 
     def new_txn(self) -> Txn:
         """A transaction state for one more connection sharing this engine (the server's
-        sessions); pass it as ``txn`` to ``execute``. Sessions that share an engine must have
-        committed reads (a file, or ``private_storage``)."""
-        if not self.storage.committed_reads:
-            raise E.ProgrammingError(
-                "sessions sharing an engine need a database file or private_storage=True"
-            )
+        sessions); pass it as ``txn`` to ``execute``. With a database file (or
+        ``private_storage``) other connections read the committed state while one writes; an
+        in-memory engine makes them wait (``errors.LockWait``) for a read that is not a plain
+        lookup of the committed views."""
         return Txn()
+
+    def begin(self, txn: Txn, read_only: bool = False) -> None:
+        with self.lock:
+            self._begin(txn, read_only)
+
+    def commit(self, txn: Txn) -> None:
+        with self.lock:
+            if txn.active or self._writer is txn:
+                self._commit(txn)
+
+    def rollback(self, txn: Txn) -> None:
+        with self.lock:
+            if txn.active or self._writer is txn:
+                self._rollback(txn)
 
     @_locked
     def execute(self, sql: str, params=(), txn: Txn | None = None) -> Result:

@@ -111,6 +111,21 @@ class _Offload:
         self.seq = seq
 
 
+class _Wait:
+    """A command that must wait for another connection's transaction (``errors.LockWait``):
+    the connection reads no further command; the command runs again when a transaction ends,
+    and fails with 1205 at ``deadline`` (``innodb_lock_wait_timeout``)."""
+
+    __slots__ = ("fn", "payload", "seq", "offload", "deadline")
+
+    def __init__(self, fn: Any, payload: bytes, seq: int, offload: bool = False) -> None:
+        self.fn = fn
+        self.payload = payload
+        self.seq = seq
+        self.offload = offload  # run again on the worker
+        self.deadline: float | None = None
+
+
 class PreparedStatement:
     """A statement prepared by COM_STMT_PREPARE on this connection."""
 
@@ -283,6 +298,8 @@ class CommandProtocol(asyncio.Protocol):
         self.blocked = False  # commands wait until the client reads the answers queued so far
         self.busy = False  # a command of this connection runs on the worker thread
         self._close_session = False  # connection lost while busy: close the session after it
+        self.waiting: _Wait | None = None  # a command waiting for another's transaction
+        self._wait_timer: Any = None
         self.auth: _AuthChannel | None = None
         self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         self._tasks: set[asyncio.Task] = set()
@@ -330,6 +347,8 @@ class CommandProtocol(asyncio.Protocol):
                         r = self._call(handler, data[4:], 1)
                         if r.__class__ is _Offload:
                             self._offload(r)
+                        elif r.__class__ is _Wait:
+                            self._park(r)
                         elif r and not self.closing:
                             self.transport.write(r)
                         return
@@ -359,6 +378,10 @@ class CommandProtocol(asyncio.Protocol):
         if self.auth is not None:
             self.auth.wake()
         self.stmts.clear()
+        if self.waiting is not None:  # parked, not running: nothing else uses the session
+            self.waiting = None
+            self._stop_wait_timer()
+            self.busy = False
         if self.busy:
             self._close_session = True  # the worker is using the session: close it after
         else:
@@ -382,13 +405,18 @@ class CommandProtocol(asyncio.Protocol):
 
     # -- the worker thread -------------------------------------------------------------------
 
-    def _offload(self, job: _Offload) -> None:
-        """Run ``job`` on the worker; this connection reads no command until it is answered."""
+    def _offload(self, job: _Offload, waited: _Wait | None = None) -> None:
+        """Run ``job`` on the worker; this connection reads no command until it is answered.
+        ``waited``: the lock wait ``job`` retries (its deadline and timer carry over)."""
         self.busy = True
         loop = asyncio.get_running_loop()
 
         def work() -> None:
             r = self._call(job.fn, job.payload, job.seq)
+            if r.__class__ is _Wait:
+                r.offload = True
+                if waited is not None:
+                    r.deadline = waited.deadline
             try:
                 loop.call_soon_threadsafe(self._offloaded, r)
             except RuntimeError:  # the loop is closed: the server is gone
@@ -410,10 +438,66 @@ class CommandProtocol(asyncio.Protocol):
             return
         if r.__class__ is _Offload:  # pragma: no cover - offloaded work never offloads again
             raise RuntimeError("an offloaded command offloaded again")
+        if r.__class__ is _Wait:
+            self._park(r)
+            return
+        self._stop_wait_timer()
         if r:
             self.transport.write(r)
         if self.buf and not self.blocked and self.auth is None:
             self.data_received(b"")
+
+    # -- waiting for another connection's transaction ------------------------------------------
+
+    def _park(self, w: _Wait) -> None:
+        """Hold ``w`` (and every later command of this connection) until a transaction ends."""
+        if self.closing:
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if w.deadline is None:
+            w.deadline = now + max(0.0, self.session.lock_wait_timeout)
+        self.busy = True
+        self.waiting = w
+        self.server.lock_waiters.append(self)
+        if self._wait_timer is None:
+            self._wait_timer = loop.call_at(w.deadline, self._wait_expired)
+
+    def _stop_wait_timer(self) -> None:
+        if self._wait_timer is not None:
+            self._wait_timer.cancel()
+            self._wait_timer = None
+
+    def retry_wait(self) -> None:
+        """A transaction ended: run the waiting command again (it may park once more)."""
+        w = self.waiting
+        if w is None or self.closing:
+            return
+        self.waiting = None
+        if w.offload:
+            self._offload(_Offload(w.fn, w.payload, w.seq), w)
+            return
+        r = self._call(w.fn, w.payload, w.seq)
+        if r.__class__ is _Wait:
+            r.deadline = w.deadline
+        self._offloaded(r)
+
+    def _wait_expired(self) -> None:
+        self._wait_timer = None
+        w = self.waiting
+        if w is None or self.closing:
+            return  # running again right now (on the worker): it re-arms if it parks again
+        loop = asyncio.get_running_loop()
+        if loop.time() < w.deadline:
+            self._wait_timer = loop.call_at(w.deadline, self._wait_expired)
+            return
+        self.waiting = None
+        try:
+            self.server.lock_waiters.remove(self)
+        except ValueError:
+            pass
+        msg = "Lock wait timeout exceeded; try restarting transaction"
+        self._offloaded(self._error(errors.ER_LOCK_WAIT_TIMEOUT, "HY000", msg, w.seq))
 
     # -- the command loop --------------------------------------------------------------------
 
@@ -455,6 +539,10 @@ class CommandProtocol(asyncio.Protocol):
                     self._flush(out)
                     self._offload(r)
                     return pos
+                if r.__class__ is _Wait:
+                    self._flush(out)
+                    self._park(r)
+                    return pos
                 if r:
                     out.append(r)
                     pending += len(r)
@@ -487,6 +575,8 @@ class CommandProtocol(asyncio.Protocol):
         """Run one command; its framed response (empty when it has none), errors included."""
         try:
             r = handler(payload, seq)
+        except errors.LockWait:
+            return _Wait(handler, payload, seq)
         except errors.Error as e:
             return self._error(e.errno, e.sqlstate, e.msg or str(e), seq)
         except P.PacketError as e:
@@ -608,6 +698,8 @@ class CommandProtocol(asyncio.Protocol):
         if (
             prep is not None
             and engine.cached(plan.sql) is prep
+            and engine._writer is None  # a transaction is open: its own reads see its writes
+            and engine._failure is None  # after an internal failure no cached read is served
             and not engine.writes_queued
             and not plan.refused
         ):
@@ -802,6 +894,8 @@ class CommandProtocol(asyncio.Protocol):
         if (
             prep is not None
             and engine.cached(stmt.engine_sql) is prep
+            and engine._writer is None
+            and engine._failure is None
             and not engine.writes_queued
             and not flags & 0x07
         ):

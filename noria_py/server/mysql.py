@@ -291,6 +291,25 @@ class NoriaServer(MysqlServer):
         self.prep_shapes: dict[int, tuple[Any, P.ResultShape]] = {}
         self._tasks: set[asyncio.Task] = set()
         self._worker: ThreadPoolExecutor | None = None
+        # connections whose statement waits for another connection's transaction to end
+        self.lock_waiters: list[Any] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        engine.on_release.append(self._writer_released)
+
+    def _writer_released(self) -> None:
+        """The engine's write transaction ended (called under the engine lock, on any
+        thread): retry the waiting statements on the loop."""
+        loop = self._loop
+        if loop is not None and self.lock_waiters:
+            try:
+                loop.call_soon_threadsafe(self._wake_waiters)
+            except RuntimeError:  # the loop is closed: the server is gone
+                pass
+
+    def _wake_waiters(self) -> None:
+        waiters, self.lock_waiters = self.lock_waiters, []
+        for proto in waiters:
+            proto.retry_wait()
 
     def worker(self) -> ThreadPoolExecutor:
         """The thread that runs commands which wait for the engine (lookups that miss,
@@ -307,6 +326,7 @@ class NoriaServer(MysqlServer):
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+        self._loop = asyncio.get_running_loop()
         stream = P.BoundedStream(reader, writer, HANDSHAKE_MAX_PACKET)
         session = Session(self.state)
         session.variables = _Variables(session)  # what mysql-mimic's handshake reads
@@ -498,7 +518,12 @@ def run_from_args(args: argparse.Namespace) -> int:
     from noria_py.engine import Engine
 
     try:
-        engine = Engine(path=args.data, memory_limit=args.memory_limit, collation=args.collation)
+        engine = Engine(
+            path=args.data,
+            memory_limit=args.memory_limit,
+            collation=args.collation,
+            private_storage=True,  # without --data: a temporary file, for committed reads
+        )
     except Exception as e:  # noqa: BLE001 - a bad option or data file: say it, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -7,25 +7,26 @@ friends, ``USE``, ``SHOW DATABASES``, ``SHOW WARNINGS``, and transactions.
 
 Transactions
 ------------
-``BEGIN`` / ``START TRANSACTION`` (and ``SET autocommit = 0``, where a transaction starts
-implicitly at the first write) make the connection *buffer* its writes. ``COMMIT`` applies the
-buffered writes atomically with ``Engine.execute_batch`` (all of them or none); ``ROLLBACK``
-discards them. What a client sees meanwhile:
+Each connection has its own transaction (``Engine.new_txn``). ``BEGIN`` / ``START
+TRANSACTION [READ ONLY | READ WRITE]`` start one, and with ``SET autocommit = 0`` every
+statement runs inside one until ``COMMIT`` / ``ROLLBACK``. Inside a transaction:
 
-* Reads inside a transaction see the **committed state** (every write committed by any
-  connection so far), not the connection's own buffered writes. Isolation is therefore READ
-  COMMITTED without read-your-own-writes, which is what ``@@transaction_isolation`` reports.
-* A buffered write is checked when it arrives (``Engine.prepare``: syntax, tables, columns,
-  parameter count) but constraints (duplicate keys, NOT NULL) are checked at ``COMMIT``. A
-  ``COMMIT`` that fails applies nothing, returns the engine's error, and ends the transaction.
-* The OK packet of a buffered write reports, as affected rows, the number of rows an INSERT
-  lists, or the number of rows an UPDATE/DELETE matches in the committed state; its last
-  insert id is 0 because ids are assigned at ``COMMIT`` (``LAST_INSERT_ID()`` is up to date
-  after the ``COMMIT``). Clients that need generated ids right after an INSERT should insert
-  in autocommit mode.
-* DDL inside a transaction first commits the buffered writes (as MySQL does). ``SAVEPOINT`` is
-  not supported. ``ROLLBACK`` with nothing buffered is a cheap no-op, so connection pools that
-  roll back on release work.
+* Every statement runs when it arrives: a duplicate key is 1062 at the INSERT, the OK packet
+  carries the statement's own affected rows and insert id, ``LAST_INSERT_ID()`` follows.
+* The connection reads its own writes, cached query or not; no other connection sees them
+  before ``COMMIT``, and nothing of a rolled-back transaction is ever visible.
+* One transaction writes at a time (base storage has one writer). Another connection's write
+  waits for it; after ``innodb_lock_wait_timeout`` seconds (default 50) it fails with 1205
+  and its transaction stays open, as in InnoDB. Reads never wait: other connections read the
+  last committed state.
+* ``SAVEPOINT``, ``ROLLBACK TO [SAVEPOINT]`` and ``RELEASE SAVEPOINT`` work as in MySQL; a
+  READ ONLY transaction refuses writes with 1792. DDL commits the open transaction first.
+* A connection that closes, or is reset, rolls its transaction back.
+
+Isolation: READ COMMITTED with reads of one's own writes, and writes serialized (a
+transaction that writes holds the write lock until it ends). Unlike InnoDB's REPEATABLE READ,
+a transaction's reads are not a snapshot taken at its first read: a row another connection
+commits meanwhile becomes visible to the next read.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
     "sql_safe_updates": 0,
     "system_time_zone": "UTC",
     "time_zone": "SYSTEM",
+    "innodb_lock_wait_timeout": 50,
+    "lock_wait_timeout": 86400,
     "transaction_isolation": "READ-COMMITTED",
     "tx_isolation": "READ-COMMITTED",
     "transaction_read_only": 0,
@@ -173,6 +176,11 @@ _SHOW_SIMPLE = re.compile(
 _USE = re.compile(r"\Ause\s+(`[^`]+`|\w+)\s*\Z", re.I)
 _BEGIN = re.compile(r"\A(?:begin(?:\s+work)?|start\s+transaction\b.*)\Z", re.I | re.S)
 _COMMIT = re.compile(r"\Acommit(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+release)?\Z", re.I)
+_SAVEPOINT = re.compile(
+    r"\A(?:savepoint\s+\S+|release\s+savepoint\s+\S+|rollback(?:\s+work)?\s+to\s+(?:savepoint\s+)?\S+)"
+    r"\Z",
+    re.I,
+)
 _ROLLBACK = re.compile(
     r"\Arollback(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+release)?\Z", re.I
 )
@@ -253,6 +261,8 @@ def classify(sql: str) -> Statement:
         return Statement("commit", text)
     if word == "rollback" and _ROLLBACK.match(text):
         return Statement("rollback", text)
+    if word in ("savepoint", "release", "rollback") and _SAVEPOINT.match(text):
+        return Statement("savepoint", text)
     if word in ("savepoint", "release", "rollback", "xa", "lock", "unlock", "kill", "flush"):
         return Statement("unsupported", text, word.upper())
     return Statement("engine", text)
@@ -480,7 +490,6 @@ class ServerState:
     questions: int = 0
     classify_cache: dict[str, Statement] = field(default_factory=dict)
     classify_cache_limit: int = 20000
-    estimators: dict[str, Any] = field(default_factory=dict)
     # normalized SQL texts whose literal-lifted form the engine refused
     no_lift: set[str] = field(default_factory=set)
 
@@ -544,7 +553,7 @@ class ServerState:
 
 
 class Session:
-    """One client connection's session: variables, current database, transaction buffer."""
+    """One client connection's session: variables, current database, transaction."""
 
     def __init__(self, state: ServerState, connection_id: int = 0) -> None:
         self.state = state
@@ -554,14 +563,28 @@ class Session:
         self.user_vars: dict[str, Any] = {}
         self.database: str | None = None
         self.username: str | None = None
-        self.autocommit = bool(state.globals.get("autocommit", 1))
-        self.explicit_txn = False
-        self.buffer: list[tuple[str, tuple]] = []
+        self.txn = state.engine.new_txn()
+        self.txn.autocommit = bool(state.globals.get("autocommit", 1))
         self.last_insert_id = 0
         self.last_rowcount = -1
         self.client_codec = "utf-8"
         self.variables: Any = None  # set by the connection for mysql-mimic's handshake code
         self.fn_context = F.Context(connection_id=connection_id)
+
+    @property
+    def autocommit(self) -> bool:
+        return self.txn.autocommit
+
+    @autocommit.setter
+    def autocommit(self, on: bool) -> None:
+        self.txn.autocommit = bool(on)
+
+    @property
+    def lock_wait_timeout(self) -> float:
+        try:
+            return float(self.get_var("innodb_lock_wait_timeout"))
+        except (errors.Error, TypeError, ValueError):
+            return 50.0
 
     def _bind_context(self) -> None:
         """Make this session's values what VERSION(), DATABASE(), LAST_INSERT_ID() ... read."""
@@ -610,8 +633,8 @@ class Session:
             return
         if key == "autocommit":
             on = bool(value)
-            if on and not self.autocommit and not self.explicit_txn:
-                self._commit()
+            if on and not self.autocommit:
+                self.engine.commit(self.txn)  # MySQL: autocommit on commits the open transaction
             self.autocommit = on
             return
         self.vars[key] = value
@@ -620,27 +643,29 @@ class Session:
 
     @property
     def in_transaction(self) -> bool:
-        return self.explicit_txn or bool(self.buffer)
+        return self.txn.active
 
     @property
     def status_flags(self) -> int:
-        flags = P.STATUS_AUTOCOMMIT if self.autocommit else 0
-        if self.explicit_txn or self.buffer:
+        txn = self.txn
+        flags = P.STATUS_AUTOCOMMIT if txn.autocommit else 0
+        if txn.active:
             flags |= P.STATUS_IN_TRANS
+            if txn.read_only:
+                flags |= P.STATUS_IN_TRANS_READONLY
         return flags
 
     def reset(self) -> None:
         """COM_RESET_CONNECTION / COM_CHANGE_USER: drop session state and any transaction."""
+        self.engine.rollback(self.txn)
         self.vars.clear()
         self.user_vars.clear()
-        self.buffer.clear()
-        self.explicit_txn = False
         self.autocommit = bool(self.state.globals.get("autocommit", 1))
         self.last_insert_id = 0
 
     def close(self) -> None:
-        self.buffer.clear()
-        self.explicit_txn = False
+        """The connection is gone: its open transaction rolls back."""
+        self.engine.rollback(self.txn)
 
     # -- execution ---------------------------------------------------------------------------
 
@@ -667,9 +692,11 @@ class Session:
         self.state.questions += 1
         self._bind_context()
         try:
-            return self.engine.execute(plan.sql, params)
+            return self.engine.execute(plan.sql, params, self.txn)
+        except errors.LockWait:
+            raise
         except errors.Error:
-            res = self.engine.execute(self.state.statement(sql).sql)  # raises its own error
+            res = self.engine.execute(self.state.statement(sql).sql, (), self.txn)
             plan.refused = True
             self.state.no_lift.add(plan.sql)
             return res
@@ -680,15 +707,17 @@ class Session:
             lifted = lift_literals(st.sql)
             if lifted is not None and lifted[0] not in self.state.no_lift:
                 try:
-                    return engine.execute(lifted[0], lifted[1])
+                    return engine.execute(lifted[0], lifted[1], self.txn)
+                except errors.LockWait:
+                    raise
                 except errors.Error:
                     # The parameterized form is not something the engine answers. Answer the
                     # statement as written (which raises its own error if it fails too: then the
                     # error was about these values, not the form) and remember the form.
-                    res = engine.execute(st.sql, params)
+                    res = engine.execute(st.sql, params, self.txn)
                     self.state.no_lift.add(lifted[0])
                     return res
-        return engine.execute(st.sql, params)
+        return engine.execute(st.sql, params, self.txn)
 
     def _lift_write(self, sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
         """A write sent with its values in the text, as its parameterized form and values
@@ -711,48 +740,14 @@ class Session:
 
     def _write(self, st: Statement, params: Sequence[Any]) -> Result:
         sql, params = self._lift_write(st.sql, params)
-        if self.autocommit and not self.explicit_txn:
-            res = self.engine.execute(sql, params)
-            self._note(res)
-            return res
-        prep = self.engine.prepare(sql)
-        count = getattr(prep, "param_count", len(params))
-        if count != len(params):
-            raise _err(
-                f"Incorrect arguments to EXECUTE: statement takes {count} parameters, "
-                f"got {len(params)}",
-                P.ER_WRONG_ARGUMENTS,
-            )
-        affected = self._estimate_affected(sql, tuple(params))
-        self.buffer.append((sql, tuple(params)))
-        self.last_rowcount = affected
-        return Result(rowcount=affected, lastrowid=0)
+        res = self.engine.execute(sql, params, self.txn)
+        self._note(res)
+        return res
 
     def _note(self, res: Result) -> None:
         if res.lastrowid:
             self.last_insert_id = res.lastrowid
         self.last_rowcount = res.rowcount
-
-    def _commit(self) -> Result:
-        buffered, self.buffer = self.buffer, []
-        self.explicit_txn = False
-        if not buffered:
-            return Result()
-        results = self.engine.execute_batch(buffered)
-        for res in results or ():
-            if res is not None and res.lastrowid:
-                self.last_insert_id = res.lastrowid
-        return Result()
-
-    def _estimate_affected(self, sql: str, params: tuple) -> int:
-        cache = self.state.estimators
-        est = cache.get(sql)
-        if est is None:
-            est = _make_estimator(sql)
-            if len(cache) > 5000:
-                cache.clear()
-            cache[sql] = est
-        return est(self.engine, params)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -760,27 +755,35 @@ class Session:
 
 
 def _h_ddl(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    if s.buffer:
-        s._commit()
-    s.explicit_txn = False
-    return s.engine.execute(st.sql, params)
+    return s.engine.execute(st.sql, params, s.txn)  # commits the open transaction first
 
 
 def _h_begin(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    if s.buffer:
-        s._commit()  # MySQL commits an open transaction when a new one begins
-    s.explicit_txn = True
+    modes = " ".join(st.sql.lower().split())
+    read_only = "read only" in modes
+    if read_only and "read write" in modes:
+        raise _err(
+            "You have an error in your SQL syntax; READ ONLY and READ WRITE together",
+            P.ER_PARSE_ERROR,
+            "42000",
+        )
+    s.engine.commit(s.txn)  # MySQL commits an open transaction when a new one begins
+    s.engine.begin(s.txn, read_only=read_only)
     return Result()
 
 
 def _h_commit(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    return s._commit()
+    s.engine.commit(s.txn)
+    return Result()
 
 
 def _h_rollback(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    s.buffer = []
-    s.explicit_txn = False
+    s.engine.rollback(s.txn)
     return Result()
+
+
+def _h_savepoint(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    return s.engine.execute(st.sql, (), s.txn)  # SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT
 
 
 def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
@@ -1069,6 +1072,7 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "begin": _h_begin,
     "commit": _h_commit,
     "rollback": _h_rollback,
+    "savepoint": _h_savepoint,
     "set": _h_set,
     "use": _h_use,
     "empty": _h_empty,
@@ -1080,50 +1084,3 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "const_select": _h_const_select,
     "session_select": _h_session_select,
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# Affected rows of buffered writes
-
-
-def _make_estimator(sql: str) -> Callable[[Any, tuple], int]:
-    """Build a function (engine, params) -> affected-row estimate for a buffered write."""
-    import sqlglot
-    from sqlglot import expressions as exp
-
-    try:
-        tree = sqlglot.parse_one(sql, read="mysql")
-    except Exception:
-        return lambda engine, params: 0
-    if isinstance(tree, exp.Insert):
-        values = tree.expression
-        n = len(values.expressions) if isinstance(values, exp.Values) else 0
-        return lambda engine, params: n
-    if isinstance(tree, (exp.Update, exp.Delete)):
-        table = tree.this
-        if not isinstance(table, exp.Table):
-            return lambda engine, params: 0
-        where = tree.args.get("where")
-        before = 0
-        if isinstance(tree, exp.Update):
-            for e in tree.expressions:
-                before += sum(1 for _ in e.find_all(exp.Placeholder))
-        n_where = sum(1 for _ in where.find_all(exp.Placeholder)) if where else 0
-        query = exp.select(exp.Count(this=exp.Star())).from_(table.copy())
-        if where is not None:
-            query = query.where(where.this.copy())
-        count_sql = query.sql(dialect="mysql")
-        cap = None
-        limit = tree.args.get("limit")
-        if limit is not None:
-            lit = limit.expression if isinstance(limit, exp.Limit) else limit
-            if isinstance(lit, exp.Literal) and not lit.is_string:
-                cap = int(lit.this)
-
-        def estimate(engine: Any, params: tuple) -> int:
-            res = engine.execute(count_sql, params[before : before + n_where])
-            n = int(res.rows[0][0]) if res.rows else 0
-            return min(n, cap) if cap is not None else n
-
-        return estimate
-    return lambda engine, params: 0
