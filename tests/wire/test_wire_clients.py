@@ -239,27 +239,34 @@ def test_transactions(server):
     a.begin()
     assert ca.execute("UPDATE accounts SET balance = balance - 30 WHERE id = %s", (1,)) == 1
     assert ca.execute("UPDATE accounts SET balance = balance + 30 WHERE id = %s", (2,)) == 1
-    # nobody, not even the writer, sees uncommitted writes
+    # the writer reads its own writes; nobody else sees them before COMMIT
     assert balances(cb) == ((1, 100), (2, 100))
-    assert balances(ca) == ((1, 100), (2, 100))
+    assert balances(ca) == ((1, 70), (2, 130))
     a.commit()
     assert balances(cb) == ((1, 70), (2, 130))
 
     a.begin()
     ca.execute("UPDATE accounts SET balance = 0 WHERE id = %s", (1,))
+    assert balances(ca) == ((1, 0), (2, 130))
     a.rollback()
     assert balances(cb) == ((1, 70), (2, 130))
+    assert balances(ca) == ((1, 70), (2, 130))
 
-    # a COMMIT that fails applies nothing
+    # a duplicate key is an error at the INSERT; the transaction goes on without that statement
     a.begin()
     ca.execute("INSERT INTO accounts VALUES (3, 5)")
-    ca.execute("INSERT INTO accounts VALUES (1, 999)")  # duplicate key, found at COMMIT
     with pytest.raises(pymysql.err.IntegrityError) as info:
-        a.commit()
+        ca.execute("INSERT INTO accounts VALUES (1, 999)")
     assert info.value.args[0] == 1062
     cb.execute("SELECT COUNT(*) FROM accounts")
     assert cb.fetchone() == (2,)
+    ca.execute("SELECT COUNT(*) FROM accounts")
+    assert ca.fetchone() == (3,)
+    a.commit()
+    cb.execute("SELECT COUNT(*) FROM accounts")
+    assert cb.fetchone() == (3,)
     assert balances(cb) == ((1, 70), (2, 130))
+    ca.execute("DELETE FROM accounts WHERE id = 3")
 
     # autocommit off: a transaction starts implicitly; pool-style ROLLBACK on release
     a.autocommit(False)

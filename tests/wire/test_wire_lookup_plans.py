@@ -86,10 +86,13 @@ class _RefusingEngine:
         self.engine.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
         self.engine.execute("INSERT INTO t VALUES (1, 10)")
 
-    def execute(self, sql, params=()):
+    def new_txn(self):
+        return self.engine.new_txn()
+
+    def execute(self, sql, params=(), txn=None):
         if "?" in sql:
             raise errors.ProgrammingError("no parameters here", 1064, "42000")
-        return self.engine.execute(sql, params)
+        return self.engine.execute(sql, params, txn)
 
 
 def test_refused_form_falls_back_to_the_text_as_written():
