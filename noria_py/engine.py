@@ -2099,10 +2099,11 @@ class Engine:
         cols = schema.columns
 
         def run(params):
-            changed_holder = [0]
+            changed_holder = [0, 0]
 
             def apply():
                 found = match(params)
+                changed_holder[1] = len(found)
                 changes = []
                 batch = []
                 for rowid, row in found:
@@ -2132,7 +2133,7 @@ class Engine:
                 return batch
 
             self._write(schema.name, apply)
-            return Result(rowcount=changed_holder[0])
+            return Result(rowcount=changed_holder[0], matched=changed_holder[1])
 
         return FuncPrepared(run, nparams, is_write=True, kind="update")
 

@@ -14,7 +14,9 @@ class Result:
     ``DOUBLE``, ``VARCHAR``, ``TEXT``, ``DATE``, ``DATETIME``, ``TIMESTAMP``, ``TINYINT``,
     ``NULL``) and ``nullable`` whether a column may hold NULL.
     ``status`` is ``"cached"`` for a SELECT answered by the dataflow, ``"proxied"`` for one run
-    on base storage, None for everything else.
+    on base storage, None for everything else. An UPDATE's ``rowcount`` is the rows it changed
+    (MySQL's affected rows) and ``matched`` the rows its WHERE found (what a client with
+    ``CLIENT_FOUND_ROWS`` gets as affected rows).
     """
 
     columns: list[str] | None = None
@@ -24,3 +26,4 @@ class Result:
     rowcount: int = -1
     lastrowid: int | None = None
     status: str | None = None
+    matched: int | None = None  # UPDATE: rows found (rowcount counts the rows changed)

@@ -50,6 +50,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mysql_mimic.errors import ErrorCode, MysqlError
+from mysql_mimic.types import Capabilities
 from mysql_mimic.stream import ConnectionClosed
 
 from noria_py import errors
@@ -287,6 +288,7 @@ class CommandProtocol(asyncio.Protocol):
         self.engine = self.session.engine
         self.max_packet = conn.server.max_packet
         self.eof_deprecated = conn.eof_deprecated
+        self.found_rows = Capabilities.CLIENT_FOUND_ROWS in conn.capabilities
         self.stmts: dict[int, PreparedStatement] = {}
         self.next_stmt_id = 1
         # COM_QUERY payload -> (lookup plan, parameters) or _GENERAL, shared by the server's
@@ -638,6 +640,8 @@ class CommandProtocol(asyncio.Protocol):
         if res is None:
             return P.ok_packet(status=status)
         affected = res.rowcount if res.rowcount and res.rowcount > 0 else 0
+        if res.matched is not None and self.found_rows:
+            affected = res.matched  # CLIENT_FOUND_ROWS: an UPDATE reports the rows it found
         return P.ok_packet(affected, res.lastrowid or 0, status)
 
     def _end_of_rows(self, extra_status: int = 0) -> bytes:
