@@ -1482,7 +1482,9 @@ class Engine:
     def _savepoint(self, name: str) -> None:
         t = self._cur
         if not t.active:
-            return  # MySQL: outside a transaction a savepoint ends with the statement
+            if t.autocommit:
+                return  # MySQL: outside a transaction a savepoint ends with the statement
+            t.active = True  # autocommit off: the savepoint starts the transaction
         low = name.lower()
         t.savepoints = [sp for sp in t.savepoints if sp[0] != low]
         mark = None

@@ -306,6 +306,7 @@ _SET_VAR = re.compile(
     re.I | re.S,
 )
 _SET_USER_VAR = re.compile(r"\A@(`[^`]+`|'[^']+'|[\w$.]+)\s*:?=\s*(.+)\Z", re.S)
+_ACCESS_MODE = re.compile(r"\bread\s+(only|write)\b", re.I)
 _ISOLATION = re.compile(
     r"isolation\s+level\s+(read\s+uncommitted|read\s+committed|repeatable\s+read|serializable)",
     re.I,
@@ -368,6 +369,10 @@ def _parse_set(body: str) -> list[tuple[str, str, Any]]:
             if iso:
                 level = "-".join(iso.group(1).upper().split())
                 items.append((scope, "transaction_isolation", level))
+            access = _ACCESS_MODE.search(m.group(2))
+            if access:
+                ro = int(access.group(1).lower() == "only")
+                items.append((scope, "transaction_read_only", ro))
             continue
         m = _SET_USER_VAR.match(part)
         if m:
@@ -739,6 +744,8 @@ class Session:
         return lifted[0], tuple(lifted[1])
 
     def _write(self, st: Statement, params: Sequence[Any]) -> Result:
+        if not self.txn.active and self.vars.get("transaction_read_only"):
+            raise errors.read_only_transaction()  # every statement is a READ ONLY transaction
         sql, params = self._lift_write(st.sql, params)
         res = self.engine.execute(sql, params, self.txn)
         self._note(res)
@@ -767,6 +774,11 @@ def _h_begin(s: Session, st: Statement, params: Sequence[Any]) -> Result:
             P.ER_PARSE_ERROR,
             "42000",
         )
+    if not read_only and "read write" not in modes:
+        # SET TRANSACTION READ ONLY (the next transaction) or the session's access mode
+        nxt = s.vars.pop("next_transaction_read_only", None)
+        read_only = bool(nxt if nxt is not None else s.get_var("transaction_read_only"))
+    s.vars.pop("next_transaction_isolation", None)
     s.engine.commit(s.txn)  # MySQL commits an open transaction when a new one begins
     s.engine.begin(s.txn, read_only=read_only)
     return Result()
@@ -801,7 +813,7 @@ def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
                 s.vars[var] = charset
             s.vars["collation_connection"] = (collation or f"{charset}_general_ci").lower()
         elif scope == "next":
-            s.vars["next_transaction_isolation"] = value
+            s.vars[f"next_{name}"] = value
         else:
             s.set_var(scope, name, value)
     return Result()
@@ -897,6 +909,7 @@ def _h_show_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
         items.update(s.vars)
         items["autocommit"] = int(s.autocommit)
         items.pop("next_transaction_isolation", None)
+        items.pop("next_transaction_read_only", None)
     rows = [(k, _show_value(v)) for k, v in sorted(items.items())]
     if mode:
         if mode.lower() == "like":
