@@ -1098,7 +1098,31 @@ class Engine:
         self._failure: BaseException | None = None
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
+        # --- several processes on one file: a change log every process tails (see _catch_up)
+        self.shared = bool(
+            path
+            and options.get("shared", True)
+            and self.domains == "inline"
+            and self.upqueries == "direct"
+        )
+        self._origin = ""
+        self._applied = 0  # the last change-log entry the dataflow reflects
+        self._pin_stale = False  # this process committed since the snapshot was pinned
+        self._tailer: threading.Thread | None = None
+        if self.shared:
+            import uuid
+
+            self._origin = uuid.uuid4().hex
+            self.storage.enable_log(self._origin, float(options.get("busy_timeout", 50.0)))
+            self._applied = self.storage.pin()
         self._restore()
+        if self.shared:
+            self.storage.others_committed()
+            self._applied = self.storage.pin()
+            self.storage.log_housekeeping(self._origin, self._applied)
+            self._poll = float(options.get("poll_interval", 0.005))
+            self._tailer = threading.Thread(target=self._tail, name="noria-tail", daemon=True)
+            self._tailer.start()
         if self.domains == "threads" and self._runtime is None:
             self._thread = threading.Thread(
                 target=self._domain_loop, name="noria-dataflow", daemon=True
@@ -1175,6 +1199,11 @@ class Engine:
                 E.ER_WRONG_ARGUMENTS,
                 "HY000",
             )
+        if prep.kind == "ddl" and self.shared:
+            try:
+                return prep.run(self, params)
+            finally:
+                self._catch_up()  # a snapshot that holds this DDL
         return prep.run(self, params)
 
     @_locked
@@ -1390,6 +1419,13 @@ class Engine:
         if self._writer is not None:
             self._rollback(self._writer)
         self._closed = True
+        if self._tailer is not None:
+            self.lock.release()  # let the tail thread see _closed
+            try:
+                self._tailer.join(timeout=5)
+            finally:
+                self.lock.acquire()
+            self.storage.log_leave(self._origin)
         for n in list(self.graph.nodes.values()):
             n.on_removed()
         self.storage.close()
@@ -1417,7 +1453,14 @@ class Engine:
         if self._runtime is not None and not self.storage.committed_reads:
             # base upqueries must not read this transaction's uncommitted rows
             self._runtime.base_acquire()
-        self.storage.begin()
+        try:
+            self.storage.begin()
+        except BaseException:
+            if self._runtime is not None and not self.storage.committed_reads:
+                self._runtime.base_release()
+            raise
+        if self.shared:
+            self._catch_up_writer()
         self._writer = t
         self._tx = True
         self._tx_deltas = []
@@ -1459,6 +1502,8 @@ class Engine:
             if rt is not None:
                 rt.base_release()
             self._released()
+        if self.shared:
+            self._pin_stale = True  # the next fill pins a snapshot that holds this commit
 
     @_locked
     def _rollback(self, t: Txn | None = None) -> None:
@@ -1547,6 +1592,82 @@ class Engine:
             return True  # the dataflow cannot fill while the writer holds base storage
         return not self._tx_tables.isdisjoint(prep.tables)
 
+    # --- several processes, one file ---------------------------------------------------------
+    # Every write appends its delta to the change log in the same SQLite transaction. Every
+    # process applies the other processes' entries in log order (_catch_up) and answers its
+    # fills from a read snapshot pinned at exactly the entry it applied last, so a fill and the
+    # deltas never overlap or leave a gap. A background thread notices commits of other
+    # connections (PRAGMA data_version) and catches up within a few milliseconds.
+    def _catch_up(self) -> None:
+        """(Under the lock.) Pin a new snapshot and apply the log entries up to it."""
+        if not self.shared or self._tx or self._closed:
+            return  # while this process writes, nobody else can commit
+        self._pin_stale = False
+        seq = self.storage.pin()
+        if seq <= self._applied:
+            return
+        from .storage.sqlite import decode_batch
+
+        entries = self.storage.log_entries(self._applied, seq)
+        complete = len(entries) == seq - self._applied  # log sequence numbers have no holes
+        if not complete or any(t == "" and o != self._origin for _s, o, t, _d in entries):
+            # another process changed the catalog (CREATE/DROP ...), or this one fell so far
+            # behind that the entries it needs were dropped: rebuild from the catalog, pinned
+            # at this snapshot, which holds every logged write
+            self._reload_catalog()
+            self._applied = seq
+            return
+        deltas = [
+            (table, decode_batch(data))
+            for _s, origin, table, data in entries
+            if origin != self._origin and table  # own writes entered the views at commit
+        ]
+        self._applied = seq
+        if deltas:
+            self._push(deltas)
+
+    def _reload_catalog(self) -> None:
+        for name in list(self.queries):
+            self._remove_query(name)
+        for node in list(self.graph.nodes.values()):
+            if node.kind == "base":
+                self.graph.remove(node)
+        self.views.clear()
+        self.view_sql.clear()
+        self.view_names.clear()
+        self._by_sql.clear()
+        self._cache.clear()
+        self.storage.forget_schemas()
+        self._restore()
+
+    def _tail(self) -> None:
+        import sqlite3 as _sqlite3
+
+        watch = _sqlite3.connect(self.path, check_same_thread=False)
+        try:
+            last = watch.execute("PRAGMA data_version").fetchone()[0]
+            housekeeping = time.monotonic() + 2.0
+            while not self._closed and self._failure is None:
+                time.sleep(self._poll)
+                v = watch.execute("PRAGMA data_version").fetchone()[0]
+                now = time.monotonic()
+                if v == last and now < housekeeping:
+                    continue
+                last = v
+                with self.lock:
+                    if self._closed:
+                        return
+                    try:
+                        self._catch_up()
+                        if now >= housekeeping and not self._tx:
+                            housekeeping = now + 2.0
+                            self.storage.log_housekeeping(self._origin, self._applied)
+                    except BaseException as e:  # noqa: BLE001 - surfaced to every caller
+                        self._failure = e
+                        return
+        finally:
+            watch.close()
+
     # --- the dataflow domain ------------------------------------------------------------------
     def _dispatch(self, node, batch) -> None:
         """Hand a base-table delta to the dataflow: now (inline) or to the domain thread."""
@@ -1561,7 +1682,11 @@ class Engine:
 
     def _drain(self) -> None:
         """Apply every pending delta (under the engine lock), so base storage and the dataflow
-        agree: done before anything reads base storage for the dataflow (fills, new queries)."""
+        agree: done before anything reads base storage for the dataflow (fills, new queries).
+        A shared file: pin a snapshot that holds this process's last commit."""
+        if self._pin_stale:
+            with self.lock:
+                self._catch_up()
         if self._runtime is not None:
             with self.lock:
                 self._runtime.wait_idle()
@@ -1656,7 +1781,16 @@ class Engine:
             return
         self._write_now(table, fn, single)
 
+    def _catch_up_writer(self) -> None:
+        """Just after taking base storage's write lock (a shared file): apply what other
+        processes committed before it, so this write's delta follows theirs."""
+        if self.storage.others_committed() or self._pin_stale:
+            self._catch_up()
+
     def _write_now(self, table: str, fn, single: bool) -> None:
+        if self.shared:
+            self._write_logged(table, fn)
+            return
         if single and not self._tx:
             batch = fn()
             if batch:
@@ -1687,6 +1821,39 @@ class Engine:
             node = self.graph.lookup(f"base({table})")
             if node is not None and node.children:
                 self._dispatch(node, batch)
+
+    def _write_logged(self, table: str, fn) -> None:
+        """A write to a shared file: its delta goes into the change log in its transaction."""
+        st = self.storage
+        if self._tx:
+            st.savepoint("noria_stmt")
+            try:
+                batch = fn()
+                if batch:
+                    st.log_append(self._origin, table, batch)
+            except BaseException:
+                st.rollback_to("noria_stmt")
+                raise
+            st.release("noria_stmt")
+            if batch:
+                self._tx_deltas.append((table, batch))
+                self._tx_tables.add(table.lower())
+            return
+        st.begin()  # the write lock: other processes' commits are all in the log now
+        try:
+            self._catch_up_writer()
+            batch = fn()
+            if batch:
+                st.log_append(self._origin, table, batch)
+        except BaseException:
+            st.rollback()
+            raise
+        st.commit()
+        if batch:
+            node = self.graph.lookup(f"base({table})")
+            if node is not None and node.children:
+                self._dispatch(node, batch)
+        self._pin_stale = True  # the next fill pins a snapshot that holds this write
 
     # --- statement planning ------------------------------------------------------------------
     def _schema(self, name: str) -> TableSchema:
@@ -2171,6 +2338,7 @@ class Engine:
         if self._writer is not None and self._writer is not t:
             raise E.LockWait()  # DDL waits for the other connection's transaction
         self._commit(t)  # MySQL: DDL commits the open transaction
+        self._catch_up()
         self._cache.clear()
 
     @staticmethod
@@ -2214,6 +2382,7 @@ class Engine:
         self._ddl_guard()
         self.storage.begin()
         try:
+            self._catch_up_writer()
             self.storage.create_table(schema)
             self.storage.catalog_add("table", schema.name, sql.strip())
         except BaseException:

@@ -665,8 +665,8 @@ class _Snapshot:
 def export_table(storage, schema, columns: list[int], types: list, path: str) -> int:
     """Write ``columns`` of a base table to a Parquet file; return the number of rows.
 
-    Reads through base storage's own connection, so the file holds what ``storage.scan`` would
-    return (an open transaction's rows included), converted as ``storage.scan`` converts them.
+    Reads what ``storage.scan`` would (``storage.reading``: the committed rows when the storage
+    has a read connection, else an open transaction's rows too), converted as it converts.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -684,7 +684,7 @@ def export_table(storage, schema, columns: list[int], types: list, path: str) ->
                 rows += table.num_rows
         else:
             names = ", ".join(q(schema.columns[c].name) for c in columns)
-            cur = storage.conn.execute(f"SELECT {names} FROM {q(schema.name)}")
+            cur = storage.reading.execute(f"SELECT {names} FROM {q(schema.name)}")
             ctypes = [schema.columns[c].ctype for c in columns]
             while True:
                 chunk = cur.fetchmany(EXPORT_CHUNK_ROWS)
@@ -752,9 +752,9 @@ def _int_chunks(storage, schema, columns: list[int], arrow_schema):
     last = None
     while True:
         if last is None:
-            top, n, text = storage.conn.execute(first, (EXPORT_CHUNK_ROWS,)).fetchone()
+            top, n, text = storage.reading.execute(first, (EXPORT_CHUNK_ROWS,)).fetchone()
         else:
-            top, n, text = storage.conn.execute(after, (last, EXPORT_CHUNK_ROWS)).fetchone()
+            top, n, text = storage.reading.execute(after, (last, EXPORT_CHUNK_ROWS)).fetchone()
         if not n:
             return
         try:

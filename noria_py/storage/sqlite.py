@@ -10,9 +10,12 @@ converted back to their column kinds on the way out.
 from __future__ import annotations
 
 import sqlite3
+import datetime as _dt
+import marshal
 import os
 import shutil
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from ..errors import (
     ER_BAD_NULL_ERROR,
@@ -25,6 +28,49 @@ from ..sql.collation import CK
 from ..sql.collation import current as current_collation
 
 CATALOG = "__noria_catalog"
+CHANGES = "__noria_changes"  # the change log processes sharing one file tail (Engine, shared)
+READERS = "__noria_readers"  # the processes tailing it, and how far each has read
+
+
+def _enc(v):
+    t = type(v)
+    if t is int or t is str or t is float or v is None or t is bytes:
+        return v
+    if t is bool:
+        return int(v)
+    if t is Decimal:
+        return ("D", str(v))
+    if t is _dt.datetime:
+        return ("T", v.isoformat())
+    if t is _dt.date:
+        return ("d", v.isoformat())
+    if t is _dt.timedelta:
+        return ("t", v.days, v.seconds, v.microseconds)
+    if t is CK:
+        return v.orig
+    raise TypeError(f"cannot log a {t.__name__}")
+
+
+def _dec(v):
+    if type(v) is not tuple:
+        return v
+    tag = v[0]
+    if tag == "D":
+        return Decimal(v[1])
+    if tag == "T":
+        return _dt.datetime.fromisoformat(v[1])
+    if tag == "d":
+        return _dt.date.fromisoformat(v[1])
+    return _dt.timedelta(days=v[1], seconds=v[2], microseconds=v[3])
+
+
+def encode_batch(batch: list) -> bytes:
+    """A base-table delta ``[(row, multiplicity)]`` as bytes for the change log."""
+    return marshal.dumps([(tuple(_enc(v) for v in row), m) for row, m in batch])
+
+
+def decode_batch(data: bytes) -> list:
+    return [(tuple(_dec(v) for v in row), m) for row, m in marshal.loads(data)]
 
 
 @dataclass
@@ -135,31 +181,140 @@ class SQLiteStorage:
         self.conn.execute(
             f"INSERT INTO {CATALOG} (kind, name, sql) VALUES (?, ?, ?)", (kind, name, sql)
         )
+        self._log_catalog()
 
     def catalog_remove(self, kind: str, name: str) -> None:
         self.conn.execute(
             f"DELETE FROM {CATALOG} WHERE kind = ? AND lower(name) = lower(?)", (kind, name)
         )
+        self._log_catalog()
+
+    def _log_catalog(self) -> None:
+        if self.logging:  # a catalog change: an entry of no table tells the other processes
+            self.conn.execute(
+                f"INSERT INTO {CHANGES} (origin, tbl, delta) VALUES (?, '', x'')", (self.origin,)
+            )
 
     # --- transactions ----------------------------------------------------------------------
     def begin(self) -> None:
         if not self._in_tx:
-            self.conn.execute("BEGIN")
+            try:
+                # a shared file: take the write lock now (the change log is caught up after)
+                self.conn.execute("BEGIN IMMEDIATE" if self.logging else "BEGIN")
+            except sqlite3.OperationalError as e:
+                if "locked" in str(e) or "busy" in str(e):
+                    from ..errors import LockWait
+
+                    raise LockWait() from None
+                raise
             self._in_tx = True
             if self.rconn is not None:
                 self.reading = self.rconn
 
     def commit(self) -> None:
         if self._in_tx:
+            if self.logging and self.rconn.in_transaction:
+                # end the pinned snapshot first: with no reader in the WAL, the checkpoint this
+                # commit may run can reset it (else every commit copies pages and syncs)
+                self.rconn.execute("COMMIT")
             self.conn.execute("COMMIT")
             self._in_tx = False
-            self.reading = self.conn
+            if not self.logging:
+                self.reading = self.conn
 
     def rollback(self) -> None:
         if self._in_tx:
             self.conn.execute("ROLLBACK")
             self._in_tx = False
-            self.reading = self.conn
+            if not self.logging:
+                self.reading = self.conn
+
+    # --- the change log (processes sharing one file) --------------------------------------
+    logging = False
+
+    def enable_log(self, origin: str, busy_timeout: float) -> None:
+        """Log every write's delta (``log_append``, inside the write's transaction) for other
+        processes, and read the dataflow's rows through ``rconn`` pinned at the log position
+        applied (``pin``)."""
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {CHANGES} (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+            "origin TEXT NOT NULL, tbl TEXT NOT NULL, delta BLOB NOT NULL)"
+        )
+        self.conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {READERS} "
+            "(origin TEXT PRIMARY KEY, pid INTEGER, applied INTEGER, seen REAL)"
+        )
+        self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        self.rconn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        self.logging = True
+        self.origin = origin
+        self.reading = self.rconn
+
+    def pin(self) -> int:
+        """Start a new read snapshot on ``rconn`` (ending the last one); returns its last log
+        sequence number. The dataflow's reads see exactly this snapshot until the next pin."""
+        rc = self.rconn
+        if rc.in_transaction:
+            rc.execute("COMMIT")
+        rc.execute("BEGIN")
+        return rc.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {CHANGES}").fetchone()[0]
+
+    def others_committed(self) -> bool:
+        """Has another connection committed since the last call? (``conn``'s data version;
+        this process's own writes through ``conn`` do not count.)"""
+        v = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        changed = v != self._data_version
+        self._data_version = v
+        return changed
+
+    _data_version = -1
+
+    def log_append(self, origin: str, table: str, batch: list) -> int:
+        cur = self.conn.execute(
+            f"INSERT INTO {CHANGES} (origin, tbl, delta) VALUES (?, ?, ?)",
+            (origin, table, encode_batch(batch)),
+        )
+        return cur.lastrowid
+
+    def log_entries(self, after: int, upto: int) -> list:
+        """(seq, origin, table, delta) of the log entries after ``after`` up to ``upto``, in order,
+        read in the pinned snapshot."""
+        return self.rconn.execute(
+            f"SELECT seq, origin, tbl, delta FROM {CHANGES} WHERE seq > ? AND seq <= ? "
+            "ORDER BY seq",
+            (after, upto),
+        ).fetchall()
+
+    def log_housekeeping(self, origin: str, applied: int, stale_after: float = 30.0) -> None:
+        """Record how far this process has read, forget processes not seen for a while, and
+        drop the log entries every live process has read. Skipped when another process
+        writes right now (a later round does it)."""
+        import time as _time
+
+        now = _time.time()
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return
+        try:
+            self.conn.execute(
+                f"INSERT OR REPLACE INTO {READERS} (origin, pid, applied, seen) VALUES (?,?,?,?)",
+                (origin, os.getpid(), applied, now),
+            )
+            self.conn.execute(f"DELETE FROM {READERS} WHERE seen < ?", (now - stale_after,))
+            low = self.conn.execute(f"SELECT MIN(applied) FROM {READERS}").fetchone()[0]
+            if low:
+                self.conn.execute(f"DELETE FROM {CHANGES} WHERE seq <= ?", (low,))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def log_leave(self, origin: str) -> None:
+        try:
+            self.conn.execute(f"DELETE FROM {READERS} WHERE origin = ?", (origin,))
+        except sqlite3.Error:
+            pass
 
     @property
     def committed_reads(self) -> bool:
@@ -177,6 +332,14 @@ class SQLiteStorage:
         self.conn.execute(f"ROLLBACK TO {name}")
         if not keep:
             self.conn.execute(f"RELEASE {name}")
+
+    def forget_schemas(self) -> None:
+        """Drop what is known of the tables (they are registered again from the catalog)."""
+        self.schemas.clear()
+        self._converters.clear()
+        self._insert_sql.clear()
+        self._lookup_sql.clear()
+        self._range_sql.clear()
 
     # --- DDL -------------------------------------------------------------------------------
     def register(self, schema: TableSchema) -> None:
@@ -501,6 +664,8 @@ class SQLiteStorage:
             self.commit()
         finally:
             if self.rconn is not None:
+                if self.rconn.in_transaction:
+                    self.rconn.execute("COMMIT")
                 self.rconn.close()
             self.conn.close()
             if self._tmpdir is not None:

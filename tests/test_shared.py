@@ -1,0 +1,289 @@
+"""Several connections and several OS processes on one database file: every committed write
+reaches every process's cached views, exactly once; nothing uncommitted or rolled back is ever
+read; a process killed in the middle of its transactions loses nothing it acknowledged."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import sqlite3
+import time
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import noria_py
+
+ROW = "SELECT n FROM counters WHERE id = ?"
+TOTAL = "SELECT grp, COUNT(*), SUM(n) FROM counters WHERE grp = ? GROUP BY grp"
+JOINED = (
+    "SELECT c.id, c.n, l.note FROM counters c JOIN labels l ON l.id = c.id "
+    "WHERE c.grp = ? ORDER BY c.id"
+)
+QUERIES = [(ROW, k) for k in range(1, 7)] + [(TOTAL, g) for g in (0, 1)] + [
+    (JOINED, g) for g in (0, 1)
+]
+
+
+def _norm(rows):
+    return [tuple(int(v) if isinstance(v, Decimal) else v for v in r) for r in rows]
+
+
+def _setup(path: str) -> None:
+    conn = noria_py.connect(path)
+    conn.execute("CREATE TABLE counters (id INT PRIMARY KEY, grp INT, n BIGINT)")
+    conn.execute("CREATE TABLE labels (id INT PRIMARY KEY, note VARCHAR(20))")
+    for i in range(1, 7):
+        conn.execute("INSERT INTO counters VALUES (?, ?, 0)", (i, i % 2))
+        conn.execute("INSERT INTO labels VALUES (?, ?)", (i, f"row {i}"))
+    conn.close()
+
+
+def _truth(path: str, sql: str, key) -> list:
+    db = sqlite3.connect(path)
+    try:
+        rows = db.execute(sql.replace("?", str(int(key)))).fetchall()
+    finally:
+        db.close()
+    return _norm(rows)
+
+
+def _cached(conn, wait: float = 10.0) -> dict:
+    """Every query's answer from this process's views, once they stop changing."""
+    deadline = time.monotonic() + wait
+    last = None
+    while True:
+        now = {(q, k): _norm(conn.execute(q, (k,)).fetchall()) for q, k in QUERIES}
+        if now == last or time.monotonic() > deadline:
+            return now
+        last = now
+        time.sleep(0.05)
+
+
+# --- connections in one process --------------------------------------------------------------
+
+
+def test_two_connections_on_one_file_see_each_others_commits(tmp_path):
+    path = str(tmp_path / "two.db")
+    _setup(path)
+    a, b = noria_py.connect(path), noria_py.connect(path)
+    for q, k in QUERIES:
+        a.execute(q, (k,)).fetchall()
+        b.execute(q, (k,)).fetchall()
+    a.execute("UPDATE counters SET n = 5 WHERE id = 1")
+    a.execute("BEGIN")
+    a.execute("UPDATE counters SET n = 99 WHERE id = 2")  # uncommitted: never seen by b
+    deadline = time.monotonic() + 5
+    while b.execute(ROW, (1,)).fetchall() != [(5,)]:
+        assert time.monotonic() < deadline, "a commit never reached the other connection"
+        time.sleep(0.002)
+    assert b.execute(ROW, (2,)).fetchall() == [(0,)]
+    a.execute("ROLLBACK")
+    b.execute("UPDATE counters SET n = 7 WHERE id = 3")
+    a.execute("CREATE TABLE extra (id INT PRIMARY KEY)")  # a schema change reaches b too
+    a.execute("INSERT INTO extra VALUES (1)")
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            if b.execute("SELECT COUNT(*) FROM extra").fetchall() == [(1,)]:
+                break
+        except noria_py.Error:
+            pass
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    for conn in (a, b):
+        got = _cached(conn)
+        for (q, k), rows in got.items():
+            assert rows == _truth(path, q, k), (q, k)
+    a.close()
+    b.close()
+
+
+# --- OS processes ----------------------------------------------------------------------------
+
+
+def _writer(path: str, me: int, plan: list, out, finish) -> None:
+    """Run ``plan`` (per transaction: its ops and whether it commits) on this process's own
+    row(s); report each acknowledged token right after COMMIT returns."""
+    conn = noria_py.connect(path)
+    for q, k in QUERIES:
+        conn.execute(q, (k,)).fetchall()
+    token = me * 100000
+    for ops, commit in plan:
+        conn.execute("BEGIN")
+        written = []
+        for row, savepoint in ops:
+            token += 1
+            written.append((row, token))
+            if savepoint:
+                conn.execute("SAVEPOINT s")
+                conn.execute("UPDATE counters SET n = ? WHERE id = ?", (-token, row))
+                conn.execute("ROLLBACK TO SAVEPOINT s")
+            conn.execute("UPDATE counters SET n = ? WHERE id = ?", (token, row))
+            # the transaction reads its own write, cached query or not
+            assert conn.execute(ROW, (row,)).fetchall() == [(token,)]
+        conn.execute("COMMIT" if commit else "ROLLBACK")
+        if commit:
+            out.put(("committed", me, written))
+    out.put(("done", me, None))
+    finish.wait(120)  # every writer is done: the views must now show everything
+    out.put(("views", me, _cached(conn)))
+    conn.close()
+
+
+def _reader(path: str, rows: list, stop, out) -> None:
+    """Read the writers' rows from this process's cached views until told to stop."""
+    conn = noria_py.connect(path)
+    seen: dict[int, list] = {r: [] for r in rows}
+    while not stop.is_set():
+        for r in rows:
+            v = conn.execute(ROW, (r,)).fetchall()[0][0]
+            if not seen[r] or seen[r][-1] != v:
+                seen[r].append(v)
+    out.put(("seen", 0, seen))
+    out.put(("views", -1, _cached(conn)))
+    conn.close()
+
+
+_txn = st.tuples(
+    st.lists(st.tuples(st.integers(0, 1), st.booleans()), min_size=1, max_size=3),
+    st.booleans(),
+)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plans=st.lists(st.lists(_txn, min_size=1, max_size=12), min_size=2, max_size=2))
+def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, plans):
+    path = str(tmp_path_factory.mktemp("procs") / "shared.db")
+    _setup(path)
+    ctx = mp.get_context("spawn")
+    out, stop, finish = ctx.Queue(), ctx.Event(), ctx.Event()
+    # writer i owns rows 2i+1 and 2i+2 (so its tokens on a row increase with time)
+    plans = [[([(2 * i + 1 + r, sp) for r, sp in ops], c) for ops, c in p] for i, p in enumerate(plans)]
+    writers = [
+        ctx.Process(target=_writer, args=(path, i + 1, p, out, finish))
+        for i, p in enumerate(plans)
+    ]
+    reader = ctx.Process(target=_reader, args=(path, [1, 2, 3, 4], stop, out))
+    reader.start()
+    for w in writers:
+        w.start()
+    committed: dict[int, list] = {r: [0] for r in range(1, 7)}
+    views = []
+    seen = None
+    pending = len(writers)
+    while pending:
+        kind, me, data = out.get(timeout=120)
+        if kind == "committed":
+            for row, token in data:
+                committed[row].append(token)
+        elif kind == "done":
+            pending -= 1
+    finish.set()
+    stop.set()
+    while seen is None or len(views) < len(writers) + 1:
+        kind, me, data = out.get(timeout=120)
+        if kind == "seen":
+            seen = data
+        elif kind == "views":
+            views.append(data)
+    for p in writers + [reader]:
+        p.join(30)
+        assert p.exitcode == 0
+    # every value a reader saw was committed, in commit order (never a rolled-back token)
+    for row, values in seen.items():
+        order = committed[row]
+        pos = [order.index(v) if v in order else None for v in values]
+        assert None not in pos, (row, values, order)
+        assert pos == sorted(pos), (row, values, order)
+    # afterwards every process's views equal SQLite over the base tables
+    truth = {(q, k): _truth(path, q, k) for q, k in QUERIES}
+    for v in views:
+        assert v == truth
+
+
+def _crashing_writer(path: str, out) -> None:
+    conn = noria_py.connect(path)
+    token = 0
+    while True:
+        token += 1
+        conn.execute("BEGIN")
+        conn.execute("UPDATE counters SET n = ? WHERE id = 1", (token,))
+        conn.execute("INSERT INTO labels VALUES (?, ?)", (100 + token, f"t{token}"))
+        conn.execute("COMMIT")
+        out.put(token)  # acknowledged
+
+
+def test_a_killed_writer_loses_nothing_it_acknowledged(tmp_path):
+    path = str(tmp_path / "crash.db")
+    _setup(path)
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    watcher = noria_py.connect(path)
+    for q, k in QUERIES:
+        watcher.execute(q, (k,)).fetchall()
+    proc = ctx.Process(target=_crashing_writer, args=(path, out))
+    proc.start()
+    acked = 0
+    deadline = time.monotonic() + 60
+    while acked < 30 and time.monotonic() < deadline:
+        acked = max(acked, out.get(timeout=60))
+        watcher.execute(ROW, (1,)).fetchall()  # reading while it writes
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join(10)
+    while not out.empty():
+        try:
+            acked = max(acked, out.get(timeout=1))
+        except Exception:  # noqa: BLE001 - a half-written queue item of the killed process
+            break
+    assert acked >= 30
+    # the watcher's views catch up with everything committed, and agree with base storage
+    got = _cached(watcher)
+    n = got[(ROW, 1)][0][0]
+    assert n >= acked
+    assert got == {(q, k): _truth(path, q, k) for q, k in QUERIES}
+    watcher.close()
+    reopened = noria_py.connect(path)
+    assert reopened.execute(ROW, (1,)).fetchall() == [(n,)]
+    assert reopened.execute("SELECT COUNT(*) FROM labels WHERE id > ?", (100,)).fetchall() == [(n,)]
+    reopened.close()
+
+
+def test_the_change_log_is_truncated_once_every_process_has_read_it(tmp_path):
+    path = str(tmp_path / "trunc.db")
+    _setup(path)
+    a = noria_py.connect(path)
+    b = noria_py.connect(path)
+    b.execute(ROW, (1,)).fetchall()
+    for i in range(50):
+        a.execute("UPDATE counters SET n = ? WHERE id = 1", (i,))
+    a.engine.storage.log_housekeeping(a.engine._origin, a.engine._applied)
+    deadline = time.monotonic() + 10
+    while True:
+        with b.engine.lock:
+            b.engine._catch_up()
+            b.engine.storage.log_housekeeping(b.engine._origin, b.engine._applied)
+        with a.engine.lock:
+            a.engine.storage.log_housekeeping(a.engine._origin, a.engine._applied)
+        left = sqlite3.connect(path).execute("SELECT COUNT(*) FROM __noria_changes").fetchone()[0]
+        if left == 0:
+            break
+        assert time.monotonic() < deadline, f"{left} log entries never truncated"
+        time.sleep(0.05)
+    assert b.execute(ROW, (1,)).fetchall() == [(49,)]
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_shared_can_be_turned_off(tmp_path, shared):
+    path = str(tmp_path / "off.db")
+    _setup(path)
+    conn = noria_py.connect(path, shared=shared)
+    assert conn.engine.shared is shared
+    conn.execute("UPDATE counters SET n = 3 WHERE id = 1")
+    assert conn.execute(ROW, (1,)).fetchall() == [(3,)]
+    conn.close()
