@@ -464,6 +464,18 @@ class CommandProtocol(asyncio.Protocol):
         self.server.lock_waiters.append(self)
         if self._wait_timer is None:
             self._wait_timer = loop.call_at(w.deadline, self._wait_expired)
+        if getattr(self.engine, "shared", False):
+            # the writer may be another process, whose commit no callback announces: try again
+            loop.call_later(0.005, self._poll_wait, w)
+
+    def _poll_wait(self, w: _Wait) -> None:
+        if self.waiting is not w or self.closing:
+            return
+        try:
+            self.server.lock_waiters.remove(self)
+        except ValueError:
+            pass
+        self.retry_wait()
 
     def _stop_wait_timer(self) -> None:
         if self._wait_timer is not None:

@@ -394,10 +394,14 @@ async def serve(
     max_packet: int = DEFAULT_MAX_PACKET,
     stop: asyncio.Event | None = None,
     on_ready: Callable[[str, int], None] | None = None,
+    reuse_port: bool = False,
 ) -> None:
-    """Serve ``engine`` on host:port until ``stop`` is set (or forever)."""
+    """Serve ``engine`` on host:port until ``stop`` is set (or forever). ``reuse_port``: other
+    processes may listen on the same port (``serve --workers``; the kernel spreads the
+    connections over them)."""
     server = NoriaServer(engine, users=users, max_packet=max_packet)
-    await server.start_server(host=host, port=port, backlog=512)
+    kw: dict[str, Any] = {"reuse_port": True} if reuse_port else {}
+    await server.start_server(host=host, port=port, backlog=512, **kw)
     sock = server.sockets()[0]
     bound_host, bound_port = sock.getsockname()[:2]
     if on_ready is not None:
@@ -489,6 +493,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: %(default)s, MariaDB's; utf8mb4_0900_ai_ci is MySQL 8's)",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port and the database file, each with its own "
+        "views kept current with the others' writes (default: 1)",
+    )
+    parser.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
         "--log-level",
         default="WARNING",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -515,6 +528,12 @@ def run_from_args(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
+    if args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.workers > 1:
+        return _run_workers(args)
+
     from noria_py.engine import Engine
 
     try:
@@ -523,17 +542,97 @@ def run_from_args(args: argparse.Namespace) -> int:
             memory_limit=args.memory_limit,
             collation=args.collation,
             private_storage=True,  # without --data: a temporary file, for committed reads
+            busy_timeout=0.0,  # another process's write lock: the connection waits, not the loop
         )
     except Exception as e:  # noqa: BLE001 - a bad option or data file: say it, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        return _run_loop(engine, args.host, args.port, users, args.max_packet)
+        return _run_loop(engine, args.host, args.port, users, args.max_packet, args.reuse_port)
     finally:
         engine.close()
 
 
-def _run_loop(engine: Any, host: str, port: int, users: dict[str, str], max_packet: int) -> int:
+def _run_workers(args: argparse.Namespace) -> int:
+    """``--workers N``: N server processes on one port (SO_REUSEPORT) and one database file.
+    A client connection stays on the process that accepted it, so it reads its own writes;
+    the other processes' views follow within milliseconds (the change log, see Engine)."""
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    tmpdir = None
+    data = args.data
+    if data is None:
+        tmpdir = tempfile.mkdtemp(prefix="noria-workers-")
+        data = os.path.join(tmpdir, "base.db")
+    port = args.port
+    if port == 0:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            s.bind((args.host, 0))
+            port = s.getsockname()[1]
+    argv = [sys.executable, "-m", "noria_py.server.mysql", "--host", args.host]
+    argv += ["--port", str(port), "--data", data, "--reuse-port", "--workers", "1"]
+    argv += ["--max-packet", str(args.max_packet), "--collation", args.collation]
+    argv += ["--log-level", args.log_level]
+    if args.memory_limit is not None:
+        argv += ["--memory-limit", str(args.memory_limit)]
+    for i, u in enumerate(args.user):
+        argv += ["--user", u, "--password", args.password[i] if i < len(args.password) else ""]
+    if args.users_file:
+        argv += ["--users-file", args.users_file]
+    procs: list[subprocess.Popen] = []
+    stopping = False
+
+    def stop(*_a: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        # the first worker creates the file's tables; the others start once it is ready
+        for i in range(args.workers):
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+            procs.append(p)
+            line = p.stdout.readline() if p.stdout else ""
+            if "serving MySQL protocol" not in line:
+                stop()
+                print(f"error: worker {i + 1} did not start", file=sys.stderr)
+                return 1
+        auth = "no authentication" if not (args.user or args.users_file) else "authentication"
+        print(
+            f"noria-py serving MySQL protocol on {args.host}:{port} "
+            f"({args.workers} workers, {auth})",
+            flush=True,
+        )
+        codes = [p.wait() for p in procs]
+        return 0 if stopping and all(c == 0 for c in codes) else max(codes) or 1
+    finally:
+        stop()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for sig, h in old.items():
+            signal.signal(sig, h)
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _run_loop(
+    engine: Any,
+    host: str,
+    port: int,
+    users: dict[str, str],
+    max_packet: int,
+    reuse_port: bool = False,
+) -> int:
     try:
         import uvloop
 
@@ -550,7 +649,7 @@ def _run_loop(engine: Any, host: str, port: int, users: dict[str, str], max_pack
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await serve(engine, host, port, users, max_packet, stop, ready)
+        await serve(engine, host, port, users, max_packet, stop, ready, reuse_port)
 
     try:
         runner(main())
