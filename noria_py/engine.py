@@ -1460,7 +1460,7 @@ class Engine:
                 self._runtime.base_release()
             raise
         if self.shared:
-            self._catch_up_writer()
+            self._catch_up_writer(pin=True)
         self._writer = t
         self._tx = True
         self._tx_deltas = []
@@ -1781,10 +1781,11 @@ class Engine:
             return
         self._write_now(table, fn, single)
 
-    def _catch_up_writer(self) -> None:
+    def _catch_up_writer(self, pin: bool = False) -> None:
         """Just after taking base storage's write lock (a shared file): apply what other
-        processes committed before it, so this write's delta follows theirs."""
-        if self.storage.others_committed() or self._pin_stale:
+        processes committed before it, so this write's delta follows theirs. ``pin``: a
+        transaction starts, whose fills need a snapshot holding this process's last commit."""
+        if self.storage.others_committed() or (pin and self._pin_stale):
             self._catch_up()
 
     def _write_now(self, table: str, fn, single: bool) -> None:
