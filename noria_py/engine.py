@@ -799,6 +799,28 @@ class ProxyPrepared(Prepared):
         return Result(names, rows, kinds, [True] * len(names), len(rows), None, "proxied")
 
 
+class LockingPrepared(Prepared):
+    """``SELECT ... FOR UPDATE`` / ``FOR SHARE`` / ``LOCK IN SHARE MODE``: inside a
+    transaction the read first takes the write lock (as InnoDB locks the rows it reads), so a
+    read-then-write cannot lose another transaction's update; outside one it is a plain read."""
+
+    kind = "select"
+    is_select = True
+
+    def __init__(self, inner: Prepared):
+        self.inner = inner
+        self.param_count = inner.param_count
+        self.columns = inner.columns
+        self.column_types = inner.column_types
+        self.nullable = inner.nullable
+
+    def run(self, engine: Engine, params) -> Result:
+        t = engine._cur
+        if t.active and engine._writer is not t:
+            engine._write_gate(t)
+        return self.inner.run(engine, params)
+
+
 class ConstPrepared(Prepared):
     """SELECT without FROM: evaluated directly."""
 
@@ -1259,6 +1281,8 @@ class Engine:
             return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
         ast, nparams = parse(sql)
         prep = self._prepare_ast(ast, nparams, sql)
+        if isinstance(ast, exp.Select) and ast.args.get("locks"):
+            prep = LockingPrepared(prep)
         if prep.kind not in ("ddl", "tx"):
             if len(self._cache) > 50000:
                 self._cache.clear()

@@ -278,3 +278,27 @@ def test_transactions_match_sqlite(mode, ops, tmp_path_factory):
         for g in (1, 2, 3):
             assert _norm(conn.execute(q, (g,)).fetchall()) == _norm(model.execute(q, (g,)).fetchall())
     conn.close()
+
+
+def test_select_for_update_takes_the_write_lock_first(tmp_path):
+    path = str(tmp_path / "tx.db")
+    conn = _open("inline", "file", tmp_path)
+    conn.close()
+    engine = noria_py.connect(path).engine
+    a, b = engine.new_txn(), engine.new_txn()
+    engine.begin(a)
+    engine.begin(b)
+    read = "SELECT v FROM b WHERE id = ? FOR UPDATE"
+    assert engine.execute(read, (1,), a).rows == ((10,),)
+    # b's locking read waits for a (LockWait: the server parks it), a plain read does not
+    with pytest.raises(noria_py.OperationalError) as info:
+        engine.execute(read, (1,), b)
+    assert info.value.errno == 1205
+    assert list(engine.execute("SELECT v FROM b WHERE id = ?", (1,), b).rows) == [(10,)]
+    engine.execute("UPDATE b SET v = v + 1 WHERE id = 1", (), a)
+    engine.commit(a)
+    assert list(engine.execute(read, (1,), b).rows) == [(11,)]
+    engine.execute("UPDATE b SET v = v + 1 WHERE id = 1", (), b)
+    engine.commit(b)
+    assert list(engine.execute("SELECT v FROM b WHERE id = ?", (1,)).rows) == [(12,)]
+    engine.close()
