@@ -1,7 +1,8 @@
 """Lobsters: the highest load each backend sustains with p95 sojourn latency under 50 ms.
 
-For each backend (the embedded engine, ``noria-py serve`` over the MySQL protocol, MariaDB with
-the natural queries, MariaDB with the hand-optimized queries) the data set is primed once, then
+For each backend (the embedded engine, ``noria-py serve`` over the MySQL protocol with one
+process and with ``--workers 2``, MariaDB with the natural queries, MariaDB with the
+hand-optimized queries) the data set is primed once, then
 the offered rate climbs geometrically; each step runs open-loop for a short warm-up plus a
 measured window. A step passes when the p95 sojourn latency over all pages stays under the
 threshold, every measured request finished, and nothing failed. The best passing step's achieved
@@ -36,12 +37,19 @@ from noria_py.workloads.lobsters.data import Workload
 from noria_py.workloads.lobsters.driver import RunConfig, run, run_processes
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ALL_BACKENDS = ("embedded", "noria-serve", "mariadb-natural", "mariadb-optimized")
+ALL_BACKENDS = (
+    "embedded",
+    "noria-serve",
+    "noria-serve-w2",
+    "mariadb-natural",
+    "mariadb-optimized",
+)
 
 
-def start_noria_server(timeout: float = 60.0):
+def start_noria_server(timeout: float = 60.0, workers: int = 1):
     """``python -m noria_py.server.mysql`` on a free loopback port -> (process, url)."""
     cmd = [sys.executable, "-m", "noria_py.server.mysql", "--host", "127.0.0.1", "--port", "0"]
+    cmd += ["--workers", str(workers)]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1")
     )
@@ -173,12 +181,12 @@ def run_backend(name: str, args, log) -> dict:
             return sweep(backend, name, args, "natural", log)
         finally:
             backend.close()
-    if name == "noria-serve":
+    if name in ("noria-serve", "noria-serve-w2"):
         try:
             import noria_py.server.mysql  # noqa: F401
         except ImportError as e:
             return {"skipped": f"noria_py.server.mysql is not importable: {e}"}
-        proc, url = start_noria_server()
+        proc, url = start_noria_server(workers=2 if name.endswith("-w2") else 1)
         backend = B.MySQLBackend(url, rss_pid=proc.pid, name=name)
         try:
             return sweep(backend, name, args, "natural", log)
@@ -293,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     results["max_pages_per_s"] = maxes
     ratios = {}
-    for engine in ("embedded", "noria-serve"):
+    for engine in ("embedded", "noria-serve", "noria-serve-w2"):
         for base in ("mariadb-natural", "mariadb-optimized"):
             if engine in maxes and base in maxes:
                 # None when the baseline never met the threshold (the ratio is unbounded)
@@ -306,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     results["peak_pages_per_s"] = peaks
     results["peak_ratios"] = {
         f"{engine}/{base}": round(peaks[engine] / peaks[base], 2)
-        for engine in ("embedded", "noria-serve")
+        for engine in ("embedded", "noria-serve", "noria-serve-w2")
         for base in ("mariadb-natural", "mariadb-optimized")
         if engine in peaks and peaks.get(base)
     }

@@ -13,6 +13,9 @@ throughput, each round records the server's CPU time per query (user + system, f
 
     python benches/wire.py [--seconds 3] [--rounds 5] [--rows 10000] [--connector]
 
+``--workers 1 2`` measures `noria-py serve --workers 1` and `--workers 2` (processes sharing the
+port and the file) side by side with MariaDB; keys are warmed through one connection, so a
+second process fills its views during the warm-up of each round.
 ``--connector`` adds the same lookups through mysql-connector-python with ``prepared=True``
 (server-side prepared statements, binary protocol). ``--profile PATH`` samples the noria server
 with py-spy during one extra single-connection run and writes a summary to PATH.
@@ -82,12 +85,10 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def start_noria() -> tuple[subprocess.Popen, dict]:
+def start_noria(workers: int = 1) -> tuple[subprocess.Popen, dict]:
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "noria_py.server.mysql", "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-    )
+    cmd = [sys.executable, "-m", "noria_py.server.mysql", "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(cmd + ["--workers", str(workers)], stdout=subprocess.DEVNULL)
     wait_port(port, proc)
     return proc, {"host": "127.0.0.1", "port": port, "user": "bench", "database": "noria"}
 
@@ -191,10 +192,16 @@ def client(
 
 
 def server_cpu(pid: int) -> float:
-    """User + system CPU seconds of a process so far (threads that ended included)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds of a server so far (threads that ended included), its worker
+    processes (``serve --workers``) included."""
+    import psutil
+
+    total = 0.0
+    for p in [psutil.Process(pid)] + psutil.Process(pid).children(recursive=True):
+        with open(f"/proc/{p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def wait_idle(pid: int, timeout: float = 30.0) -> None:
@@ -405,6 +412,13 @@ def main() -> int:
         help="also measure mysql-connector-python with prepared=True (binary protocol)",
     )
     ap.add_argument("--profile", type=Path, default=None, help="write a py-spy summary here")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="noria server process counts to measure side by side (e.g. --workers 1 2)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
 
@@ -426,7 +440,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="wirebench-") as tmp:
         servers: dict[str, tuple[subprocess.Popen, dict]] = {}
         try:
-            servers["noria"] = start_noria()
+            for w in args.workers:
+                servers["noria" if w == 1 else f"noria_w{w}"] = start_noria(w)
             servers["mariadb"] = start_mariadb(Path(tmp))
             for _proc, params in servers.values():
                 load(params, args.rows)
@@ -463,13 +478,17 @@ def main() -> int:
                         results[f"{name}_cpu_us_per_query_{conns}{suffix}"] = round(
                             statistics.median(m["server_cpu_us_per_query"] for m in ms), 1
                         )
-                    results[f"ratio_{conns}{suffix}"] = round(
-                        results[f"noria_qps_{conns}{suffix}"]
-                        / results[f"mariadb_qps_{conns}{suffix}"],
-                        3,
-                    )
+                    for name in servers:
+                        if name == "mariadb":
+                            continue
+                        tag = "" if name == "noria" else name[len("noria") :]
+                        results[f"ratio{tag}_{conns}{suffix}"] = round(
+                            results[f"{name}_qps_{conns}{suffix}"]
+                            / results[f"mariadb_qps_{conns}{suffix}"],
+                            3,
+                        )
             results["rounds_detail"] = rounds
-            if args.profile is not None:
+            if args.profile is not None and "noria" in servers:
                 proc, params = servers["noria"]
                 profile_noria(proc.pid, params, args.rows, 8.0, args.profile)
         finally:

@@ -353,3 +353,93 @@ def test_connections_match_sqlite_read_committed(server, steps):
             c.close()
         for c in model.conns + [model.reader]:
             c.close()
+
+
+# --- Alembic ------------------------------------------------------------------------------
+
+_ENV = """
+from alembic import context
+from sqlalchemy import create_engine
+
+engine = create_engine(context.config.get_main_option("sqlalchemy.url"))
+with engine.connect() as connection:
+    context.configure(connection=connection, target_metadata=None)
+    with context.begin_transaction():
+        context.run_migrations()
+"""
+
+_REV1 = """
+import sqlalchemy as sa
+from alembic import op
+
+revision, down_revision, branch_labels, depends_on = "0001", None, None, None
+
+
+def upgrade():
+    op.create_table(
+        "mig_accounts",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("name", sa.String(50), nullable=False),
+    )
+    op.bulk_insert(sa.table("mig_accounts", sa.column("name")), [{"name": "a"}, {"name": "b"}])
+
+
+def downgrade():
+    op.drop_table("mig_accounts")
+"""
+
+_REV2 = """
+import sqlalchemy as sa
+from alembic import op
+
+revision, down_revision, branch_labels, depends_on = "0002", "0001", None, None
+
+
+def upgrade():
+    op.create_table(
+        "mig_orders",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("account_id", sa.Integer, sa.ForeignKey("mig_accounts.id"), nullable=False),
+        sa.Column("total", sa.Numeric(10, 2)),
+    )
+    op.execute("INSERT INTO mig_orders (account_id, total) VALUES (1, 9.50), (2, 1.25)")
+
+
+def downgrade():
+    op.drop_table("mig_orders")
+"""
+
+
+def test_alembic_upgrade_and_downgrade_through_the_server(server, tmp_path):
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    (tmp_path / "versions").mkdir()
+    (tmp_path / "env.py").write_text(_ENV)
+    (tmp_path / "versions" / "0001_accounts.py").write_text(_REV1)
+    (tmp_path / "versions" / "0002_orders.py").write_text(_REV2)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(tmp_path))
+    cfg.set_main_option("sqlalchemy.url", server.url())
+    command.upgrade(cfg, "head")
+    engine = sa.create_engine(server.url())
+    with engine.connect() as c:
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).fetchall() == [
+            ("0002",)
+        ]
+        rows = c.execute(
+            sa.text(
+                "SELECT a.name, o.total FROM mig_orders o JOIN mig_accounts a "
+                "ON a.id = o.account_id ORDER BY a.name"
+            )
+        ).fetchall()
+        assert [(n, str(t)) for n, t in rows] == [("a", "9.50"), ("b", "1.25")]
+    command.downgrade(cfg, "0001")
+    with engine.connect() as c:
+        assert c.execute(sa.text("SELECT version_num FROM alembic_version")).fetchall() == [
+            ("0001",)
+        ]
+        assert sa.inspect(c).has_table("mig_orders") is False
+    command.downgrade(cfg, "base")
+    engine.dispose()
