@@ -77,10 +77,12 @@ class Cursor:
         if self._closed or self.connection._closed:
             self._check()
         eng = self._engine
-        if (eng._pending or eng._runtime is not None) and (
-            self.read_your_writes or eng.read_your_writes
+        if (self.read_your_writes or eng.read_your_writes) and (
+            eng._pending or eng._runtime is not None or eng.shared
         ):
-            eng.sync()  # read-your-writes: every acknowledged write reaches the views first
+            # read-your-writes: every acknowledged write (with a shared file: every write any
+            # process committed before this read) reaches the views first
+            eng.sync()
         prep = eng._cache.get(sql)
         if (
             prep is not None

@@ -1756,9 +1756,13 @@ class Engine:
             raise E.OperationalError("the database is closed", 2006, "HY000")
 
     def sync(self) -> None:
-        """Wait until every acknowledged write has reached every view."""
+        """Wait until every acknowledged write has reached every view (with a shared file:
+        every write any process committed before this call)."""
         self._check_open()
         self._drain()
+        if self.shared:
+            with self.lock:
+                self._catch_up()
 
     def _forget_tx_fills(self) -> None:
         """Keys filled inside a transaction read its uncommitted writes: drop them."""

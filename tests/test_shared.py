@@ -287,3 +287,33 @@ def test_shared_can_be_turned_off(tmp_path, shared):
     conn.execute("UPDATE counters SET n = 3 WHERE id = 1")
     assert conn.execute(ROW, (1,)).fetchall() == [(3,)]
     conn.close()
+
+
+def _signalling_writer(path: str, commits, acks) -> None:
+    conn = noria_py.connect(path)
+    for token in range(1, 41):
+        conn.execute("UPDATE counters SET n = ? WHERE id = 6", (token,))
+        acks.put(token)  # committed: the reader reads after this
+        commits.get(timeout=60)  # wait for the reader's read
+    conn.close()
+
+
+def test_sync_orders_a_read_after_another_process_commit(tmp_path):
+    # a read that follows another process's commit (here: told through a queue) and calls
+    # sync() first sees that commit, every time
+    path = str(tmp_path / "order.db")
+    _setup(path)
+    ctx = mp.get_context("spawn")
+    commits, acks = ctx.Queue(), ctx.Queue()
+    reader = noria_py.connect(path)
+    reader.execute(ROW, (6,)).fetchall()
+    proc = ctx.Process(target=_signalling_writer, args=(path, commits, acks))
+    proc.start()
+    for _ in range(40):
+        token = acks.get(timeout=60)
+        reader.engine.sync()
+        assert reader.execute(ROW, (6,)).fetchall() == [(token,)]
+        commits.put(True)
+    proc.join(30)
+    assert proc.exitcode == 0
+    reader.close()
