@@ -88,11 +88,17 @@ class Cursor:
             prep is not None
             and eng._writer is None  # inside a write transaction reads see its own writes
             and eng._failure is None  # after an internal failure no cached read is served
+            and not eng._behind  # another process committed: the engine catches up first
             and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
             and len(params) == prep.param_count
         ):
+            n = eng.reads_until_poll - 1
+            if n:
+                eng.reads_until_poll = n
+            else:
+                eng.poll_commits()  # a shared file: has another process committed?
             try:
                 rows = prep.rows(params)
             except TypeError:

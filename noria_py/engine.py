@@ -1008,6 +1008,9 @@ _DEFAULT = object()
 # ---------------------------------------------------------------------------------------------
 
 
+POLL_EVERY = 64  # lock-free reads between two looks for other processes' commits
+
+
 class Txn:
     """One connection's transaction state: open or not, read-only, autocommit, savepoints.
 
@@ -1130,6 +1133,10 @@ class Engine:
         self._origin = ""
         self._applied = 0  # the last change-log entry the dataflow reflects
         self._pin_stale = False  # this process committed since the snapshot was pinned
+        self._behind = False  # another connection committed: catch up before the next read
+        # lock-free reads count down to a look at the file's data version (poll_commits)
+        self.reads_until_poll = 1 << 62
+        self._dv_conn = None
         self._tailer: threading.Thread | None = None
         if self.shared:
             import uuid
@@ -1145,6 +1152,11 @@ class Engine:
             self._poll = float(options.get("poll_interval", 0.005))
             self._tailer = threading.Thread(target=self._tail, name="noria-tail", daemon=True)
             self._tailer.start()
+            import sqlite3 as _sqlite3
+
+            self._dv_conn = _sqlite3.connect(path, check_same_thread=False)
+            self._dv_last = self._dv_conn.execute("PRAGMA data_version").fetchone()[0]
+            self.reads_until_poll = POLL_EVERY
         if self.domains == "threads" and self._runtime is None:
             self._thread = threading.Thread(
                 target=self._domain_loop, name="noria-dataflow", daemon=True
@@ -1198,6 +1210,8 @@ class Engine:
     def _execute(self, sql: str, params) -> Result:
         if self._closed or self._failure is not None:
             self._check_open()
+        if self._behind:
+            self._catch_up()
         prep = self._cache.get(sql)
         if prep is None:
             prep = self.prepare(sql)
@@ -1240,6 +1254,8 @@ class Engine:
     def _executemany(self, sql: str, seq_of_params) -> Result:
         if self._closed or self._failure is not None:
             self._check_open()
+        if self._behind:
+            self._catch_up()
         prep = self._cache.get(sql) or self.prepare(sql)
         seq = [tuple(p) if p is not None else () for p in seq_of_params]
         for p in seq:
@@ -1450,6 +1466,8 @@ class Engine:
             finally:
                 self.lock.acquire()
             self.storage.log_leave(self._origin)
+            if self._dv_conn is not None:
+                self._dv_conn.close()
         for n in list(self.graph.nodes.values()):
             n.on_removed()
         self.storage.close()
@@ -1627,6 +1645,7 @@ class Engine:
         if not self.shared or self._tx or self._closed:
             return  # while this process writes, nobody else can commit
         self._pin_stale = False
+        self._behind = False  # a commit after the pin below sets it again
         seq = self.storage.pin()
         if seq <= self._applied:
             return
@@ -1664,31 +1683,54 @@ class Engine:
         self.storage.forget_schemas()
         self._restore()
 
+    def poll_commits(self) -> None:
+        """Called by the lock-free read paths every ``POLL_EVERY`` reads: has another
+        connection committed? (A thread spinning on cached reads keeps the interpreter, so the
+        tail thread alone would notice late.)"""
+        self.reads_until_poll = POLL_EVERY
+        try:
+            v = self._dv_conn.execute("PRAGMA data_version").fetchone()[0]
+        except Exception:  # noqa: BLE001 - closed meanwhile: the tail thread has stopped
+            return
+        if v != self._dv_last:
+            self._dv_last = v
+            self._behind = True
+
     def _tail(self) -> None:
+        """Notice other connections' commits. The next statement of this process catches up
+        first (on its own thread: a busy reader does not wait for this thread to get the
+        interpreter), and this thread catches up itself when the engine is idle."""
         import sqlite3 as _sqlite3
 
         watch = _sqlite3.connect(self.path, check_same_thread=False)
+        lock = self.lock
         try:
             last = watch.execute("PRAGMA data_version").fetchone()[0]
             housekeeping = time.monotonic() + 2.0
             while not self._closed and self._failure is None:
                 time.sleep(self._poll)
                 v = watch.execute("PRAGMA data_version").fetchone()[0]
+                if v != last:
+                    last = v
+                    self._behind = True
                 now = time.monotonic()
-                if v == last and now < housekeeping:
+                if not self._behind and now < housekeeping:
                     continue
-                last = v
-                with self.lock:
+                if not lock.acquire(blocking=False):
+                    continue  # busy: its next statement catches up
+                try:
                     if self._closed:
                         return
-                    try:
+                    if self._behind:
                         self._catch_up()
-                        if now >= housekeeping and not self._tx:
-                            housekeeping = now + 2.0
-                            self.storage.log_housekeeping(self._origin, self._applied)
-                    except BaseException as e:  # noqa: BLE001 - surfaced to every caller
-                        self._failure = e
-                        return
+                    if now >= housekeeping and not self._tx:
+                        housekeeping = now + 2.0
+                        self.storage.log_housekeeping(self._origin, self._applied)
+                except BaseException as e:  # noqa: BLE001 - surfaced to every caller
+                    self._failure = e
+                    return
+                finally:
+                    lock.release()
         finally:
             watch.close()
 
