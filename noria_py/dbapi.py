@@ -86,19 +86,13 @@ class Cursor:
         prep = eng._cache.get(sql)
         if (
             prep is not None
-            and eng._writer is None  # inside a write transaction reads see its own writes
-            and eng._failure is None  # after an internal failure no cached read is served
-            and not eng._behind  # another process committed: the engine catches up first
+            and eng.fast > 0  # no transaction writing, no failure, no commit to catch up
             and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
             and len(params) == prep.param_count
         ):
-            n = eng.reads_until_poll - 1
-            if n:
-                eng.reads_until_poll = n
-            else:
-                eng.poll_commits()  # a shared file: has another process committed?
+            eng.fast -= 1  # a shared file: at 0 the engine looks for other processes' commits
             try:
                 rows = prep.rows(params)
             except TypeError:

@@ -1046,6 +1046,47 @@ _TX_WORDS = re.compile(
 class Engine:
     """One database: base storage, the dataflow graph, and the installed queries."""
 
+    # ``fast`` > 0 lets the lock-free read paths (dbapi.Cursor.execute, the server's lookups)
+    # answer a filled key without the engine: no transaction is writing (its own reads must see
+    # its writes), no internal failure, no other process's commit waiting to be applied. Each
+    # such read counts it down; at 0 the read takes the engine's path, which (a shared file)
+    # looks for other processes' commits and sets it again (see _refresh_fast).
+    fast = 0
+    _writer_: Txn | None = None
+    _failure_: BaseException | None = None
+    _behind_ = False
+
+    @property
+    def _writer(self) -> Txn | None:
+        return self._writer_
+
+    @_writer.setter
+    def _writer(self, t: Txn | None) -> None:
+        self._writer_ = t
+        self._refresh_fast()
+
+    @property
+    def _failure(self) -> BaseException | None:
+        return self._failure_
+
+    @_failure.setter
+    def _failure(self, e: BaseException | None) -> None:
+        self._failure_ = e
+        self._refresh_fast()
+
+    @property
+    def _behind(self) -> bool:
+        return self._behind_
+
+    @_behind.setter
+    def _behind(self, b: bool) -> None:
+        self._behind_ = b
+        self._refresh_fast()
+
+    def _refresh_fast(self) -> None:
+        ok = self._writer_ is None and self._failure_ is None and not self._behind_
+        self.fast = (POLL_EVERY if getattr(self, "shared", False) else 1 << 62) if ok else 0
+
     def __init__(self, path: str | None = None, **options):
         self.path = path
         self.options = options
@@ -1134,8 +1175,6 @@ class Engine:
         self._applied = 0  # the last change-log entry the dataflow reflects
         self._pin_stale = False  # this process committed since the snapshot was pinned
         self._behind = False  # another connection committed: catch up before the next read
-        # lock-free reads count down to a look at the file's data version (poll_commits)
-        self.reads_until_poll = 1 << 62
         self._dv_conn = None
         self._tailer: threading.Thread | None = None
         if self.shared:
@@ -1156,7 +1195,7 @@ class Engine:
 
             self._dv_conn = _sqlite3.connect(path, check_same_thread=False)
             self._dv_last = self._dv_conn.execute("PRAGMA data_version").fetchone()[0]
-            self.reads_until_poll = POLL_EVERY
+        self._refresh_fast()
         if self.domains == "threads" and self._runtime is None:
             self._thread = threading.Thread(
                 target=self._domain_loop, name="noria-dataflow", daemon=True
@@ -1210,6 +1249,8 @@ class Engine:
     def _execute(self, sql: str, params) -> Result:
         if self._closed or self._failure is not None:
             self._check_open()
+        if self.fast <= 0 and self.shared:
+            self.poll_commits()
         if self._behind:
             self._catch_up()
         prep = self._cache.get(sql)
@@ -1684,10 +1725,9 @@ class Engine:
         self._restore()
 
     def poll_commits(self) -> None:
-        """Called by the lock-free read paths every ``POLL_EVERY`` reads: has another
-        connection committed? (A thread spinning on cached reads keeps the interpreter, so the
-        tail thread alone would notice late.)"""
-        self.reads_until_poll = POLL_EVERY
+        """After ``POLL_EVERY`` lock-free reads (``fast`` ran out): has another connection
+        committed? (A thread spinning on cached reads keeps the interpreter, so the tail
+        thread alone would notice late.)"""
         try:
             v = self._dv_conn.execute("PRAGMA data_version").fetchone()[0]
         except Exception:  # noqa: BLE001 - closed meanwhile: the tail thread has stopped
@@ -1695,6 +1735,8 @@ class Engine:
         if v != self._dv_last:
             self._dv_last = v
             self._behind = True
+        else:
+            self._refresh_fast()
 
     def _tail(self) -> None:
         """Notice other connections' commits. The next statement of this process catches up

@@ -714,19 +714,13 @@ class CommandProtocol(asyncio.Protocol):
         if (
             prep is not None
             and engine.cached(plan.sql) is prep
-            and engine._writer is None  # a transaction is open: its own reads see its writes
-            and engine._failure is None  # after an internal failure no cached read is served
-            and not engine._behind  # another process committed: catch up first
+            and engine.fast > 0  # no transaction writing, no failure, no commit to catch up
             and not engine.writes_queued
             and not plan.refused
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
             self.state.questions += 1
-            n = engine.reads_until_poll - 1
-            if n:
-                engine.reads_until_poll = n
-            else:
-                engine.poll_commits()
+            engine.fast -= 1
             return plan.shape.text_response(
                 prep.rows(params), seq, session.status_flags, self.eof_deprecated
             )
@@ -916,18 +910,12 @@ class CommandProtocol(asyncio.Protocol):
         if (
             prep is not None
             and engine.cached(stmt.engine_sql) is prep
-            and engine._writer is None
-            and engine._failure is None
-            and not engine._behind
+            and engine.fast > 0
             and not engine.writes_queued
             and not flags & 0x07
         ):
             self.state.questions += 1
-            n = engine.reads_until_poll - 1
-            if n:
-                engine.reads_until_poll = n
-            else:
-                engine.poll_commits()
+            engine.fast -= 1
             return stmt.shape.binary_response(
                 prep.rows(params), seq, session.status_flags, self.eof_deprecated
             )
