@@ -114,6 +114,8 @@ def measure_delay(path: str, samples: int, rate: float) -> dict:
         "delay_ms_p90": round(_pct(delays, 90), 3),
         "delay_ms_p99": round(_pct(delays, 99), 3),
         "delay_ms_max": round(max(delays), 3),
+        # below 0: the writer process was descheduled between its commit and its timestamp
+        "delay_ms_min": round(min(delays), 3),
         "delay_ms_mean": round(statistics.fmean(delays), 3),
     }
 
