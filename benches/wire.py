@@ -87,7 +87,15 @@ def stop(proc: subprocess.Popen) -> None:
 
 def start_noria(workers: int = 1) -> tuple[subprocess.Popen, dict]:
     port = free_port()
-    cmd = [sys.executable, "-m", "noria_py.server.mysql", "--host", "127.0.0.1", "--port", str(port)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "noria_py.server.mysql",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(cmd + ["--workers", str(workers)], stdout=subprocess.DEVNULL)
     wait_port(port, proc)
     return proc, {"host": "127.0.0.1", "port": port, "user": "bench", "database": "noria"}

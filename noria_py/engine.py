@@ -15,8 +15,8 @@ from __future__ import annotations
 import collections
 import datetime as _dt
 import functools
-import re
 import logging
+import re
 import sqlite3
 import sys
 import threading

@@ -23,9 +23,9 @@ JOINED = (
     "SELECT c.id, c.n, l.note FROM counters c JOIN labels l ON l.id = c.id "
     "WHERE c.grp = ? ORDER BY c.id"
 )
-QUERIES = [(ROW, k) for k in range(1, 7)] + [(TOTAL, g) for g in (0, 1)] + [
-    (JOINED, g) for g in (0, 1)
-]
+QUERIES = (
+    [(ROW, k) for k in range(1, 7)] + [(TOTAL, g) for g in (0, 1)] + [(JOINED, g) for g in (0, 1)]
+)
 
 
 def _norm(rows):
@@ -154,7 +154,9 @@ _txn = st.tuples(
 )
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plans=st.lists(st.lists(_txn, min_size=1, max_size=12), min_size=2, max_size=2))
 def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, plans):
     path = str(tmp_path_factory.mktemp("procs") / "shared.db")
@@ -162,10 +164,11 @@ def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, pla
     ctx = mp.get_context("spawn")
     out, stop, finish = ctx.Queue(), ctx.Event(), ctx.Event()
     # writer i owns rows 2i+1 and 2i+2 (so its tokens on a row increase with time)
-    plans = [[([(2 * i + 1 + r, sp) for r, sp in ops], c) for ops, c in p] for i, p in enumerate(plans)]
+    plans = [
+        [([(2 * i + 1 + r, sp) for r, sp in ops], c) for ops, c in p] for i, p in enumerate(plans)
+    ]
     writers = [
-        ctx.Process(target=_writer, args=(path, i + 1, p, out, finish))
-        for i, p in enumerate(plans)
+        ctx.Process(target=_writer, args=(path, i + 1, p, out, finish)) for i, p in enumerate(plans)
     ]
     reader = ctx.Process(target=_reader, args=(path, [1, 2, 3, 4], stop, out))
     reader.start()

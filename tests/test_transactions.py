@@ -38,8 +38,10 @@ def _open(mode: str, storage: str, tmp_path):
 
 def _read(conn, sql, key):
     conn.engine.sync()  # with dataflow threads, committed writes reach the views first
-    return [tuple(int(v) if isinstance(v, Decimal) else v for v in r) for r in
-            conn.execute(sql, (key,)).fetchall()]
+    return [
+        tuple(int(v) if isinstance(v, Decimal) else v for v in r)
+        for r in conn.execute(sql, (key,)).fetchall()
+    ]
 
 
 @pytest.fixture(params=["memory", "file"])
@@ -185,7 +187,9 @@ _op = st.one_of(
     st.tuples(st.just("delete"), st.integers(1, 3), st.integers(0, 50)),
     st.tuples(st.just("read"), st.integers(1, 3), st.integers(0, 2)),
     st.tuples(st.sampled_from(["begin", "commit", "rollback"]), st.just(0), st.just(0)),
-    st.tuples(st.sampled_from(["savepoint", "rollback_to", "release"]), st.integers(0, 2), st.just(0)),
+    st.tuples(
+        st.sampled_from(["savepoint", "rollback_to", "release"]), st.integers(0, 2), st.just(0)
+    ),
 )
 
 _READS = [
@@ -200,7 +204,9 @@ def _norm(rows):
 
 
 @pytest.mark.parametrize("mode", ["inline", "threads"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops=st.lists(_op, max_size=30))
 def test_transactions_match_sqlite(mode, ops, tmp_path_factory):
     path = str(tmp_path_factory.mktemp("htx") / "h.db")
@@ -250,7 +256,9 @@ def test_transactions_match_sqlite(mode, ops, tmp_path_factory):
                 continue
             if name not in savepoints:
                 with pytest.raises(noria_py.OperationalError):
-                    conn.execute(f"{'ROLLBACK TO' if kind == 'rollback_to' else 'RELEASE SAVEPOINT'} {name}")
+                    conn.execute(
+                        f"{'ROLLBACK TO' if kind == 'rollback_to' else 'RELEASE SAVEPOINT'} {name}"
+                    )
                 continue
             i = savepoints.index(name)
             if kind == "rollback_to":
@@ -276,7 +284,9 @@ def test_transactions_match_sqlite(mode, ops, tmp_path_factory):
     conn.engine.sync()
     for q in _READS:
         for g in (1, 2, 3):
-            assert _norm(conn.execute(q, (g,)).fetchall()) == _norm(model.execute(q, (g,)).fetchall())
+            assert _norm(conn.execute(q, (g,)).fetchall()) == _norm(
+                model.execute(q, (g,)).fetchall()
+            )
     conn.close()
 
 

@@ -50,8 +50,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mysql_mimic.errors import ErrorCode, MysqlError
-from mysql_mimic.types import Capabilities
 from mysql_mimic.stream import ConnectionClosed
+from mysql_mimic.types import Capabilities
 
 from noria_py import errors
 from noria_py.engine import ProxyPrepared, SelectPrepared

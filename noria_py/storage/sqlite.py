@@ -9,11 +9,11 @@ converted back to their column kinds on the way out.
 
 from __future__ import annotations
 
-import sqlite3
 import datetime as _dt
 import marshal
 import os
 import shutil
+import sqlite3
 from dataclasses import dataclass, field
 from decimal import Decimal
 

@@ -76,8 +76,11 @@ def test_sqlalchemy_orm_parent_and_children_with_autoincrement_keys(server):
             s.commit()
             ann_id, bob_id = ann.id, bob.id
         assert other_count(ann_id) == 2 and other_count(bob_id) == 1
-        oc.execute("SELECT a.name, b.title FROM orm_books b JOIN orm_authors a ON a.id = b.author_id "
-                   "WHERE a.id = %s ORDER BY b.title", (ann_id,))
+        oc.execute(
+            "SELECT a.name, b.title FROM orm_books b JOIN orm_authors a ON a.id = b.author_id "
+            "WHERE a.id = %s ORDER BY b.title",
+            (ann_id,),
+        )
         assert oc.fetchall() == (("ann", "one"), ("ann", "two"))
 
         # autoflush: a query after add() sees the pending row; rollback drops it
@@ -98,9 +101,14 @@ def test_sqlalchemy_orm_parent_and_children_with_autoincrement_keys(server):
                     with s.begin_nested():
                         s.add(Book(title="six", author_id=bob_id))
                         s.flush()
-                        assert s.scalar(
-                            select(func.count()).select_from(Book).where(Book.author_id == bob_id)
-                        ) == 3
+                        assert (
+                            s.scalar(
+                                select(func.count())
+                                .select_from(Book)
+                                .where(Book.author_id == bob_id)
+                            )
+                            == 3
+                        )
                         raise RuntimeError("undo the inner savepoint")
                 except RuntimeError:
                     pass
@@ -233,8 +241,19 @@ _READS = [
 _step = st.tuples(
     st.integers(0, 2),  # which connection
     st.sampled_from(
-        ["insert", "insert", "update", "delete", "read", "read", "begin", "commit", "rollback",
-         "savepoint", "rollback_to"]
+        [
+            "insert",
+            "insert",
+            "update",
+            "delete",
+            "read",
+            "read",
+            "begin",
+            "commit",
+            "rollback",
+            "savepoint",
+            "rollback_to",
+        ]
     ),
     st.integers(1, 3),
     st.integers(0, 2),

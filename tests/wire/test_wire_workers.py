@@ -10,7 +10,6 @@ import time
 import psutil
 import pymysql
 import pytest
-
 from conftest import start_server, stop_server
 
 pytestmark = pytest.mark.wire
