@@ -851,7 +851,7 @@ def _h_show_simple(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     if what == "engines":
         return rows_result(
             ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"],
-            [("noria", "DEFAULT", "Partially stateful dataflow", "YES", "NO", "NO")],
+            [("noria", "DEFAULT", "Partially stateful dataflow", "YES", "NO", "YES")],
             ["VARCHAR"] * 6,
         )
     if what == "processlist":
