@@ -542,7 +542,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             memory_limit=args.memory_limit,
             collation=args.collation,
             private_storage=True,  # without --data: a temporary file, for committed reads
-            busy_timeout=0.0,  # another process's write lock: the connection waits, not the loop
+            busy_timeout=0.02,  # another process holds the write lock: wait a little, then park
         )
     except Exception as e:  # noqa: BLE001 - a bad option or data file: say it, no traceback
         print(f"error: {e}", file=sys.stderr)
