@@ -1189,7 +1189,12 @@ class Engine:
             self._applied = self.storage.pin()
             self.storage.log_housekeeping(self._origin, self._applied)
             self._poll = float(options.get("poll_interval", 0.005))
-            self._tailer = threading.Thread(target=self._tail, name="noria-tail", daemon=True)
+            self._tailer = threading.Thread(
+                target=Engine._tail,
+                args=(weakref.ref(self), path, self._poll),
+                name="noria-tail",
+                daemon=True,
+            )
             self._tailer.start()
             import sqlite3 as _sqlite3
 
@@ -1738,41 +1743,44 @@ class Engine:
         else:
             self._refresh_fast()
 
-    def _tail(self) -> None:
+    @staticmethod
+    def _tail(ref, path: str, poll: float) -> None:
         """Notice other connections' commits. The next statement of this process catches up
         first (on its own thread: a busy reader does not wait for this thread to get the
-        interpreter), and this thread catches up itself when the engine is idle."""
+        interpreter), and this thread catches up itself when the engine is idle. It holds the
+        engine only weakly: an engine dropped without close() is collected, and the thread
+        ends."""
         import sqlite3 as _sqlite3
 
-        watch = _sqlite3.connect(self.path, check_same_thread=False)
-        lock = self.lock
+        watch = _sqlite3.connect(path, check_same_thread=False)
         try:
             last = watch.execute("PRAGMA data_version").fetchone()[0]
             housekeeping = time.monotonic() + 2.0
-            while not self._closed and self._failure is None:
-                time.sleep(self._poll)
+            while True:
+                time.sleep(poll)
+                eng = ref()
+                if eng is None or eng._closed or eng._failure is not None:
+                    return
                 v = watch.execute("PRAGMA data_version").fetchone()[0]
                 if v != last:
                     last = v
-                    self._behind = True
+                    eng._behind = True
                 now = time.monotonic()
-                if not self._behind and now < housekeeping:
-                    continue
-                if not lock.acquire(blocking=False):
-                    continue  # busy: its next statement catches up
-                try:
-                    if self._closed:
+                if (eng._behind or now >= housekeeping) and eng.lock.acquire(blocking=False):
+                    try:
+                        if eng._closed:
+                            return
+                        if eng._behind:
+                            eng._catch_up()
+                        if now >= housekeeping and not eng._tx:
+                            housekeeping = now + 2.0
+                            eng.storage.log_housekeeping(eng._origin, eng._applied)
+                    except BaseException as e:  # noqa: BLE001 - surfaced to every caller
+                        eng._failure = e
                         return
-                    if self._behind:
-                        self._catch_up()
-                    if now >= housekeeping and not self._tx:
-                        housekeeping = now + 2.0
-                        self.storage.log_housekeeping(self._origin, self._applied)
-                except BaseException as e:  # noqa: BLE001 - surfaced to every caller
-                    self._failure = e
-                    return
-                finally:
-                    lock.release()
+                    finally:
+                        eng.lock.release()
+                del eng  # between polls the engine is referenced only weakly
         finally:
             watch.close()
 
