@@ -1999,7 +1999,7 @@ class Engine:
             if kind == "VIEW":
                 return FuncPrepared(lambda p: self._create_view(ast, sql), 0, kind="ddl")
             if kind == "INDEX":
-                return FuncPrepared(lambda p: self._create_index(ast), 0, kind="ddl")
+                return FuncPrepared(lambda p: self._create_index(ast, sql), 0, kind="ddl")
             raise E.NotSupportedError(f"CREATE {kind} is not supported")
         if isinstance(ast, exp.Drop):
             kind = (ast.args.get("kind") or "").upper()
@@ -2007,6 +2007,8 @@ class Engine:
                 return FuncPrepared(lambda p: self._drop_tables(ast), 0, kind="ddl")
             if kind == "VIEW":
                 return FuncPrepared(lambda p: self._drop_views(ast), 0, kind="ddl")
+            if kind == "INDEX":
+                return FuncPrepared(lambda p: self._drop_index(ast), 0, kind="ddl")
             raise E.NotSupportedError(f"DROP {kind} is not supported")
         if isinstance(ast, exp.Describe):
             target = ast.this
@@ -2017,6 +2019,10 @@ class Engine:
             what = str(ast.this).upper()
             if what == "TABLES":
                 return FuncPrepared(lambda p: self._show_tables(), 0)
+            if what == "CREATE TABLE":
+                tbl = ast.args.get("target")
+                tname = tbl.name if hasattr(tbl, "name") else str(tbl).strip('`"')
+                return FuncPrepared(lambda p: self._show_create_table(tname), 0)
             if what in ("COLUMNS", "FIELDS"):
                 tbl = ast.args.get("target")
                 name = tbl.name if hasattr(tbl, "name") else str(tbl)
@@ -2513,23 +2519,101 @@ class Engine:
         self.storage.commit()
         return Result(rowcount=0)
 
-    def _create_index(self, ast: exp.Create) -> Result:
+    def _create_index(self, ast: exp.Create, sql: str = "", restoring: bool = False) -> Result:
+        """CREATE [UNIQUE] INDEX name ON t (cols): a named key of the table, kept in the
+        catalog (restored on reopen), dropped by DROP INDEX; a UNIQUE one is enforced."""
         idx = ast.this
         table = idx.args.get("table")
         if table is None:
             raise E.NotSupportedError("CREATE INDEX without a table")
         schema = self._schema(table.name)
+        name = idx.name
         cols = []
         params = idx.args.get("params")
         for c in (params.args.get("columns") if params else []) or []:
-            name = c.this.name if isinstance(c, exp.Ordered) else c.name
-            i = schema.index_of(name)
+            cname = c.this.name if isinstance(c, exp.Ordered) else c.name
+            i = schema.index_of(cname)
             if i is None:
-                raise E.bad_field(name)
+                raise E.bad_field(cname)
             cols.append(i)
-        if cols:
-            self.storage.ensure_index(schema.name, cols)
+        if not cols or not name:
+            raise E.parse_error(f"near '{sql.strip()[:40]}'")
+        if name.lower() in schema.key_names() or name.lower() == "primary":
+            raise E.ProgrammingError(f"Duplicate key name '{name}'", 1061, "42000")
+        unique = bool(ast.args.get("unique"))
+        if not restoring:
+            self._ddl_guard()
+            self.storage.begin()
+            try:
+                real = self.storage.create_named_index(schema, name, cols, unique)
+                self.storage.catalog_add("index", f"{schema.name}.{name}", sql.strip())
+            except BaseException:
+                self.storage.rollback()
+                raise
+            self.storage.commit()
+        else:
+            real = self.storage.create_named_index(schema, name, cols, unique, restoring=True)
+        if unique:
+            schema.uniques.append(cols)
+            schema.unique_names.append(name)
+        else:
+            schema.indexes.append(cols)
+            schema.index_names.append(name)
+        schema.created_indexes[name.lower()] = real
         return Result(rowcount=0)
+
+    def _drop_index(self, ast: exp.Drop) -> Result:
+        """DROP INDEX name ON t, for keys CREATE INDEX made (keys declared in CREATE TABLE
+        need ALTER TABLE)."""
+        on = ast.args.get("cluster")
+        table = on.this if on is not None else None
+        tables = ast.args.get("tables") or ast.expressions
+        if not isinstance(table, exp.Table) or not tables:
+            raise E.parse_error("near 'DROP INDEX': it needs ON table")
+        schema = self._schema(table.name)
+        name = tables[0].name
+        low = name.lower()
+        if low not in schema.key_names():
+            raise E.ProgrammingError(
+                f"Can't DROP INDEX `{name}`; check that it exists", 1091, "42000"
+            )
+        real = schema.created_indexes.get(low)
+        if real is None:
+            raise E.NotSupportedError(
+                f"DROP INDEX of key '{name}', declared in CREATE TABLE, needs ALTER TABLE, "
+                "which is not supported yet"
+            )
+        self._ddl_guard()
+        self.storage.begin()
+        try:
+            self.storage.drop_named_index(real)
+            self.storage.catalog_remove("index", f"{schema.name}.{name}")
+        except BaseException:
+            self.storage.rollback()
+            raise
+        self.storage.commit()
+        for names, keys in (
+            (schema.unique_names, schema.uniques),
+            (schema.index_names, schema.indexes),
+        ):
+            for k, n in enumerate(names):
+                if n.lower() == low:
+                    del names[k]
+                    del keys[k]
+                    break
+        del schema.created_indexes[low]
+        return Result(rowcount=0)
+
+    def _show_create_table(self, table: str) -> Result:
+        schema = self._schema(table)
+        text = show_create_table(schema, current_collation_name())
+        return Result(
+            ["Table", "Create Table"],
+            ((schema.name, text),),
+            ["VARCHAR", "VARCHAR"],
+            [False, False],
+            1,
+        )
 
     def _drop_tables(self, ast: exp.Drop) -> Result:
         self._ddl_guard()
@@ -2646,6 +2730,8 @@ class Engine:
             ast, _ = parse(sql)
             if kind == "table":
                 self._create_table(ast, sql, restoring=True)
+            elif kind == "index":
+                self._create_index(ast, sql, restoring=True)
             elif kind == "view":
                 try:
                     self._create_view(ast, sql, restoring=True)
@@ -2793,6 +2879,73 @@ def _type_text(ct: V.ColumnType) -> str:
     return name
 
 
+def current_collation_name() -> str:
+    from .sql.collation import current
+
+    return current().name
+
+
+def _mysql8_type(ct: V.ColumnType) -> str:
+    """A column type as MySQL 8 prints it in SHOW CREATE TABLE (no integer display widths)."""
+    name = ct.mysql_name.lower()
+    if ct.kind == V.DECIMAL:
+        name = f"decimal({ct.precision},{ct.scale})"
+    elif ct.length is not None and name in ("varchar", "char", "binary", "varbinary"):
+        name = f"{name}({ct.length})"
+    elif name in ("tinyint", "bool", "boolean") and ct.length == 1:
+        name = "tinyint(1)"
+    elif name in ("integer",):
+        name = "int"
+    if ct.unsigned:
+        name += " unsigned"
+    return name
+
+
+def _quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _default_text(c) -> str | None:
+    if not c.has_default:
+        return "NULL" if c.nullable and not c.auto_increment else None
+    if callable(c.default):
+        return "CURRENT_TIMESTAMP"
+    if c.default is None:
+        return "NULL"
+    text = V.format_value(c.default)
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def show_create_table(schema, collation: str) -> str:
+    """``SHOW CREATE TABLE`` text, MySQL 8's layout: running it creates the same table."""
+    lines = []
+    for c in schema.columns:
+        part = f"  {_quote_ident(c.name)} {_mysql8_type(c.ctype)}"
+        if not c.nullable:
+            part += " NOT NULL"
+        default = _default_text(c)
+        if default is not None:
+            part += f" DEFAULT {default}"
+        if c.auto_increment:
+            part += " AUTO_INCREMENT"
+        lines.append(part)
+
+    def cols(key):
+        return ",".join(_quote_ident(schema.columns[i].name) for i in key)
+
+    if schema.primary_key:
+        lines.append(f"  PRIMARY KEY ({cols(schema.primary_key)})")
+    for name, key in zip(schema.unique_names, schema.uniques):
+        lines.append(f"  UNIQUE KEY {_quote_ident(name)} ({cols(key)})")
+    for name, key in zip(schema.index_names, schema.indexes):
+        lines.append(f"  KEY {_quote_ident(name)} ({cols(key)})")
+    body = ",\n".join(lines)
+    return (
+        f"CREATE TABLE {_quote_ident(schema.name)} (\n{body}\n) "
+        f"ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE={collation}"
+    )
+
+
 def _normalize(ast: exp.Expression) -> str:
     return ast.sql("mysql")
 
@@ -2820,7 +2973,14 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
     pending_unique: list[list[str]] = []
     unique_names: list[str] = []
     pending_index: list[list[str]] = []
+    index_names: list[str] = []
+    items = []
     for item in schema_ast.expressions:
+        if isinstance(item, exp.Constraint):  # CONSTRAINT name UNIQUE (...) / PRIMARY KEY ...
+            items.extend((inner, item.name) for inner in item.expressions)
+        else:
+            items.append((item, ""))
+    for item, constraint in items:
         if isinstance(item, exp.ColumnDef):
             if item.args.get("kind") is None:
                 raise E.ProgrammingError(f"Column '{item.name}' needs a type", 1064, "42000")
@@ -2854,12 +3014,13 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
             cols = target.expressions if isinstance(target, exp.Schema) else []
             pending_unique.append([c.name for c in cols])
             uname = target.this.name if isinstance(target, exp.Schema) and target.this else ""
-            unique_names.append(uname or (cols[0].name if cols else ""))
+            unique_names.append(uname or constraint)
         elif isinstance(item, exp.IndexColumnConstraint):
             cols = [
                 (c.this.name if isinstance(c, exp.Ordered) else c.name) for c in item.expressions
             ]
             pending_index.append(cols)
+            index_names.append(item.this.name if item.this is not None else "")
         else:
             # CHECK, FOREIGN KEY, FULLTEXT ... accepted and ignored
             continue
@@ -2879,7 +3040,31 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
     uniques = [idx(u) for u in pending_unique if u]
     unique_names = [n for u, n in zip(pending_unique, unique_names) if u]
     indexes = [idx(u) for u in pending_index if u]
-    return TableSchema(name, columns, pk, uniques, indexes, unique_names=unique_names)
+    index_names = [n for u, n in zip(pending_index, index_names) if u]
+    # MySQL names an unnamed key after its first column (_2, _3 ... when that is taken)
+    taken: set[str] = {n.lower() for n in unique_names + index_names if n}
+    for names, keys in ((unique_names, uniques), (index_names, indexes)):
+        for k, key in enumerate(keys):
+            if names[k]:
+                continue
+            base = columns[key[0]].name
+            cand, n = base, 2
+            while cand.lower() in taken:
+                cand, n = f"{base}_{n}", n + 1
+            names[k] = cand
+            taken.add(cand.lower())
+    for names in (unique_names, index_names):
+        seen: set[str] = set()
+        for n in names:
+            if n.lower() in seen or n.lower() == "primary":
+                raise E.ProgrammingError(f"Duplicate key name '{n}'", 1061, "42000")
+            seen.add(n.lower())
+    if len(set(unique_names) & set(index_names)):
+        n = sorted(set(unique_names) & set(index_names))[0]
+        raise E.ProgrammingError(f"Duplicate key name '{n}'", 1061, "42000")
+    return TableSchema(
+        name, columns, pk, uniques, indexes, unique_names=unique_names, index_names=index_names
+    )
 
 
 def _default_value(e: exp.Expression, ctype, col: str):

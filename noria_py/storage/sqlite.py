@@ -92,6 +92,12 @@ class TableSchema:
     indexes: list[list[int]] = field(default_factory=list)
     ddl: str = ""
     unique_names: list[str] = field(default_factory=list)
+    index_names: list[str] = field(default_factory=list)  # aligned with ``indexes``
+    # keys added by CREATE [UNIQUE] INDEX (name -> SQLite index): DROP INDEX can drop these
+    created_indexes: dict = field(default_factory=dict)
+
+    def key_names(self) -> set[str]:
+        return {n.lower() for n in self.unique_names + self.index_names}
 
     def index_of(self, name: str) -> int | None:
         low = name.lower()
@@ -187,6 +193,11 @@ class SQLiteStorage:
         self.conn.execute(
             f"DELETE FROM {CATALOG} WHERE kind = ? AND lower(name) = lower(?)", (kind, name)
         )
+        if kind == "table":  # and the indexes created on it
+            self.conn.execute(
+                f"DELETE FROM {CATALOG} WHERE kind = 'index' AND lower(name) LIKE lower(?)",
+                (name.replace("%", r"\%").replace("_", r"\_") + ".%",),
+            )
         self._log_catalog()
 
     def _log_catalog(self) -> None:
@@ -387,6 +398,37 @@ class SQLiteStorage:
                 f"ON {q(schema.name)} ({cols_sql})"
             )
         self.register(schema)
+
+    def create_named_index(
+        self, schema: TableSchema, name: str, cols: list[int], unique: bool, restoring=False
+    ) -> str:
+        """CREATE [UNIQUE] INDEX: a SQLite index of its own, named after the table and key
+        (a UNIQUE one fails with the duplicate it finds, as MySQL's does). ``restoring``: the
+        index normally exists already (a table copied by ensure_collation lost it)."""
+        real = f"key_{schema.name}_{name}"
+        cols_sql = ", ".join(q(schema.columns[i].name) for i in cols)
+        kind = "UNIQUE INDEX" if unique else "INDEX"
+        exists = " IF NOT EXISTS" if restoring else ""
+        try:
+            self.conn.execute(f"CREATE {kind}{exists} {q(real)} ON {q(schema.name)} ({cols_sql})")
+        except sqlite3.IntegrityError:
+            dup = self.conn.execute(
+                f"SELECT {cols_sql} FROM {q(schema.name)} GROUP BY {cols_sql} "
+                f"HAVING COUNT(*) > 1 LIMIT 1"
+            ).fetchone()
+            convs = self._converters.get(schema.name.lower())
+            vals = [
+                v if convs is None or convs[i] is None or v is None else V.from_storage(v, convs[i])
+                for v, i in zip(dup, cols)
+            ]
+            entry = "-".join(V.format_value(v) for v in vals)
+            raise IntegrityError(
+                f"Duplicate entry '{entry}' for key '{schema.name}.{name}'", ER_DUP_ENTRY, "23000"
+            ) from None
+        return real
+
+    def drop_named_index(self, real: str) -> None:
+        self.conn.execute(f"DROP INDEX IF EXISTS {q(real)}")
 
     def ensure_collation(self, schema: TableSchema) -> None:
         """A table written with another collation (or none, by an older version) is copied
