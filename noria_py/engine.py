@@ -1984,8 +1984,22 @@ class Engine:
         return s
 
     def _prepare_ast(self, ast: exp.Expression, nparams: int, sql: str) -> Prepared:
+        if isinstance(ast, exp.Select):
+            frm = ast.args.get("from_")
+            t = frm.this if frm is not None else None
+            if (
+                isinstance(t, exp.Table)
+                and t.name.upper() == "DUAL"
+                and not t.this.quoted
+                and not t.db
+                and not ast.args.get("joins")
+            ):
+                ast = ast.copy()
+                ast.set("from_", None)  # FROM DUAL: MySQL's table of no columns and one row
         if isinstance(ast, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
             return self._prepare_select(ast, nparams, sql)
+        if isinstance(ast, exp.TruncateTable):
+            return FuncPrepared(lambda p: self._truncate(ast), 0, kind="ddl")
         if isinstance(ast, exp.Insert):
             return InsertPrepared(self, ast, nparams)
         if isinstance(ast, exp.Update):
@@ -2560,6 +2574,23 @@ class Engine:
             schema.indexes.append(cols)
             schema.index_names.append(name)
         schema.created_indexes[name.lower()] = real
+        return Result(rowcount=0)
+
+    def _truncate(self, ast: exp.TruncateTable) -> Result:
+        """TRUNCATE [TABLE] t: every row goes (through the dataflow, as deletions) and the
+        AUTO_INCREMENT counter starts again; like MySQL, it first commits the open
+        transaction."""
+        schemas = [self._schema(t.name) for t in ast.expressions]
+        self._ddl_guard()
+        for schema in schemas:
+
+            def apply(schema=schema):
+                rows = self.storage.select_with_rowid(schema.name, None)
+                self.storage.delete_rows(schema.name, [rid for rid, _ in rows])
+                self.storage.reset_auto_increment(schema.name)
+                return [(r, -1) for _, r in rows]
+
+            self._write(schema.name, apply)
         return Result(rowcount=0)
 
     def _drop_index(self, ast: exp.Drop) -> Result:

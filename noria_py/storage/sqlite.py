@@ -695,6 +695,11 @@ class SQLiteStorage:
             f"DELETE FROM {q(schema.name)} WHERE rowid = ?", [(r,) for r in rowids]
         )
 
+    def reset_auto_increment(self, table: str) -> None:
+        self.conn.execute(
+            "DELETE FROM sqlite_sequence WHERE name = ?", (self.schemas[table.lower()].name,)
+        )
+
     def next_auto_value(self, table: str) -> int | None:
         row = self.conn.execute(
             "SELECT seq FROM sqlite_sequence WHERE name = ?", (self.schemas[table.lower()].name,)

@@ -154,3 +154,33 @@ def test_created_indexes_survive_a_restart(tmp_path):
     assert "ux_a" not in conn.execute("SHOW CREATE TABLE t").fetchall()[0][1]
     conn.execute("INSERT INTO t VALUES (2, 1)")
     conn.close()
+
+
+def test_truncate_and_dual_as_mariadb(server, mariadb_oracle):
+    conn = server.pymysql()
+    cur = conn.cursor()
+    script = [
+        "DROP TABLE IF EXISTS s_trunc",
+        "CREATE TABLE s_trunc (id INT AUTO_INCREMENT PRIMARY KEY, g INT, v INT)",
+        "INSERT INTO s_trunc (g, v) VALUES (1, 1), (1, 2), (2, 3)",
+        "TRUNCATE TABLE s_trunc",
+        "INSERT INTO s_trunc (g, v) VALUES (1, 10)",
+        "TRUNCATE s_trunc",
+        "INSERT INTO s_trunc (g, v) VALUES (2, 20), (1, 30)",
+    ]
+    reads = [
+        ("SELECT id, g, v FROM s_trunc ORDER BY id", ()),
+        ("SELECT g, COUNT(*), SUM(v) FROM s_trunc WHERE g = %s GROUP BY g", (1,)),
+        ("SELECT 1 + 1, 'x' FROM DUAL", ()),
+    ]
+    for n, stmt in enumerate(script):
+        if n == 3:  # a cached view over the table before TRUNCATE
+            cur.execute(reads[1][0], reads[1][1])
+            assert cur.fetchall() == ((1, 2, 3),)
+        mariadb_oracle.query(stmt)
+        cur.execute(stmt)
+    for sql, params in reads:
+        want, _ = mariadb_oracle.query(sql, params)
+        cur.execute(sql, params)
+        assert [tuple(map(str, r)) for r in cur.fetchall()] == [tuple(map(str, r)) for r in want]
+    conn.close()
