@@ -462,3 +462,71 @@ def test_alembic_upgrade_and_downgrade_through_the_server(server, tmp_path):
         assert sa.inspect(c).has_table("mig_orders") is False
     command.downgrade(cfg, "base")
     engine.dispose()
+
+
+# --- after an internal failure -------------------------------------------------------------
+
+
+def test_no_cached_read_over_the_wire_after_an_internal_failure():
+    """The server's lock-free lookup paths (COM_QUERY and COM_STMT_EXECUTE) check the engine's
+    failure like every other path: the client gets an error, never the cached row."""
+    import asyncio
+    import struct
+
+    from noria_py.engine import Engine
+    from noria_py.server import protocol as P
+    from noria_py.server.connection import CommandProtocol
+    from noria_py.server.mysql import NoriaServer, WireConnection
+    from noria_py.server.session import Session
+
+    class Transport:
+        def __init__(self):
+            self.out = []
+
+        def write(self, data):
+            self.out.append(data)
+
+        def set_protocol(self, proto):
+            pass
+
+        def is_reading(self):
+            return True
+
+        def close(self):
+            pass
+
+    def pkt(payload):
+        return len(payload).to_bytes(3, "little") + b"\x00" + payload
+
+    async def run():
+        engine = Engine(private_storage=True)
+        engine.execute("CREATE TABLE f (id INT PRIMARY KEY, v INT)")
+        engine.execute("INSERT INTO f VALUES (1, 10)")
+        server = NoriaServer(engine)
+        session = Session(server.state)
+        session.username, session.database = "t", "noria"
+        conn = WireConnection(P.BoundedStream(None, None, 1 << 20), server, session)
+        proto = CommandProtocol(conn)
+        transport = Transport()
+        proto.take_over(transport, b"", False)
+        query = pkt(b"\x03SELECT v FROM f WHERE id = 1")
+        proto.data_received(pkt(b"\x16SELECT v FROM f WHERE id = ?"))
+        execute = pkt(
+            b"\x17" + struct.pack("<IBI", 1, 0, 1) + b"\x00\x01\x08\x00" + struct.pack("<q", 1)
+        )
+        for _ in range(3):  # the lookups are planned and take the fast paths
+            proto.data_received(query)
+            proto.data_received(execute)
+        assert not any(b"\xff" == o[4:5] for o in transport.out)
+        engine._failure = RuntimeError("a domain failed")
+        transport.out.clear()
+        proto.data_received(query)
+        proto.data_received(execute)
+        assert len(transport.out) == 2
+        for o in transport.out:
+            assert o[4:5] == b"\xff"  # an ERR packet
+            assert struct.unpack("<H", o[5:7])[0] == 2013
+        engine._failure = None
+        engine.close()
+
+    asyncio.run(run())
