@@ -1169,7 +1169,6 @@ class Engine:
             path
             and options.get("shared", True)
             and self.domains == "inline"
-            and self.upqueries == "direct"
         )
         self._origin = ""
         self._applied = 0  # the last change-log entry the dataflow reflects

@@ -66,10 +66,12 @@ def _cached(conn, wait: float = 10.0) -> dict:
 # --- connections in one process --------------------------------------------------------------
 
 
-def test_two_connections_on_one_file_see_each_others_commits(tmp_path):
+@pytest.mark.parametrize("upqueries", ["direct", "messages"])
+def test_two_connections_on_one_file_see_each_others_commits(tmp_path, upqueries):
     path = str(tmp_path / "two.db")
     _setup(path)
-    a, b = noria_py.connect(path), noria_py.connect(path)
+    a = noria_py.connect(path, upqueries=upqueries)
+    b = noria_py.connect(path, upqueries=upqueries)
     for q, k in QUERIES:
         a.execute(q, (k,)).fetchall()
         b.execute(q, (k,)).fetchall()
@@ -105,10 +107,10 @@ def test_two_connections_on_one_file_see_each_others_commits(tmp_path):
 # --- OS processes ----------------------------------------------------------------------------
 
 
-def _writer(path: str, me: int, plan: list, out, finish) -> None:
+def _writer(path: str, me: int, plan: list, out, finish, opts=None) -> None:
     """Run ``plan`` (per transaction: its ops and whether it commits) on this process's own
     row(s); report each acknowledged token right after COMMIT returns."""
-    conn = noria_py.connect(path)
+    conn = noria_py.connect(path, **(opts or {}))
     for q, k in QUERIES:
         conn.execute(q, (k,)).fetchall()
     token = me * 100000
@@ -134,9 +136,9 @@ def _writer(path: str, me: int, plan: list, out, finish) -> None:
     conn.close()
 
 
-def _reader(path: str, rows: list, stop, out) -> None:
+def _reader(path: str, rows: list, stop, out, opts=None) -> None:
     """Read the writers' rows from this process's cached views until told to stop."""
-    conn = noria_py.connect(path)
+    conn = noria_py.connect(path, **(opts or {}))
     seen: dict[int, list] = {r: [] for r in rows}
     while not stop.is_set():
         for r in rows:
@@ -154,11 +156,12 @@ _txn = st.tuples(
 )
 
 
+@pytest.mark.parametrize("upqueries", ["direct", "messages"])
 @settings(
     max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(plans=st.lists(st.lists(_txn, min_size=1, max_size=12), min_size=2, max_size=2))
-def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, plans):
+def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, plans, upqueries):
     path = str(tmp_path_factory.mktemp("procs") / "shared.db")
     _setup(path)
     ctx = mp.get_context("spawn")
@@ -167,10 +170,12 @@ def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, pla
     plans = [
         [([(2 * i + 1 + r, sp) for r, sp in ops], c) for ops, c in p] for i, p in enumerate(plans)
     ]
+    opts = {"upqueries": upqueries}
     writers = [
-        ctx.Process(target=_writer, args=(path, i + 1, p, out, finish)) for i, p in enumerate(plans)
+        ctx.Process(target=_writer, args=(path, i + 1, p, out, finish, opts))
+        for i, p in enumerate(plans)
     ]
-    reader = ctx.Process(target=_reader, args=(path, [1, 2, 3, 4], stop, out))
+    reader = ctx.Process(target=_reader, args=(path, [1, 2, 3, 4], stop, out, opts))
     reader.start()
     for w in writers:
         w.start()
