@@ -325,3 +325,43 @@ def test_sync_orders_a_read_after_another_process_commit(tmp_path):
     proc.join(30)
     assert proc.exitcode == 0
     reader.close()
+
+
+def test_every_column_kind_crosses_the_change_log(tmp_path):
+    import datetime as dt
+
+    from noria_py.storage.sqlite import decode_batch, encode_batch
+
+    row = (
+        1,
+        -(2**70),
+        1.5,
+        "é",
+        b"\x00\xff",
+        None,
+        Decimal("12.30"),
+        dt.date(2024, 2, 29),
+        dt.datetime(2024, 2, 29, 10, 11, 12, 345678),
+        dt.timedelta(days=-1, seconds=5, microseconds=7),
+    )
+    assert decode_batch(encode_batch([(row, 1), (row, -1)])) == [(row, 1), (row, -1)]
+    path = str(tmp_path / "kinds.db")
+    a = noria_py.connect(path)
+    a.execute(
+        "CREATE TABLE k (id INT PRIMARY KEY, d DECIMAL(10,2), day DATE, at DATETIME(6), "
+        "t TIME, s VARCHAR(10), b VARBINARY(4))"
+    )
+    b = noria_py.connect(path)
+    q = "SELECT d, day, at, t, s, b FROM k WHERE id = ?"
+    assert b.execute(q, (1,)).fetchall() == []
+    a.execute(
+        "INSERT INTO k VALUES (1, 12.3, '2024-02-29', '2024-02-29 10:11:12.345678', "
+        "'-01:02:03', 'Ünï', ?)",
+        (b"\x00\xff",),
+    )
+    b.engine.sync()
+    want = a.execute(q, (1,)).fetchall()
+    assert b.execute(q, (1,)).fetchall() == want
+    assert want[0][0] == Decimal("12.30")
+    a.close()
+    b.close()
