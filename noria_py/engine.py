@@ -1997,6 +1997,8 @@ class Engine:
                 ast.set("from_", None)  # FROM DUAL: MySQL's table of no columns and one row
         if isinstance(ast, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
             return self._prepare_select(ast, nparams, sql)
+        if isinstance(ast, exp.Alter):
+            return FuncPrepared(lambda p: self._alter_table(ast), 0, kind="ddl")
         if isinstance(ast, exp.TruncateTable):
             return FuncPrepared(lambda p: self._truncate(ast), 0, kind="ddl")
         if isinstance(ast, exp.Insert):
@@ -2052,6 +2054,14 @@ class Engine:
             name = str(ast.this).upper()
             rest = ast.expression
             rest = (rest.name if hasattr(rest, "name") else str(rest or "")).upper()
+            if name == "RENAME" and rest.startswith("TABLE"):
+                text = ast.expression.name if hasattr(ast.expression, "name") else rest
+                text = text.strip()[len("TABLE") :]
+                return FuncPrepared(lambda p: self._rename_tables(text), 0, kind="ddl")
+            if name == "ALTER":
+                raise E.NotSupportedError(
+                    f"This version doesn't yet support '{sql.strip()[:80]}'"
+                )
             if name == "SHOW" and rest.strip() == "CACHES":
                 return FuncPrepared(lambda p: self._show_caches(), 0)
             if name == "SHOW" and rest.strip() in ("TABLES", "FULL TABLES"):
@@ -2608,11 +2618,9 @@ class Engine:
                 f"Can't DROP INDEX `{name}`; check that it exists", 1091, "42000"
             )
         real = schema.created_indexes.get(low)
-        if real is None:
-            raise E.NotSupportedError(
-                f"DROP INDEX of key '{name}', declared in CREATE TABLE, needs ALTER TABLE, "
-                "which is not supported yet"
-            )
+        if real is None:  # a key of the table's definition: the table is rebuilt without it
+            drop = exp.Drop(kind="INDEX", tables=[exp.to_table(name)])
+            return self._alter_table(exp.Alter(this=table, kind="TABLE", actions=[drop]))
         self._ddl_guard()
         self.storage.begin()
         try:
@@ -2653,19 +2661,121 @@ class Engine:
                 if ast.args.get("exists"):
                     continue
                 raise E.ProgrammingError(f"Unknown table '{t.name}'", E.ER_BAD_TABLE_ERROR, "42S02")
-            base = self.graph.lookup(f"base({self.storage.schemas[low].name})")
-            if base is not None:
-                for name, entry in list(self.queries.items()):
-                    if entry.compiled and base in entry.compiled.nodes:
-                        self._remove_query(name)
-                self.graph.remove(base)
-            for name, entry in list(self.queries.items()):
-                if entry.compiled is None:
-                    self._remove_query(name)
+            self._forget_table(self.storage.schemas[low].name)
             self.storage.begin()
             self.storage.drop_table(t.name)
             self.storage.catalog_remove("table", t.name)
             self.storage.commit()
+        return Result(rowcount=0)
+
+    def _forget_table(self, name: str) -> None:
+        """Every query over table ``name`` (and every proxied one) goes, and its base node:
+        the table was dropped or changed shape. Queries are compiled again when next used."""
+        base = self.graph.lookup(f"base({name})")
+        if base is not None:
+            for qname, entry in list(self.queries.items()):
+                if entry.compiled and base in entry.compiled.nodes:
+                    self._remove_query(qname)
+            self.graph.remove(base)
+        for qname, entry in list(self.queries.items()):
+            if entry.compiled is None:
+                self._remove_query(qname)
+
+    def _revalidate_views(self) -> None:
+        """After a table changed: compile every view that is not installed (its table changed
+        under it, or it read what did not exist) again; one that no longer compiles stays
+        defined and reports its error when read, as a MySQL view does."""
+        for low, name in list(self.view_names.items()):
+            if name in self.queries:
+                continue
+            sql = self.view_sql[low]
+            ast, _ = parse(sql)
+            self.views.pop(low, None)
+            self.view_sql.pop(low, None)
+            self.view_names.pop(low, None)
+            self._load_view(ast, sql, name)
+
+    def _load_view(self, ast, sql: str, name: str) -> None:
+        try:
+            self._create_view(ast, sql, restoring=True)
+        except E.Error:
+            # what the view reads was dropped: keep it; reading it reports the error
+            low = name.lower()
+            self.views[low] = ast.expression
+            self.view_sql[low] = sql.strip()
+            self.view_names[low] = name
+
+    def _alter_table(self, ast: exp.Alter) -> Result:
+        """ALTER TABLE, the way MySQL's copying algorithm does it: the rows are converted to
+        the new definition (a value that does not fit stops it, nothing changed) and the
+        table rebuilt in base storage in one transaction; queries over it are compiled again
+        on their next use and views over it are checked again. ALGORITHM and LOCK clauses
+        are accepted."""
+        from . import alter as A
+
+        table = ast.this
+        if (ast.args.get("kind") or "").upper() != "TABLE":
+            raise E.NotSupportedError(f"ALTER {ast.args.get('kind')} is not supported")
+        schema = self._schema(table.name)
+        if table.name.lower() in self.views:
+            raise E.ProgrammingError(
+                f"'{table.name}' is not of type 'BASE TABLE'", 1347, "HY000"
+            )
+        actions = ast.args.get("actions") or []
+        plan = A.plan_alter(
+            schema,
+            actions,
+            schema.name,
+            exists=lambda n: n.lower() in self.storage.schemas or n.lower() in self.views,
+        )
+        self._check_collations(ast)
+        self._ddl_guard()
+        self._rebuild(schema, plan)
+        return Result(rowcount=0)
+
+    def _rebuild(self, schema: TableSchema, plan) -> None:
+        from . import alter as A
+
+        new = plan.schema
+        self.storage.begin()
+        try:
+            self._catch_up_writer()
+            rows = [r for _rid, r in self.storage.select_with_rowid(schema.name, None)]
+            new_rows = A.carry_rows(plan, schema, rows)
+            self.storage.rebuild_table(schema, new, new_rows)
+            new.ddl = show_create_table(new, current_collation_name())
+            # the table's definition now names every key, those CREATE INDEX made included
+            self.storage.catalog_remove_indexes(schema.name)
+            self.storage.catalog_replace("table", schema.name, new.name, new.ddl)
+        except BaseException:
+            self.storage.rollback()
+            raise
+        self.storage.commit()
+        self._forget_table(schema.name)
+        self._cache.clear()
+        self._revalidate_views()
+
+    def _rename_tables(self, text: str) -> Result:
+        """RENAME TABLE a TO b [, c TO d ...]: each pair in turn (so a swap through a third
+        name works), every pair checked before any is done."""
+        from . import alter as A
+
+        pairs = A.parse_rename_table(text)
+        names = {s.lower(): s.name for s in self.storage.schemas.values()}
+        for old, new in pairs:
+            if old.lower() not in names:
+                raise E.no_such_table(old)
+            if new.lower() in names or new.lower() in self.views:
+                raise E.ProgrammingError(
+                    f"Table '{new}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
+                )
+            del names[old.lower()]
+            names[new.lower()] = new
+        self._ddl_guard()
+        for old, new in pairs:
+            schema = self._schema(old)
+            rename = exp.AlterRename(this=exp.to_table(new))
+            self._rebuild(schema, A.plan_alter(schema, [rename], schema.name))
         return Result(rowcount=0)
 
     def _remove_query(self, name: str) -> None:
@@ -2702,7 +2812,13 @@ class Engine:
         try:
             select_sql = f"SELECT * FROM {name}"
             ast2, n = parse(select_sql)
-            prep = self._prepare_select(ast2, n, select_sql, view=True)
+            try:
+                prep = self._prepare_select(ast2, n, select_sql, view=True)
+            except E.ProgrammingError as e:
+                inner = getattr(e, "inner", None)
+                if inner is None or restoring:
+                    raise
+                raise inner from None
             entry = prep.entry
             self.queries.pop(entry.name, None)
             entry.name = name
@@ -2763,14 +2879,7 @@ class Engine:
             elif kind == "index":
                 self._create_index(ast, sql, restoring=True)
             elif kind == "view":
-                try:
-                    self._create_view(ast, sql, restoring=True)
-                except E.Error:
-                    # what the view reads was dropped: keep it; reading it reports the error
-                    low = name.lower()
-                    self.views[low] = ast.expression
-                    self.view_sql[low] = sql.strip()
-                    self.view_names[low] = name
+                self._load_view(ast, sql, name)
 
     # --- introspection -----------------------------------------------------------------------
     def _show_tables(self) -> Result:

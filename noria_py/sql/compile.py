@@ -159,6 +159,18 @@ class Compiler:
             self.views_used.add(low)
             try:
                 rel = self.relation_of_query(self.views[low].copy())
+            except ProgrammingError as e:
+                if e.errno not in (1054, 1146, 1356):
+                    raise
+                # what the view reads was dropped or changed (ALTER, DROP): MySQL's error
+                err = ProgrammingError(
+                    f"View '{name}' references invalid table(s) or column(s) or function(s) "
+                    "or definer/invoker of view lack rights to use them",
+                    1356,
+                    "HY000",
+                )
+                err.inner = e  # CREATE VIEW reports what its own query lacks
+                raise err from None
             finally:
                 self._view_stack.pop()
             q = alias or name

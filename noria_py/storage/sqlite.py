@@ -122,6 +122,17 @@ def _param(v):
     return V.to_storage(v)
 
 
+def _inline_pk(schema: TableSchema) -> bool:
+    """Is the table's key one AUTO_INCREMENT integer (SQLite's INTEGER PRIMARY KEY
+    AUTOINCREMENT, whose counter lives in sqlite_sequence)?"""
+    pk = schema.primary_key
+    return (
+        len(pk) == 1
+        and schema.columns[pk[0]].ctype.kind == V.INT
+        and schema.columns[pk[0]].auto_increment
+    )
+
+
 def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -194,10 +205,23 @@ class SQLiteStorage:
             f"DELETE FROM {CATALOG} WHERE kind = ? AND lower(name) = lower(?)", (kind, name)
         )
         if kind == "table":  # and the indexes created on it
-            self.conn.execute(
-                f"DELETE FROM {CATALOG} WHERE kind = 'index' AND lower(name) LIKE lower(?)",
-                (name.replace("%", r"\%").replace("_", r"\_") + ".%",),
-            )
+            self.catalog_remove_indexes(name)
+        self._log_catalog()
+
+    def catalog_remove_indexes(self, table: str) -> None:
+        """Forget the CREATE INDEX entries of a table."""
+        self.conn.execute(
+            f"DELETE FROM {CATALOG} WHERE kind = 'index' AND lower(name) LIKE lower(?) "
+            "ESCAPE '\\'",
+            (table.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + ".%",),
+        )
+
+    def catalog_replace(self, kind: str, name: str, new_name: str, sql: str) -> None:
+        """Change an entry in place (its position, which restoring follows, stays)."""
+        self.conn.execute(
+            f"UPDATE {CATALOG} SET name = ?, sql = ? WHERE kind = ? AND lower(name) = lower(?)",
+            (new_name, sql, kind, name),
+        )
         self._log_catalog()
 
     def _log_catalog(self) -> None:
@@ -369,11 +393,7 @@ class SQLiteStorage:
     def create_table(self, schema: TableSchema) -> None:
         cols = []
         pk = schema.primary_key
-        inline_pk = (
-            len(pk) == 1
-            and schema.columns[pk[0]].ctype.kind == V.INT
-            and schema.columns[pk[0]].auto_increment
-        )
+        inline_pk = _inline_pk(schema)
         coll = current_collation().name
         for i, c in enumerate(schema.columns):
             aff = c.ctype.sqlite_affinity()
@@ -470,6 +490,32 @@ class SQLiteStorage:
             raise
         if started:
             self.conn.execute("COMMIT")
+
+    def rebuild_table(self, old: TableSchema, new: TableSchema, rows: list[list]) -> None:
+        """(Inside a transaction.) Replace table ``old`` by ``new`` holding ``rows`` (ALTER
+        TABLE, RENAME TABLE). The AUTO_INCREMENT counter carries over, as in MySQL. On an
+        error nothing is changed, the known schemas included."""
+        seq = self.next_auto_value(old.name)
+        saved = (dict(self.schemas), dict(self._converters))
+        try:
+            self.drop_table(old.name)
+            self.create_table(new)
+            self.insert_rows(new.name, rows, None)
+            auto = new.auto_increment
+            if auto is not None and _inline_pk(new):
+                top = max((r[auto] for r in rows if r[auto] is not None), default=0)
+                self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (new.name,))
+                self.conn.execute(
+                    "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
+                    (new.name, max(seq or 0, top)),
+                )
+        except BaseException:
+            self.schemas.clear()
+            self.schemas.update(saved[0])
+            self._converters.clear()
+            self._converters.update(saved[1])
+            self._insert_sql.clear()
+            raise
 
     def ensure_index(self, table: str, cols: list[int]) -> None:
         schema = self.schemas[table.lower()]
@@ -701,9 +747,13 @@ class SQLiteStorage:
         )
 
     def next_auto_value(self, table: str) -> int | None:
-        row = self.conn.execute(
-            "SELECT seq FROM sqlite_sequence WHERE name = ?", (self.schemas[table.lower()].name,)
-        ).fetchone()
+        try:
+            row = self.conn.execute(
+                "SELECT seq FROM sqlite_sequence WHERE name = ?",
+                (self.schemas[table.lower()].name,),
+            ).fetchone()
+        except sqlite3.OperationalError:  # no AUTOINCREMENT table yet: no sqlite_sequence
+            return 0
         return row[0] if row else 0
 
     def close(self) -> None:

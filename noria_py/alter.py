@@ -1,0 +1,457 @@
+"""ALTER TABLE and RENAME TABLE: a table's new definition and how its rows carry over.
+
+``plan_alter`` turns the current schema and an ``ALTER TABLE`` statement into the new schema
+plus, for every new column, the old column it takes its values from (or none: a new column,
+filled with its default). ``carry_rows`` converts the stored rows to the new definition the
+way MySQL's copying ALTER does in strict mode: a value that does not fit stops the statement
+with MySQL's error and nothing changes. The engine then rebuilds the table in base storage
+and the dataflow over it (see ``Engine._alter_table``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from decimal import Decimal
+
+from sqlglot import exp
+
+from . import errors as E
+from .sql import values as V
+
+
+@dataclasses.dataclass
+class AlterPlan:
+    schema: object  # the new TableSchema
+    origin: list  # new column -> old column index, or None for a new column
+    renamed_from: str | None = None  # the old name when the table is renamed
+
+
+def _unknown_column(name: str, table: str) -> E.ProgrammingError:
+    return E.ProgrammingError(f"Unknown column '{name}' in '{table}'", 1054, "42S22")
+
+
+def _cant_drop(what: str, name: str) -> E.ProgrammingError:
+    return E.ProgrammingError(f"Can't DROP {what} `{name}`; check that it exists", 1091, "42000")
+
+
+def _not_supported(what: str) -> E.NotSupportedError:
+    return E.NotSupportedError(f"This version doesn't yet support 'ALTER TABLE ... {what}'")
+
+
+def _name_of(e) -> str:
+    if isinstance(e, exp.Ordered):
+        e = e.this
+    return e.name
+
+
+def _column_from_def(coldef: exp.ColumnDef):
+    """(column, is primary key, is unique) of one column definition, read the way CREATE TABLE
+    reads it."""
+    from .engine import _schema_from_create
+    from .sql.parse import parse
+
+    d = coldef.copy()
+    d.set("position", None)
+    ast, _ = parse(f"CREATE TABLE `_` ({d.sql('mysql')})")
+    s = _schema_from_create(ast)
+    return s.columns[0], bool(s.primary_key), bool(s.uniques)
+
+
+def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan:
+    """The new schema after ``actions`` (an ``exp.Alter``'s), checked as MySQL checks them.
+
+    ``exists(name)`` tells whether a table of that name exists (a rename target)."""
+    from .storage.sqlite import TableSchema
+
+    cols = [dataclasses.replace(c) for c in schema.columns]
+    origin: list = list(range(len(cols)))
+    pk = [cols[i].name for i in schema.primary_key]
+    keys = []  # [kind, name, [column names]] in MySQL's order: UNIQUE keys, then the others
+    for name, key in zip(schema.unique_names, schema.uniques):
+        keys.append(["unique", name, [cols[i].name for i in key]])
+    for name, key in zip(schema.index_names, schema.indexes):
+        keys.append(["index", name, [cols[i].name for i in key]])
+    new_name = schema.name
+
+    def find(name: str) -> int | None:
+        low = name.lower()
+        return next((i for i, c in enumerate(cols) if c.name.lower() == low), None)
+
+    def place(i: int, col, orig, position) -> None:
+        """Put a column at ``position`` (FIRST, AFTER c, or the end), ``i`` its old place."""
+        if i is not None:
+            del cols[i]
+            del origin[i]
+        where = len(cols)
+        if position is not None:
+            if str(position.args.get("position") or "").upper() == "FIRST":
+                where = 0
+            else:
+                after = position.this.name
+                j = find(after)
+                if j is None:
+                    raise _unknown_column(after, table_name)
+                where = j + 1
+        elif i is not None:
+            where = i
+        cols.insert(where, col)
+        origin.insert(where, orig)
+
+    def rename_in_keys(old: str, new: str) -> None:
+        low = old.lower()
+        for k in keys:
+            k[2] = [new if c.lower() == low else c for c in k[2]]
+        pk[:] = [new if c.lower() == low else c for c in pk]
+
+    def add_key(kind: str, name: str, names: list[str]) -> None:
+        if kind == "primary":
+            if pk:
+                raise E.ProgrammingError("Multiple primary key defined", 1068, "42000")
+            pk.extend(names)
+            return
+        keys.append([kind, name, list(names)])
+
+    def add_column_keys(col, is_pk: bool, is_unique: bool) -> None:
+        if is_pk:
+            add_key("primary", "PRIMARY", [col.name])
+        if is_unique:
+            add_key("unique", "", [col.name])
+
+    for action in actions:
+        if isinstance(action, exp.ColumnDef):  # ADD [COLUMN]
+            if find(action.name) is not None:
+                if action.args.get("exists"):
+                    continue  # ADD COLUMN IF NOT EXISTS
+                raise E.ProgrammingError(f"Duplicate column name '{action.name}'", 1060, "42S21")
+            col, is_pk, is_unique = _column_from_def(action)
+            place(None, col, None, action.args.get("position"))
+            add_column_keys(col, is_pk, is_unique)
+        elif isinstance(action, exp.ModifyColumn):  # MODIFY c ... / CHANGE old new ...
+            d = action.this
+            old = action.args.get("rename_from")
+            old_name = old.name if old is not None else d.name
+            i = find(old_name)
+            if i is None:
+                raise _unknown_column(old_name, table_name)
+            j = find(d.name)
+            if j is not None and j != i:
+                raise E.ProgrammingError(f"Duplicate column name '{d.name}'", 1060, "42S21")
+            col, is_pk, is_unique = _column_from_def(d)
+            rename_in_keys(cols[i].name, col.name)
+            place(i, col, origin[i], d.args.get("position"))
+            add_column_keys(col, is_pk, is_unique)
+        elif isinstance(action, exp.RenameColumn):
+            old_name, new = action.this.name, action.args["to"].name
+            i = find(old_name)
+            if i is None:
+                raise _unknown_column(old_name, table_name)
+            j = find(new)
+            if j is not None and j != i:
+                raise E.ProgrammingError(f"Duplicate column name '{new}'", 1060, "42S21")
+            rename_in_keys(cols[i].name, new)
+            cols[i] = dataclasses.replace(cols[i], name=new)
+        elif isinstance(action, exp.AlterColumn):  # ALTER [COLUMN] c SET/DROP DEFAULT
+            i = find(action.name)
+            if i is None:
+                raise _unknown_column(action.name, table_name)
+            extra = set(k for k, v in action.args.items() if v) - {"this", "default", "drop"}
+            if extra:
+                raise _not_supported(f"ALTER COLUMN {', '.join(sorted(extra))}")
+            c = cols[i]
+            if action.args.get("drop"):
+                cols[i] = dataclasses.replace(c, has_default=False, default=None)
+            else:
+                from .engine import _default_value
+
+                value = _default_value(action.args["default"], c.ctype, c.name)
+                cols[i] = dataclasses.replace(c, has_default=True, default=value)
+        elif isinstance(action, exp.DropPrimaryKey):
+            if not pk:
+                raise _cant_drop("INDEX", "PRIMARY")
+            pk.clear()
+        elif isinstance(action, exp.Drop):
+            kind = str(action.args.get("kind") or "").upper()
+            for target in action.args.get("tables") or action.expressions or []:
+                name = target.name
+                if kind == "COLUMN":
+                    i = find(name)
+                    if i is None:
+                        if action.args.get("exists"):
+                            continue
+                        raise _cant_drop("COLUMN", name)
+                    if len(cols) == 1:
+                        raise E.ProgrammingError(
+                            "You can't delete all columns with ALTER TABLE; use DROP TABLE "
+                            "instead",
+                            1090,
+                            "42000",
+                        )
+                    low = cols[i].name.lower()
+                    del cols[i]
+                    del origin[i]
+                    # the column leaves every key; a key left with no column goes
+                    pk[:] = [c for c in pk if c.lower() != low]
+                    for k in keys:
+                        k[2] = [c for c in k[2] if c.lower() != low]
+                    keys[:] = [k for k in keys if k[2]]
+                elif kind in ("INDEX", "KEY", "CONSTRAINT"):
+                    if name.upper() == "PRIMARY" and kind != "CONSTRAINT":
+                        if not pk:
+                            raise _cant_drop("INDEX", name)
+                        pk.clear()
+                        continue
+                    k = next((k for k in keys if k[1].lower() == name.lower()), None)
+                    if k is None or (kind == "CONSTRAINT" and k[0] != "unique"):
+                        if action.args.get("exists"):
+                            continue
+                        if kind == "CONSTRAINT":
+                            raise _not_supported(
+                                f"DROP CONSTRAINT {name} (no such UNIQUE key; CHECK and "
+                                "FOREIGN KEY constraints are not kept)"
+                            )
+                        raise _cant_drop("INDEX", name)
+                    keys.remove(k)
+                else:
+                    raise _not_supported(f"DROP {kind}")
+        elif isinstance(action, exp.AddConstraint):
+            for item in action.expressions:
+                cname = ""
+                if isinstance(item, exp.Constraint):
+                    cname = item.name
+                    inner = item.expressions
+                else:
+                    inner = [item]
+                for it in inner:
+                    if isinstance(it, exp.PrimaryKey):
+                        add_key("primary", "PRIMARY", [_name_of(e) for e in it.expressions])
+                    elif isinstance(it, exp.UniqueColumnConstraint):
+                        target = it.this
+                        names = [_name_of(e) for e in target.expressions]
+                        kname = target.this.name if target.this is not None else ""
+                        add_key("unique", kname or cname, names)
+                    elif isinstance(it, exp.IndexColumnConstraint):
+                        kind = str(it.args.get("kind") or "").upper()
+                        if kind in ("FULLTEXT", "SPATIAL"):
+                            raise _not_supported(f"ADD {kind} INDEX")
+                        names = [_name_of(e) for e in it.expressions]
+                        add_key("index", it.name if it.this is not None else "", names)
+                    else:
+                        what = type(it).__name__.replace("ColumnConstraint", "")
+                        raise _not_supported(f"ADD {what.upper()} (not kept yet)")
+        elif isinstance(action, exp.AlterRename):
+            target = action.this.name
+            if target.lower() != new_name.lower() and exists is not None and exists(target):
+                raise E.ProgrammingError(
+                    f"Table '{target}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
+                )
+            new_name = target
+        elif isinstance(action, exp.RenameIndex):
+            old_name, new = action.this.name, action.args["to"].name
+            k = next((k for k in keys if k[1].lower() == old_name.lower()), None)
+            if k is None:
+                raise E.ProgrammingError(
+                    f"Key '{old_name}' doesn't exist in table '{table_name}'", 1176, "42000"
+                )
+            if any(o is not k and o[1].lower() == new.lower() for o in keys):
+                raise E.ProgrammingError(f"Duplicate key name '{new}'", 1061, "42000")
+            k[1] = new
+        else:
+            raise _not_supported(type(action).__name__)
+
+    # keys by column position, named as MySQL names them (after the first column: _2, _3 ...)
+    def idx(names: list[str]) -> list[int]:
+        out = []
+        for n in names:
+            i = find(n)
+            if i is None:
+                raise E.ProgrammingError(f"Key column '{n}' doesn't exist in table", 1072, "42000")
+            out.append(i)
+        return out
+
+    taken = {k[1].lower() for k in keys if k[1]}
+    for k in keys:
+        if not k[1]:
+            base = cols[idx(k[2])[0]].name
+            cand, n = base, 2
+            while cand.lower() in taken:
+                cand, n = f"{base}_{n}", n + 1
+            k[1] = cand
+            taken.add(cand.lower())
+    seen: set[str] = set()
+    for k in keys:
+        if k[1].lower() in seen or k[1].lower() == "primary":
+            raise E.ProgrammingError(f"Duplicate key name '{k[1]}'", 1061, "42000")
+        seen.add(k[1].lower())
+    primary = idx(pk)
+    for i in primary:
+        cols[i] = dataclasses.replace(cols[i], nullable=False)
+    autos = [c.name for c in cols if c.auto_increment]
+    if len(autos) > 1 or (
+        autos
+        and not any(
+            ks and ks[0] == find(autos[0])
+            for ks in [primary] + [idx(k[2]) for k in keys]  # an auto column must lead a key
+        )
+    ):
+        raise E.ProgrammingError(
+            "Incorrect table definition; there can be only one auto column and it must be "
+            "defined as a key",
+            1075,
+            "42000",
+        )
+    uniques = [k for k in keys if k[0] == "unique"]
+    indexes = [k for k in keys if k[0] == "index"]
+    new = TableSchema(
+        new_name,
+        cols,
+        primary,
+        [idx(k[2]) for k in uniques],
+        [idx(k[2]) for k in indexes],
+        unique_names=[k[1] for k in uniques],
+        index_names=[k[1] for k in indexes],
+    )
+    return AlterPlan(new, origin, schema.name if new_name != schema.name else None)
+
+
+def _same_type(a, b) -> bool:
+    return (a.kind, a.mysql_name, a.unsigned, a.length, a.precision, a.scale) == (
+        b.kind,
+        b.mysql_name,
+        b.unsigned,
+        b.length,
+        b.precision,
+        b.scale,
+    )
+
+
+def _implicit_default(col, has_rows: bool):
+    """What MySQL fills into a new NOT NULL column that has no DEFAULT."""
+    k = col.ctype.kind
+    if k == V.INT:
+        return 0
+    if k == V.DECIMAL:
+        return Decimal(0).scaleb(-(col.ctype.scale or 0))
+    if k == V.FLOAT:
+        return 0.0
+    if k == V.STR:
+        return ""
+    if k == V.BYTES:
+        return b"\0" * (col.ctype.length or 0) if col.ctype.mysql_name == "BINARY" else b""
+    if k == V.TIME:
+        return _dt.timedelta(0)
+    if has_rows:
+        raise E.NotSupportedError(
+            f"This version doesn't yet support a NOT NULL {col.ctype.mysql_name} column "
+            f"'{col.name}' without a DEFAULT added to a table with rows (MySQL fills in the "
+            "zero date, which is not kept): give it a DEFAULT"
+        )
+    return None
+
+
+def _conversion_error(e: E.Error, col, value, row: int) -> E.Error:
+    """MySQL's error for a stored value that does not fit the altered column."""
+    if e.errno == E.ER_TRUNCATED_WRONG_VALUE:  # a string that is not a number
+        what = {V.INT: "INTEGER", V.DECIMAL: "DECIMAL", V.FLOAT: "DOUBLE"}.get(
+            col.ctype.kind, col.ctype.mysql_name
+        )
+        if col.ctype.kind in (V.DATE, V.DATETIME, V.TIME):
+            return E.DataError(
+                f"Incorrect {col.ctype.mysql_name.lower()} value: '{V.format_value(value)}' "
+                f"for column '{col.name}' at row {row}",
+                1292,
+                "22007",
+            )
+        return E.DataError(
+            f"Truncated incorrect {what} value: '{V.format_value(value)}'", 1292, "22007"
+        )
+    if e.errno == 1264:
+        return E.DataError(f"Out of range value for column '{col.name}' at row {row}", 1264, "22003")
+    return E.DataError(f"Data truncated for column '{col.name}' at row {row}", 1265, "01000")
+
+
+def carry_rows(plan: AlterPlan, old_schema, rows: list) -> list[list]:
+    """The stored rows (in storage order) as rows of the new schema; raises MySQL's error for
+    the first value that does not fit, naming its row."""
+    cols = plan.schema.columns
+    fills = []
+    now = None
+    for i, c in enumerate(cols):
+        o = plan.origin[i]
+        if o is not None:
+            old = old_schema.columns[o]
+            if _same_type(old.ctype, c.ctype) and (c.nullable or not old.nullable):
+                fills.append(("copy", o))
+            else:
+                fills.append(("convert", o))
+        elif c.auto_increment:
+            fills.append(("auto", None))
+        elif c.has_default:
+            if callable(c.default):
+                now = now if now is not None else c.default()
+                fills.append(("const", now))
+            else:
+                fills.append(("const", c.default))
+        elif c.nullable:
+            fills.append(("const", None))
+        else:
+            fills.append(("const", _implicit_default(c, bool(rows))))
+    out = []
+    for n, row in enumerate(rows, 1):
+        new = []
+        for (how, arg), c in zip(fills, cols):
+            if how == "copy":
+                new.append(row[arg])
+            elif how == "const":
+                new.append(arg)
+            elif how == "auto":
+                new.append(n)
+            else:
+                v = row[arg]
+                if v is None:
+                    if not c.nullable:
+                        raise E.DataError(
+                            f"Data truncated for column '{c.name}' at row {n}", 1265, "01000"
+                        )
+                    new.append(None)
+                    continue
+                try:
+                    new.append(V.coerce_for_column(v, c.ctype, c.name))
+                except E.Error as e:
+                    raise _conversion_error(e, c, v, n) from None
+        out.append(new)
+    return out
+
+
+def parse_rename_table(text: str) -> list[tuple[str, str]]:
+    """The ``(old, new)`` pairs of ``RENAME TABLE a TO b[, c TO d ...]``."""
+    import re
+
+    ident = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)(?:\.(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+))?"
+    pair = re.compile(rf"\s*({ident})\s+TO\s+({ident})\s*", re.I)
+    out = []
+    for part in _split_commas(text):
+        m = pair.fullmatch(part)
+        if m is None:
+            raise E.parse_error(f"near '{part.strip()[:40]}'")
+
+        def name(s: str) -> str:
+            s = s.split(".")[-1] if "`" not in s else s.rsplit("`.`", 1)[-1]
+            return s.strip("`").replace("``", "`")
+
+        out.append((name(m.group(1)), name(m.group(2))))
+    return out
+
+
+def _split_commas(text: str) -> list[str]:
+    parts, cur, quoted = [], [], False
+    for ch in text:
+        if ch == "`":
+            quoted = not quoted
+        if ch == "," and not quoted:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
