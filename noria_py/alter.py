@@ -182,8 +182,7 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                         raise _cant_drop("COLUMN", name)
                     if len(cols) == 1:
                         raise E.ProgrammingError(
-                            "You can't delete all columns with ALTER TABLE; use DROP TABLE "
-                            "instead",
+                            "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
                             1090,
                             "42000",
                         )
@@ -366,7 +365,9 @@ def _conversion_error(e: E.Error, col, value, row: int) -> E.Error:
             f"Truncated incorrect {what} value: '{V.format_value(value)}'", 1292, "22007"
         )
     if e.errno == 1264:
-        return E.DataError(f"Out of range value for column '{col.name}' at row {row}", 1264, "22003")
+        return E.DataError(
+            f"Out of range value for column '{col.name}' at row {row}", 1264, "22003"
+        )
     return E.DataError(f"Data truncated for column '{col.name}' at row {row}", 1265, "01000")
 
 

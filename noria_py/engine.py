@@ -1165,11 +1165,7 @@ class Engine:
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         # --- several processes on one file: a change log every process tails (see _catch_up)
-        self.shared = bool(
-            path
-            and options.get("shared", True)
-            and self.domains == "inline"
-        )
+        self.shared = bool(path and options.get("shared", True) and self.domains == "inline")
         self._origin = ""
         self._applied = 0  # the last change-log entry the dataflow reflects
         self._pin_stale = False  # this process committed since the snapshot was pinned
@@ -2059,9 +2055,7 @@ class Engine:
                 text = text.strip()[len("TABLE") :]
                 return FuncPrepared(lambda p: self._rename_tables(text), 0, kind="ddl")
             if name == "ALTER":
-                raise E.NotSupportedError(
-                    f"This version doesn't yet support '{sql.strip()[:80]}'"
-                )
+                raise E.NotSupportedError(f"This version doesn't yet support '{sql.strip()[:80]}'")
             if name == "SHOW" and rest.strip() == "CACHES":
                 return FuncPrepared(lambda p: self._show_caches(), 0)
             if name == "SHOW" and rest.strip() in ("TABLES", "FULL TABLES"):
@@ -2718,9 +2712,7 @@ class Engine:
             raise E.NotSupportedError(f"ALTER {ast.args.get('kind')} is not supported")
         schema = self._schema(table.name)
         if table.name.lower() in self.views:
-            raise E.ProgrammingError(
-                f"'{table.name}' is not of type 'BASE TABLE'", 1347, "HY000"
-            )
+            raise E.ProgrammingError(f"'{table.name}' is not of type 'BASE TABLE'", 1347, "HY000")
         actions = ast.args.get("actions") or []
         plan = A.plan_alter(
             schema,
@@ -2805,6 +2797,13 @@ class Engine:
             )
         if not restoring:
             self._ddl_guard()
+            if _selects_star(query):
+                # as MySQL does, ``*`` stands for the columns there are now: the view keeps
+                # them through a later ALTER TABLE (and becomes invalid when one goes)
+                query = query.copy()
+                for sel in list(query.find_all(exp.Select)):
+                    self._expand_select_star(sel)
+                sql = f"CREATE VIEW {_quote_ident(name)} AS {query.sql('mysql')}"
         # validate: the view's query must compile or be answerable on base storage
         self.views[low] = query
         self.view_sql[low] = sql.strip()
@@ -2822,15 +2821,16 @@ class Engine:
             entry = prep.entry
             self.queries.pop(entry.name, None)
             entry.name = name
-            entry.sql = sql.strip()
             self.queries[name] = entry
             if not restoring:
-                try:
-                    self.storage.conn.execute(
-                        f"CREATE VIEW IF NOT EXISTS {q(name)} AS {query.sql(dialect='sqlite')}"
-                    )
-                except sqlite3.Error:
-                    pass  # only proxied queries over this view need the SQLite copy
+                self._sqlite_view(name, query)
+                if _selects_star(query):  # a star this engine could not expand (see above)
+                    query, sql = _wrap_star(name, query, self._view_columns(prep))
+                    self.views[low] = query
+                    self.view_sql[low] = sql
+                    self._sqlite_view(name, query)
+            entry.sql = sql.strip()
+            if not restoring:
                 self.storage.begin()
                 self.storage.catalog_add("view", name, sql.strip())
                 self.storage.commit()
@@ -2840,6 +2840,76 @@ class Engine:
             self.view_names.pop(low, None)
             raise
         return Result(rowcount=0)
+
+    def _source_columns(self, item) -> tuple[str, list[str]] | None:
+        """(qualifier, column names) of one FROM item, when they are known."""
+        if isinstance(item, exp.Table) and not item.db:
+            low = item.name.lower()
+            if low in self.storage.schemas:
+                return item.alias_or_name, [c.name for c in self.storage.schemas[low].columns]
+            if low in self.views:
+                names = _output_names(self.views[low])
+                return (item.alias_or_name, names) if names is not None else None
+            return None
+        if isinstance(item, exp.Subquery) and item.alias:
+            names = _output_names(item.this)
+            return (item.alias, names) if names is not None else None
+        return None
+
+    def _expand_select_star(self, sel: exp.Select) -> None:
+        """Write the select list's ``*`` and ``t.*`` out as the columns they stand for now
+        (left as they are when a source's columns are not known)."""
+        if not any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+            for e in sel.expressions
+        ):
+            return
+        frm = sel.args.get("from_")
+        if frm is None:
+            return
+        joins = sel.args.get("joins") or []
+        if any(
+            j.args.get("using") or "NATURAL" in str(j.args.get("method") or "").upper()
+            for j in joins
+        ):
+            return  # the merged columns of USING and NATURAL: not expanded here
+        sources = []
+        for item in [frm.this] + [j.this for j in joins]:
+            src = self._source_columns(item)
+            if src is None:
+                return
+            sources.append(src)
+        out = []
+        for e in sel.expressions:
+            if isinstance(e, exp.Star):
+                srcs = sources
+            elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
+                srcs = [s for s in sources if s[0].lower() == e.table.lower()]
+                if not srcs:
+                    return
+            else:
+                out.append(e)
+                continue
+            for qual, names in srcs:
+                out.extend(exp.column(n, table=qual, quoted=True) for n in names)
+        sel.set("expressions", out)
+
+    def _sqlite_view(self, name: str, query) -> None:
+        """The view's copy in base storage, which proxied queries over it read."""
+        try:
+            self.storage.conn.execute(f"DROP VIEW IF EXISTS {q(name)}")
+            self.storage.conn.execute(
+                f"CREATE VIEW IF NOT EXISTS {q(name)} AS {query.sql(dialect='sqlite')}"
+            )
+        except sqlite3.Error:
+            pass  # only proxied queries over this view need the SQLite copy
+
+    def _view_columns(self, prep) -> list[str]:
+        cq = prep.entry.compiled
+        if cq is not None:
+            return list(cq.names[: cq.visible] if cq.visible else cq.names)
+        cur = self.storage.conn.execute(f"SELECT * FROM ({prep.sql}) LIMIT 0")
+        return [d[0] for d in cur.description]
 
     def _drop_view(self, name: str) -> None:
         low = name.lower()
@@ -3083,6 +3153,51 @@ def show_create_table(schema, collation: str) -> str:
         f"CREATE TABLE {_quote_ident(schema.name)} (\n{body}\n) "
         f"ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE={collation}"
     )
+
+
+def _selects_star(query: exp.Expression) -> bool:
+    """Does a select list of the query (any branch of a UNION) hold ``*`` or ``t.*``?"""
+    if isinstance(query, exp.Subquery):
+        return _selects_star(query.this)
+    if isinstance(query, exp.SetOperation):
+        return _selects_star(query.this) or _selects_star(query.expression)
+    if isinstance(query, exp.Select):
+        return any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+            for e in query.expressions
+        )
+    return False
+
+
+def _output_names(query: exp.Expression) -> list[str] | None:
+    """The column names a query's select list gives, when they are plain (no ``*``)."""
+    if isinstance(query, exp.Subquery):
+        return _output_names(query.this)
+    if isinstance(query, exp.SetOperation):
+        return _output_names(query.this)
+    if not isinstance(query, exp.Select) or _selects_star(query):
+        return None
+    out = []
+    for e in query.expressions:
+        if isinstance(e, (exp.Alias, exp.Column)):
+            out.append(e.alias_or_name)
+        else:
+            out.append(e.sql("mysql"))
+    return out
+
+
+def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
+    """The view's query with its column list fixed: (query, CREATE VIEW text)."""
+    seen: set[str] = set()
+    for c in columns:
+        if c.lower() in seen:
+            raise E.ProgrammingError(f"Duplicate column name '{c}'", 1060, "42S21")
+        seen.add(c.lower())
+    outer = ", ".join(f"`__v`.{_quote_ident(c)} AS {_quote_ident(c)}" for c in columns)
+    text = f"SELECT {outer} FROM ({query.sql('mysql')}) AS `__v`"
+    sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
+    ast, _ = parse(sql)
+    return ast.expression, sql
 
 
 def _normalize(ast: exp.Expression) -> str:

@@ -211,8 +211,7 @@ class SQLiteStorage:
     def catalog_remove_indexes(self, table: str) -> None:
         """Forget the CREATE INDEX entries of a table."""
         self.conn.execute(
-            f"DELETE FROM {CATALOG} WHERE kind = 'index' AND lower(name) LIKE lower(?) "
-            "ESCAPE '\\'",
+            f"DELETE FROM {CATALOG} WHERE kind = 'index' AND lower(name) LIKE lower(?) ESCAPE '\\'",
             (table.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + ".%",),
         )
 
