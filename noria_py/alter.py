@@ -54,8 +54,31 @@ def _column_from_def(coldef: exp.ColumnDef):
     d = coldef.copy()
     d.set("position", None)
     ast, _ = parse(f"CREATE TABLE `_` ({d.sql('mysql')})")
-    s = _schema_from_create(ast)
-    return s.columns[0], bool(s.primary_key), bool(s.uniques)
+    try:
+        s = _schema_from_create(ast)
+    except E.ProgrammingError as e:
+        if e.errno != 1067:
+            raise
+        # MySQL reports a bad DEFAULT after every other check of the statement: read the
+        # column without it and hand the error back for later
+        for c in list(d.constraints):
+            if isinstance(c.kind, exp.DefaultColumnConstraint):
+                c.pop()
+        ast, _ = parse(f"CREATE TABLE `_` ({d.sql('mysql')})")
+        s = _schema_from_create(ast)
+        return s.columns[0], bool(s.primary_key), bool(s.uniques), e
+    return s.columns[0], bool(s.primary_key), bool(s.uniques), None
+
+
+def _check_null_default(d: exp.ColumnDef) -> None:
+    """``NOT NULL DEFAULT NULL``: MySQL rejects it while reading the statement."""
+    kinds = [c.kind for c in d.constraints]
+    if any(
+        isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null") for k in kinds
+    ) and any(
+        isinstance(k, exp.DefaultColumnConstraint) and isinstance(k.this, exp.Null) for k in kinds
+    ):
+        raise E.ProgrammingError(f"Invalid default value for '{d.name}'", 1067, "42000")
 
 
 def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan:
@@ -73,6 +96,7 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
     for name, key in zip(schema.index_names, schema.indexes):
         keys.append(["index", name, [cols[i].name for i in key]])
     new_name = schema.name
+    deferred: list = []  # errors MySQL reports after the statement's other checks
 
     def find(name: str) -> int | None:
         low = name.lower()
@@ -105,6 +129,9 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         pk[:] = [new if c.lower() == low else c for c in pk]
 
     def add_key(kind: str, name: str, names: list[str]) -> None:
+        for n in names:
+            if find(n) is None:
+                raise E.ProgrammingError(f"Key column '{n}' doesn't exist in table", 1072, "42000")
         if kind == "primary":
             if pk:
                 raise E.ProgrammingError("Multiple primary key defined", 1068, "42000")
@@ -118,13 +145,34 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         if is_unique:
             add_key("unique", "", [col.name])
 
+    def phase(a) -> int:
+        # MySQL applies a statement's DROPs to the old table first, then changes its columns,
+        # then adds columns, then keys (so ``ADD a, DROP a`` replaces a)
+        if isinstance(a, (exp.Drop, exp.DropPrimaryKey)):
+            return 0
+        if isinstance(a, (exp.ModifyColumn, exp.RenameColumn, exp.AlterColumn)):
+            return 1
+        if isinstance(a, exp.ColumnDef):
+            return 2
+        return 3
+
     for action in actions:
+        if isinstance(action, exp.ColumnDef):
+            _check_null_default(action)
+        elif isinstance(action, exp.ModifyColumn):
+            _check_null_default(action.this)
+    for action in sorted(actions, key=phase):
         if isinstance(action, exp.ColumnDef):  # ADD [COLUMN]
+            col, is_pk, is_unique, bad = _column_from_def(action)
+            position = action.args.get("position")
+            if position is not None and position.this is not None:
+                if find(position.this.name) is None:
+                    raise _unknown_column(position.this.name, table_name)
             if find(action.name) is not None:
                 if action.args.get("exists"):
                     continue  # ADD COLUMN IF NOT EXISTS
                 raise E.ProgrammingError(f"Duplicate column name '{action.name}'", 1060, "42S21")
-            col, is_pk, is_unique = _column_from_def(action)
+            deferred.append(bad)
             place(None, col, None, action.args.get("position"))
             add_column_keys(col, is_pk, is_unique)
         elif isinstance(action, exp.ModifyColumn):  # MODIFY c ... / CHANGE old new ...
@@ -137,7 +185,8 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
             j = find(d.name)
             if j is not None and j != i:
                 raise E.ProgrammingError(f"Duplicate column name '{d.name}'", 1060, "42S21")
-            col, is_pk, is_unique = _column_from_def(d)
+            col, is_pk, is_unique, bad = _column_from_def(d)
+            deferred.append(bad)
             rename_in_keys(cols[i].name, col.name)
             place(i, col, origin[i], d.args.get("position"))
             add_column_keys(col, is_pk, is_unique)
@@ -186,14 +235,9 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                             1090,
                             "42000",
                         )
-                    low = cols[i].name.lower()
                     del cols[i]
                     del origin[i]
-                    # the column leaves every key; a key left with no column goes
-                    pk[:] = [c for c in pk if c.lower() != low]
-                    for k in keys:
-                        k[2] = [c for c in k[2] if c.lower() != low]
-                    keys[:] = [k for k in keys if k[2]]
+                    # its key parts go at the end, unless a column of that name is added
                 elif kind in ("INDEX", "KEY", "CONSTRAINT"):
                     if name.upper() == "PRIMARY" and kind != "CONSTRAINT":
                         if not pk:
@@ -257,6 +301,15 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
             k[1] = new
         else:
             raise _not_supported(type(action).__name__)
+
+    for err in deferred:
+        if err is not None:
+            raise err
+    # a key part whose column was dropped leaves its key; a key left with no part goes
+    pk[:] = [c for c in pk if find(c) is not None]
+    for k in keys:
+        k[2] = [c for c in k[2] if find(c) is not None]
+    keys[:] = [k for k in keys if k[2]]
 
     # keys by column position, named as MySQL names them (after the first column: _2, _3 ...)
     def idx(names: list[str]) -> list[int]:
@@ -363,6 +416,13 @@ def _conversion_error(e: E.Error, col, value, row: int) -> E.Error:
             )
         return E.DataError(
             f"Truncated incorrect {what} value: '{V.format_value(value)}'", 1292, "22007"
+        )
+    if e.errno == 1292:  # not a date or time
+        return E.DataError(
+            f"Incorrect {col.ctype.mysql_name.lower()} value: '{V.format_value(value)}' for "
+            f"column '{col.name}' at row {row}",
+            1292,
+            "22007",
         )
     if e.errno == 1264:
         return E.DataError(

@@ -2551,7 +2551,9 @@ class Engine:
             cname = c.this.name if isinstance(c, exp.Ordered) else c.name
             i = schema.index_of(cname)
             if i is None:
-                raise E.bad_field(cname)
+                raise E.ProgrammingError(
+                    f"Key column '{cname}' doesn't exist in table", 1072, "42000"
+                )
             cols.append(i)
         if not cols or not name:
             raise E.parse_error(f"near '{sql.strip()[:40]}'")
@@ -2753,7 +2755,7 @@ class Engine:
         from . import alter as A
 
         pairs = A.parse_rename_table(text)
-        names = {s.lower(): s.name for s in self.storage.schemas.values()}
+        names = {s.name.lower(): s.name for s in self.storage.schemas.values()}
         for old, new in pairs:
             if old.lower() not in names:
                 raise E.no_such_table(old)
@@ -3255,6 +3257,8 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
                 elif isinstance(k, exp.DefaultColumnConstraint):
                     col.has_default = True
                     col.default = _default_value(k.this, ctype, item.name)
+            if not col.nullable and col.has_default and col.default is None:
+                raise E.ProgrammingError(f"Invalid default value for '{item.name}'", 1067, "42000")
             if is_pk:
                 pending_pk.append(item.name)
             if any(c.name.lower() == item.name.lower() for c in columns):
@@ -3334,7 +3338,10 @@ def _default_value(e: exp.Expression, ctype, col: str):
         raise E.ProgrammingError(f"Invalid default value for '{col}'", 1067, "42000") from None
     if isinstance(v, str) and ctype.kind == V.INT and v.strip() == "":
         return 0
-    return V.coerce_for_column(v, ctype, col) if v is not None else None
+    try:
+        return V.coerce_for_column(v, ctype, col) if v is not None else None
+    except E.Error:  # a default the column cannot hold
+        raise E.ProgrammingError(f"Invalid default value for '{col}'", 1067, "42000") from None
 
 
 def _pushdown(where: exp.Expression, schema: TableSchema):

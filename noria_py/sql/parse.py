@@ -181,4 +181,6 @@ def _known_command(stmt: exp.Command) -> bool:
         "USE",
         "COMMIT",
         "ROLLBACK",
+        "RENAME",
+        "ALTER",
     }

@@ -202,6 +202,13 @@ def parse_datetime(s: str) -> _dt.datetime | None:
 
 
 def _bad(col: str, value, kind: str) -> DataError:
+    if isinstance(value, str) and kind in ("integer", "decimal") and _NUM_PREFIX.match(value):
+        # a number followed by something else: MySQL says the value was cut short
+        return DataError(f"Data truncated for column '{col}' at row 1", 1265, "01000")
+    if kind in ("date", "datetime", "time"):
+        return DataError(
+            f"Incorrect {kind} value: '{value}' for column '{col}' at row 1", 1292, "22007"
+        )
     return DataError(
         f"Incorrect {kind} value: '{value}' for column '{col}'", ER_TRUNCATED_WRONG_VALUE, "HY000"
     )

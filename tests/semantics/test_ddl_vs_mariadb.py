@@ -1,0 +1,265 @@
+"""DDL sequences compared with a real MariaDB: hypothesis draws a table's history (ALTER TABLE
+in all its forms, RENAME TABLE, CREATE/DROP INDEX, and writes in between) and runs it on both.
+After every statement both must agree on whether it was accepted (and its error code), on the
+table's columns and keys (DESCRIBE and the keys of SHOW CREATE TABLE), on its rows (read
+through a cached query), and on a view over it (its rows, or 1356 once it is invalid)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from decimal import Decimal
+
+import pymysql
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+import noria_py
+from noria_py import errors as E
+
+TYPES = ["INT", "BIGINT", "TINYINT", "VARCHAR(4)", "VARCHAR(20)", "DECIMAL(6,2)", "DATE"]
+NAMES = ["a", "b", "c", "d", "e"]
+VALUES = st.one_of(
+    st.none(),
+    st.integers(-300, 300).map(str),
+    st.sampled_from(["'x'", "'12'", "'12abc'", "'abcdefgh'", "'2024-02-29'", "'1.5'", "''"]),
+    st.sampled_from(["1.25", "-7.5", "99999.99"]),
+).map(lambda v: "NULL" if v is None else v)
+DEFAULTS = st.sampled_from(
+    ["", " DEFAULT NULL", " DEFAULT 7", " DEFAULT 'q'", " DEFAULT '2020-01-01'"]
+)
+POSITION = st.sampled_from(["", " FIRST", " AFTER a", " AFTER id", " AFTER e"])
+NULLS = st.sampled_from(["", " NOT NULL", " NULL"])
+
+
+@st.composite
+def _column(draw) -> str:
+    return f"{draw(st.sampled_from(TYPES))}{draw(NULLS)}{draw(DEFAULTS)}"
+
+
+@st.composite
+def _step(draw) -> str:
+    n = draw(st.sampled_from(NAMES))
+    m = draw(st.sampled_from(NAMES + ["id"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "insert",
+                "insert",
+                "update",
+                "delete",
+                "add",
+                "add",
+                "drop",
+                "modify",
+                "change",
+                "rename_col",
+                "add_index",
+                "add_unique",
+                "drop_index",
+                "create_index",
+                "drop_index_stmt",
+                "default",
+                "drop_pk",
+                "add_pk",
+                "rename",
+                "two",
+            ]
+        )
+    )
+    if kind == "insert":
+        cols = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True))
+        vals = [draw(VALUES) for _ in cols]
+        return f"INSERT INTO {{t}} ({', '.join(cols)}) VALUES ({', '.join(vals)})"
+    if kind == "update":
+        return f"UPDATE {{t}} SET {n} = {draw(VALUES)} WHERE id % 2 = {draw(st.integers(0, 1))}"
+    if kind == "delete":
+        return f"DELETE FROM {{t}} WHERE id = {draw(st.integers(1, 6))}"
+    if kind == "add":
+        return f"ALTER TABLE {{t}} ADD COLUMN {n} {draw(_column())}{draw(POSITION)}"
+    if kind == "drop":
+        return f"ALTER TABLE {{t}} DROP COLUMN {m}"
+    if kind == "modify":
+        return f"ALTER TABLE {{t}} MODIFY {n} {draw(_column())}{draw(POSITION)}"
+    if kind == "change":
+        return f"ALTER TABLE {{t}} CHANGE {n} {m} {draw(_column())}"
+    if kind == "rename_col":
+        return f"ALTER TABLE {{t}} RENAME COLUMN {n} TO {m}"
+    if kind == "add_index":
+        cols = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=2, unique=True))
+        name = draw(st.sampled_from(["", "k1 ", "k2 "]))
+        return f"ALTER TABLE {{t}} ADD INDEX {name}({', '.join(cols)})"
+    if kind == "add_unique":
+        name = draw(st.sampled_from(["", "u1 ", "k1 "]))
+        return f"ALTER TABLE {{t}} ADD UNIQUE KEY {name}({n})"
+    if kind == "drop_index":
+        return f"ALTER TABLE {{t}} DROP INDEX {draw(st.sampled_from(['k1', 'k2', 'u1', n]))}"
+    if kind == "create_index":
+        u = draw(st.sampled_from(["", "UNIQUE "]))
+        return f"CREATE {u}INDEX {draw(st.sampled_from(['k1', 'k3']))} ON {{t}} ({n})"
+    if kind == "drop_index_stmt":
+        return f"DROP INDEX {draw(st.sampled_from(['k1', 'k3', 'u1', n]))} ON {{t}}"
+    if kind == "default":
+        if draw(st.booleans()):
+            return f"ALTER TABLE {{t}} ALTER COLUMN {n} DROP DEFAULT"
+        value = draw(st.sampled_from(["5", "'z'"]))
+        return f"ALTER TABLE {{t}} ALTER {n} SET DEFAULT {value}"
+    if kind == "drop_pk":
+        return "ALTER TABLE {t} DROP PRIMARY KEY"
+    if kind == "add_pk":
+        return f"ALTER TABLE {{t}} ADD PRIMARY KEY ({n})"
+    if kind == "rename":
+        return "RENAME" if draw(st.booleans()) else "ALTER_RENAME"
+    # (not the same name: MariaDB keeps the dropped column's key, with its old prefix length)
+    m = draw(st.sampled_from([x for x in NAMES if x != n]))
+    return (
+        f"ALTER TABLE {{t}} ADD COLUMN {n} {draw(_column())}, "
+        f"DROP COLUMN {m}, ALGORITHM=COPY, LOCK=SHARED"
+    )
+
+
+_INT_WIDTH = re.compile(r"\b(tinyint|smallint|mediumint|int|bigint)\(\d+\)")
+
+
+def _describe(run, table):
+    rows = run(f"DESCRIBE {table}")
+    out = []
+    for field, typ, null, _key, default, extra in rows:
+        typ = _INT_WIDTH.sub(r"\1", str(typ).lower())
+        if default is not None:
+            default = str(default).strip("'")
+        out.append((field, typ, null, default if default != "NULL" else None, extra))
+    return out
+
+
+_KEY = re.compile(r"^\s*(PRIMARY KEY|UNIQUE KEY `([^`]+)`|KEY `([^`]+)`) \(([^)]*)\)", re.M)
+
+
+def _keys(run, table):
+    text = run(f"SHOW CREATE TABLE {table}")[0][1]
+    out = set()
+    for m in _KEY.finditer(text):
+        kind = "PRIMARY" if m.group(1) == "PRIMARY KEY" else ("UNIQUE" if m.group(2) else "KEY")
+        out.add((kind, m.group(2) or m.group(3) or "", m.group(4).replace("`", "")))
+    return out
+
+
+def _norm(v):
+    if isinstance(v, float):
+        return round(v, 6)
+    if isinstance(v, Decimal):
+        return Decimal(v).normalize() if v == v.to_integral_value() else v
+    if isinstance(v, _dt.datetime):
+        return v.isoformat()
+    if isinstance(v, _dt.date):
+        return v.isoformat()
+    return v
+
+
+def _rows(rows):
+    return sorted((tuple(_norm(v) for v in r) for r in rows), key=repr)
+
+
+class _Side:
+    """One database under test: run a statement, answer (rows or None, error code or None)."""
+
+    def __init__(self, execute):
+        self._execute = execute
+
+    def __call__(self, sql):
+        rows, err = self.try_(sql)
+        if err is not None:
+            raise AssertionError(f"{sql} failed with {err}")
+        return rows
+
+    def try_(self, sql):
+        try:
+            return self._execute(sql), None
+        except pymysql.MySQLError as e:
+            return None, e.args[0]
+        except E.Error as e:
+            return None, e.errno
+
+
+@pytest.fixture(scope="module")
+def sides(mariadb_oracle):
+    conn = mariadb_oracle.connect()
+    conn.cursor().execute("SET SESSION sql_mode = 'STRICT_TRANS_TABLES'")
+
+    def theirs(sql):
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+
+    yield conn, theirs
+    conn.close()
+
+
+def _start(theirs_conn, theirs):
+    ours_conn = noria_py.connect()
+    cur = ours_conn.cursor()
+
+    def ours(sql):
+        cur.execute(sql)
+        return list(cur.fetchall()) if cur.description else []
+
+    for run in (ours, theirs):
+        run("DROP VIEW IF EXISTS ddl_v")
+        run("DROP TABLE IF EXISTS ddl_t")
+        run("DROP TABLE IF EXISTS ddl_u")
+        run(
+            "CREATE TABLE ddl_t (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, a INT, "
+            "b VARCHAR(20), c DECIMAL(6,2) DEFAULT 1.50)"
+        )
+        run("INSERT INTO ddl_t (a, b, c) VALUES (1, 'x', 2.5), (NULL, '12', NULL), (3, NULL, 0)")
+        run("CREATE VIEW ddl_v AS SELECT id, a, b FROM ddl_t WHERE id > 1")
+    return ours_conn, _Side(ours), _Side(theirs)
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(_step(), min_size=1, max_size=8))
+def test_ddl_sequences_match_mariadb(sides, steps):
+    conn, theirs_fn = sides
+    ours_conn, ours, theirs = _start(conn, theirs_fn)
+    table = "ddl_t"
+    try:
+        for step in steps:
+            if step in ("RENAME", "ALTER_RENAME"):
+                other = "ddl_u" if table == "ddl_t" else "ddl_t"
+                sql = (
+                    f"RENAME TABLE {table} TO {other}"
+                    if step == "RENAME"
+                    else f"ALTER TABLE {table} RENAME TO {other}"
+                )
+            else:
+                sql = step.format(t=table)
+            _r1, e1 = ours.try_(sql)
+            if e1 == 1235 and "DATE NOT NULL" in sql:
+                reject()  # the zero date MySQL fills in is not kept (a documented 1235)
+            _r2, e2 = theirs.try_(sql)
+            if e1 in (1292, 1366) and e2 is None:
+                stored = theirs(f"SELECT * FROM {table}")
+                if any(
+                    isinstance(v, str) and v.startswith("0000-00-00") for r in stored for v in r
+                ):
+                    reject()  # MariaDB stored a zero date (not kept here: a documented 1292)
+            assert e1 == e2, f"{sql}: noria {e1}, MariaDB {e2}"
+            if e1 is None and step in ("RENAME", "ALTER_RENAME"):
+                table = other
+            assert _describe(ours, table) == _describe(theirs, table), sql
+            assert _keys(ours, table) == _keys(theirs, table), sql
+            assert _rows(ours(f"SELECT * FROM {table}")) == _rows(
+                theirs(f"SELECT * FROM {table}")
+            ), sql
+            v1, ve1 = ours.try_("SELECT * FROM ddl_v")
+            v2, ve2 = theirs.try_("SELECT * FROM ddl_v")
+            assert ve1 == ve2, f"view after {sql}: noria {ve1}, MariaDB {ve2}"
+            if ve1 is None:
+                assert _rows(v1) == _rows(v2), f"view after {sql}"
+    finally:
+        ours_conn.close()
