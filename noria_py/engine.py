@@ -1992,6 +1992,10 @@ class Engine:
                 ast = ast.copy()
                 ast.set("from_", None)  # FROM DUAL: MySQL's table of no columns and one row
         if isinstance(ast, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
+            from .infoschema import InfoSchemaPrepared, names_info_schema
+
+            if names_info_schema(ast):
+                return InfoSchemaPrepared(ast, nparams, sql)
             return self._prepare_select(ast, nparams, sql)
         if isinstance(ast, exp.Alter):
             return FuncPrepared(lambda p: self._alter_table(ast), 0, kind="ddl")
@@ -2024,20 +2028,33 @@ class Engine:
         if isinstance(ast, exp.Describe):
             target = ast.this
             if isinstance(target, exp.Table):
+                if target.name.lower() in self.views:
+                    return FuncPrepared(lambda p: self._show_columns(target.name, False), 0)
                 return FuncPrepared(lambda p: self._describe(target.name), 0)
             return FuncPrepared(lambda p: self._explain(target, nparams), 0)
         if isinstance(ast, exp.Show):
             what = str(ast.this).upper()
+            tbl = ast.args.get("target")
+            tname = (tbl.name if hasattr(tbl, "name") else str(tbl).strip('`"')) if tbl else ""
+            like = ast.args.get("like")
+            where = ast.args.get("where")
+            if where is not None and isinstance(where, exp.Where):
+                where = where.this
+            full = bool(ast.args.get("full"))
             if what == "TABLES":
-                return FuncPrepared(lambda p: self._show_tables(), 0)
+                return FuncPrepared(lambda p: self._show_tables(full, like, where), 0)
             if what == "CREATE TABLE":
-                tbl = ast.args.get("target")
-                tname = tbl.name if hasattr(tbl, "name") else str(tbl).strip('`"')
                 return FuncPrepared(lambda p: self._show_create_table(tname), 0)
+            if what == "CREATE VIEW":
+                return FuncPrepared(lambda p: self._show_create_view(tname), 0)
             if what in ("COLUMNS", "FIELDS"):
-                tbl = ast.args.get("target")
-                name = tbl.name if hasattr(tbl, "name") else str(tbl)
-                return FuncPrepared(lambda p: self._describe(name), 0)
+                if not full and like is None and where is None and tname.lower() not in self.views:
+                    return FuncPrepared(lambda p: self._describe(tname), 0)
+                return FuncPrepared(lambda p: self._show_columns(tname, full, like, where), 0)
+            if what in ("INDEX", "INDEXES", "KEYS"):
+                return FuncPrepared(lambda p: self._show_index(tname, where), 0)
+            if what == "TABLE STATUS":
+                return FuncPrepared(lambda p: self._show_table_status(like, where), 0)
             raise E.NotSupportedError(f"SHOW {what} is not supported")
         if isinstance(ast, exp.Transaction):
             ro = any("READ ONLY" in str(m).upper() for m in ast.args.get("modes") or ())
@@ -2058,8 +2075,11 @@ class Engine:
                 raise E.NotSupportedError(f"This version doesn't yet support '{sql.strip()[:80]}'")
             if name == "SHOW" and rest.strip() == "CACHES":
                 return FuncPrepared(lambda p: self._show_caches(), 0)
-            if name == "SHOW" and rest.strip() in ("TABLES", "FULL TABLES"):
-                return FuncPrepared(lambda p: self._show_tables(), 0)
+            m = re.match(r"\s*(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\s+(\S+)\s*\Z", rest, re.I)
+            if name == "SHOW" and m:
+                text = ast.expression.name if hasattr(ast.expression, "name") else rest
+                tname = text.split()[2].strip("`")
+                return FuncPrepared(lambda p: self._show_index(tname, None), 0)
             raise E.NotSupportedError(f"statement not supported: {sql.strip()[:60]}")
         if isinstance(ast, (exp.Query, exp.DDL, exp.DML, exp.Command)):
             raise E.NotSupportedError(f"statement not supported: {type(ast).__name__}")
@@ -2954,9 +2974,99 @@ class Engine:
                 self._load_view(ast, sql, name)
 
     # --- introspection -----------------------------------------------------------------------
-    def _show_tables(self) -> Result:
-        rows = [(s.name,) for s in sorted(self.storage.schemas.values(), key=lambda s: s.name)]
-        return Result(["Tables_in_noria"], rows, ["VARCHAR"], [False], len(rows), None, None)
+    def _show_info(self, select: str, like=None, like_col: str = "", where=None) -> Result:
+        """A SHOW statement answered by a SELECT over information_schema, its LIKE or WHERE
+        applied to the SHOW's own column names."""
+        from .infoschema import InfoSchemaPrepared
+
+        cond = None
+        if where is not None:
+            cond = where.sql("mysql")
+        elif like is not None:
+            cond = f"{_quote_ident(like_col)} LIKE {like.sql('mysql')}"
+        sql = select if cond is None else f"SELECT * FROM ({select}) AS `__show` WHERE {cond}"
+        ast, n = parse(sql)
+        return InfoSchemaPrepared(ast, n, sql).run(self, ())
+
+    @staticmethod
+    def _database() -> str:
+        from .sql import functions as F
+
+        return F.current_context().database or "noria"
+
+    def _show_tables(self, full: bool = False, like=None, where=None) -> Result:
+        col = f"Tables_in_{self._database()}"
+        extra = ", TABLE_TYPE AS `Table_type`" if full else ""
+        select = (
+            f"SELECT TABLE_NAME AS {_quote_ident(col)}{extra} FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA <> 'information_schema' ORDER BY TABLE_NAME"
+        )
+        return self._show_info(select, like, col, where)
+
+    def _show_columns(self, table: str, full: bool, like=None, where=None) -> Result:
+        self._schema_or_view(table)
+        coll = ", COLLATION_NAME AS `Collation`" if full else ""
+        more = ", PRIVILEGES AS `Privileges`, COLUMN_COMMENT AS `Comment`" if full else ""
+        select = (
+            f"SELECT COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`{coll}, IS_NULLABLE AS `Null`, "
+            f"COLUMN_KEY AS `Key`, COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`{more} "
+            f"FROM information_schema.COLUMNS WHERE TABLE_NAME = '{_sql_str(table)}' "
+            "ORDER BY ORDINAL_POSITION"
+        )
+        return self._show_info(select, like, "Field", where)
+
+    def _show_index(self, table: str, where=None) -> Result:
+        self._schema(table)
+        select = (
+            "SELECT TABLE_NAME AS `Table`, NON_UNIQUE AS `Non_unique`, INDEX_NAME AS `Key_name`, "
+            "SEQ_IN_INDEX AS `Seq_in_index`, COLUMN_NAME AS `Column_name`, COLLATION AS "
+            "`Collation`, CARDINALITY AS `Cardinality`, SUB_PART AS `Sub_part`, PACKED AS "
+            "`Packed`, NULLABLE AS `Null`, INDEX_TYPE AS `Index_type`, COMMENT AS `Comment`, "
+            "INDEX_COMMENT AS `Index_comment`, IS_VISIBLE AS `Visible`, EXPRESSION AS "
+            "`Expression` FROM information_schema.STATISTICS "
+            f"WHERE TABLE_NAME = '{_sql_str(table)}'"
+        )
+        return self._show_info(select, where=where)
+
+    def _show_table_status(self, like=None, where=None) -> Result:
+        select = (
+            "SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, VERSION AS `Version`, ROW_FORMAT "
+            "AS `Row_format`, TABLE_ROWS AS `Rows`, AVG_ROW_LENGTH AS `Avg_row_length`, "
+            "DATA_LENGTH AS `Data_length`, MAX_DATA_LENGTH AS `Max_data_length`, INDEX_LENGTH "
+            "AS `Index_length`, DATA_FREE AS `Data_free`, AUTO_INCREMENT AS `Auto_increment`, "
+            "CREATE_TIME AS `Create_time`, UPDATE_TIME AS `Update_time`, CHECK_TIME AS "
+            "`Check_time`, TABLE_COLLATION AS `Collation`, CHECKSUM AS `Checksum`, "
+            "CREATE_OPTIONS AS `Create_options`, TABLE_COMMENT AS `Comment` "
+            "FROM information_schema.TABLES WHERE TABLE_SCHEMA <> 'information_schema' "
+            "ORDER BY TABLE_NAME"
+        )
+        return self._show_info(select, like, "Name", where)
+
+    def _show_create_view(self, name: str) -> Result:
+        low = name.lower()
+        if low not in self.views:
+            if low in self.storage.schemas:
+                raise E.ProgrammingError(
+                    f"'{self._database()}.{name}' is not of type 'VIEW'", 1347, "HY000"
+                )
+            raise E.no_such_table(name)
+        real = self.view_names.get(low, name)
+        text = (
+            "CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW "
+            f"{_quote_ident(real)} AS {self.views[low].sql('mysql')}"
+        )
+        coll = current_collation_name()
+        return Result(
+            ["View", "Create View", "character_set_client", "collation_connection"],
+            ((real, text, "utf8mb4", coll),),
+            ["VARCHAR"] * 4,
+            [False] * 4,
+            1,
+        )
+
+    def _schema_or_view(self, name: str) -> None:
+        if name.lower() not in self.views:
+            self._schema(name)
 
     def _describe(self, table: str) -> Result:
         schema = self._schema(table)
@@ -3200,6 +3310,10 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
     sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
     ast, _ = parse(sql)
     return ast.expression, sql
+
+
+def _sql_str(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "''")
 
 
 def _normalize(ast: exp.Expression) -> str:

@@ -238,10 +238,13 @@ def classify(sql: str) -> Statement:
     if word == "show":
         m = _SHOW_COLUMNS.match(text)
         if m:
-            return Statement("engine", f"SHOW COLUMNS FROM `{_unquote_ident(m.group(2))}`")
+            full = "FULL " if re.match(r"show\s+full\b", text, re.I) else ""
+            return Statement("engine", f"SHOW {full}COLUMNS FROM `{_unquote_ident(m.group(2))}`")
         m = _SHOW_TABLES.match(text)
-        if m:
-            return Statement("show_tables", "SHOW TABLES", (bool(m.group(1)), m.group(3)))
+        if m:  # one namespace of tables: FROM db is dropped
+            full = "FULL " if m.group(1) else ""
+            like = f" {m.group(3)}" if m.group(3) else ""
+            return Statement("engine", f"SHOW {full}TABLES{like}")
         m = _SHOW_VARIABLES.match(text)
         if m:
             return Statement("show_vars", text, (m.group(2).lower(), m.group(3), m.group(4)))
@@ -871,30 +874,6 @@ def _h_show_simple(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     )
 
 
-def _h_show_tables(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    full, like = st.info
-    res = s.engine.execute("SHOW TABLES")
-    rows = list(res.rows)
-    columns = list(res.columns or ["Tables_in_" + (s.database or s.state.default_database)])
-    if like:
-        m = re.match(r"like\s+(.+)\Z", like, re.I | re.S)
-        rx = like_to_regex(str(_literal_value(m.group(1)))) if m else None
-        if rx is not None:
-            rows = [r for r in rows if rx.match(str(r[0]))]
-    types = list(res.column_types or ["VARCHAR"] * len(columns))
-    if full and len(columns) == 1:
-        columns.append("Table_type")
-        types.append("VARCHAR")
-        rows = [(r[0], "BASE TABLE") for r in rows]
-    return Result(
-        columns=columns,
-        rows=rows,
-        column_types=types,
-        nullable=[False] * len(columns),
-        rowcount=len(rows),
-    )
-
-
 def _h_show_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     what, mode, arg = st.info
     if what == "status":
@@ -1092,7 +1071,6 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "unsupported": _h_unsupported,
     "error": _h_error,
     "show_simple": _h_show_simple,
-    "show_tables": _h_show_tables,
     "show_vars": _h_show_vars,
     "const_select": _h_const_select,
     "session_select": _h_session_select,

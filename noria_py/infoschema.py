@@ -1,0 +1,462 @@
+"""``information_schema``: MySQL's catalog tables, answering ordinary SELECTs.
+
+Each statement that reads ``information_schema.X`` gets the tables it names built from the
+engine's catalog at that moment (they are small) in a private in-memory SQLite database,
+then runs there, transpiled like any proxied query, so joins, filters, ``DATABASE()`` and
+the engine's collation (text compares as MySQL's catalog does, case-insensitively) behave as
+the ORMs that query them expect. The tables carry the columns of MySQL 8's, with its values
+(``COLUMN_TYPE`` without integer display widths, ``COLUMN_DEFAULT`` NULL when there is none).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+from sqlglot import exp
+
+from . import errors as E
+from .result import Result
+from .sql import values as V
+
+S, I = V.STR, V.INT  # noqa: E741 - column kinds, short for the table below
+
+TABLES: dict[str, list[tuple[str, str]]] = {
+    "SCHEMATA": [
+        ("CATALOG_NAME", S),
+        ("SCHEMA_NAME", S),
+        ("DEFAULT_CHARACTER_SET_NAME", S),
+        ("DEFAULT_COLLATION_NAME", S),
+        ("SQL_PATH", S),
+        ("SCHEMA_COMMENT", S),
+    ],
+    "TABLES": [
+        ("TABLE_CATALOG", S),
+        ("TABLE_SCHEMA", S),
+        ("TABLE_NAME", S),
+        ("TABLE_TYPE", S),
+        ("ENGINE", S),
+        ("VERSION", I),
+        ("ROW_FORMAT", S),
+        ("TABLE_ROWS", I),
+        ("AVG_ROW_LENGTH", I),
+        ("DATA_LENGTH", I),
+        ("MAX_DATA_LENGTH", I),
+        ("INDEX_LENGTH", I),
+        ("DATA_FREE", I),
+        ("AUTO_INCREMENT", I),
+        ("CREATE_TIME", V.DATETIME),
+        ("UPDATE_TIME", V.DATETIME),
+        ("CHECK_TIME", V.DATETIME),
+        ("TABLE_COLLATION", S),
+        ("CHECKSUM", I),
+        ("CREATE_OPTIONS", S),
+        ("TABLE_COMMENT", S),
+    ],
+    "COLUMNS": [
+        ("TABLE_CATALOG", S),
+        ("TABLE_SCHEMA", S),
+        ("TABLE_NAME", S),
+        ("COLUMN_NAME", S),
+        ("ORDINAL_POSITION", I),
+        ("COLUMN_DEFAULT", S),
+        ("IS_NULLABLE", S),
+        ("DATA_TYPE", S),
+        ("CHARACTER_MAXIMUM_LENGTH", I),
+        ("CHARACTER_OCTET_LENGTH", I),
+        ("NUMERIC_PRECISION", I),
+        ("NUMERIC_SCALE", I),
+        ("DATETIME_PRECISION", I),
+        ("CHARACTER_SET_NAME", S),
+        ("COLLATION_NAME", S),
+        ("COLUMN_TYPE", S),
+        ("COLUMN_KEY", S),
+        ("EXTRA", S),
+        ("PRIVILEGES", S),
+        ("COLUMN_COMMENT", S),
+        ("IS_GENERATED", S),
+        ("GENERATION_EXPRESSION", S),
+    ],
+    "STATISTICS": [
+        ("TABLE_CATALOG", S),
+        ("TABLE_SCHEMA", S),
+        ("TABLE_NAME", S),
+        ("NON_UNIQUE", I),
+        ("INDEX_SCHEMA", S),
+        ("INDEX_NAME", S),
+        ("SEQ_IN_INDEX", I),
+        ("COLUMN_NAME", S),
+        ("COLLATION", S),
+        ("CARDINALITY", I),
+        ("SUB_PART", I),
+        ("PACKED", S),
+        ("NULLABLE", S),
+        ("INDEX_TYPE", S),
+        ("COMMENT", S),
+        ("INDEX_COMMENT", S),
+        ("IS_VISIBLE", S),
+        ("EXPRESSION", S),
+    ],
+    "KEY_COLUMN_USAGE": [
+        ("CONSTRAINT_CATALOG", S),
+        ("CONSTRAINT_SCHEMA", S),
+        ("CONSTRAINT_NAME", S),
+        ("TABLE_CATALOG", S),
+        ("TABLE_SCHEMA", S),
+        ("TABLE_NAME", S),
+        ("COLUMN_NAME", S),
+        ("ORDINAL_POSITION", I),
+        ("POSITION_IN_UNIQUE_CONSTRAINT", I),
+        ("REFERENCED_TABLE_SCHEMA", S),
+        ("REFERENCED_TABLE_NAME", S),
+        ("REFERENCED_COLUMN_NAME", S),
+    ],
+    "TABLE_CONSTRAINTS": [
+        ("CONSTRAINT_CATALOG", S),
+        ("CONSTRAINT_SCHEMA", S),
+        ("CONSTRAINT_NAME", S),
+        ("TABLE_SCHEMA", S),
+        ("TABLE_NAME", S),
+        ("CONSTRAINT_TYPE", S),
+        ("ENFORCED", S),
+    ],
+    "REFERENTIAL_CONSTRAINTS": [
+        ("CONSTRAINT_CATALOG", S),
+        ("CONSTRAINT_SCHEMA", S),
+        ("CONSTRAINT_NAME", S),
+        ("UNIQUE_CONSTRAINT_CATALOG", S),
+        ("UNIQUE_CONSTRAINT_SCHEMA", S),
+        ("UNIQUE_CONSTRAINT_NAME", S),
+        ("MATCH_OPTION", S),
+        ("UPDATE_RULE", S),
+        ("DELETE_RULE", S),
+        ("TABLE_NAME", S),
+        ("REFERENCED_TABLE_NAME", S),
+    ],
+    "CHECK_CONSTRAINTS": [
+        ("CONSTRAINT_CATALOG", S),
+        ("CONSTRAINT_SCHEMA", S),
+        ("TABLE_NAME", S),
+        ("CONSTRAINT_NAME", S),
+        ("LEVEL", S),
+        ("CHECK_CLAUSE", S),
+    ],
+    "VIEWS": [
+        ("TABLE_CATALOG", S),
+        ("TABLE_SCHEMA", S),
+        ("TABLE_NAME", S),
+        ("VIEW_DEFINITION", S),
+        ("CHECK_OPTION", S),
+        ("IS_UPDATABLE", S),
+        ("DEFINER", S),
+        ("SECURITY_TYPE", S),
+        ("CHARACTER_SET_CLIENT", S),
+        ("COLLATION_CONNECTION", S),
+        ("ALGORITHM", S),
+    ],
+    "ENGINES": [
+        ("ENGINE", S),
+        ("SUPPORT", S),
+        ("COMMENT", S),
+        ("TRANSACTIONS", S),
+        ("XA", S),
+        ("SAVEPOINTS", S),
+    ],
+}
+
+_INT_PRECISION = {"TINYINT": 3, "SMALLINT": 5, "MEDIUMINT": 7, "INT": 10, "BIGINT": 19}
+_TEXT_LENGTH = {"TINYTEXT": 255, "TEXT": 65535, "MEDIUMTEXT": 16777215, "LONGTEXT": 4294967295}
+_BLOB_LENGTH = {"TINYBLOB": 255, "BLOB": 65535, "MEDIUMBLOB": 16777215, "LONGBLOB": 4294967295}
+
+
+_VIEW_TYPES = {
+    V.INT: "bigint",
+    V.DECIMAL: "decimal(65,30)",
+    V.FLOAT: "double",
+    V.STR: "longtext",
+    V.BYTES: "longblob",
+    V.DATE: "date",
+    V.DATETIME: "datetime",
+    V.TIME: "time",
+}
+
+
+def names_info_schema(ast: exp.Expression) -> bool:
+    """Does the statement read a table of ``information_schema``?"""
+    return any(t.db.lower() == "information_schema" for t in ast.find_all(exp.Table))
+
+
+def _column_facts(c) -> dict:
+    """DATA_TYPE, lengths, precision and COLUMN_TYPE of one column, as MySQL 8 gives them."""
+    from .engine import _mysql8_type
+
+    ct = c.ctype
+    name = ct.mysql_name.upper()
+    f = {
+        "DATA_TYPE": name.lower(),
+        "CHARACTER_MAXIMUM_LENGTH": None,
+        "CHARACTER_OCTET_LENGTH": None,
+        "NUMERIC_PRECISION": None,
+        "NUMERIC_SCALE": None,
+        "DATETIME_PRECISION": None,
+        "CHARACTER_SET_NAME": None,
+        "COLLATION_NAME": None,
+        "COLUMN_TYPE": _mysql8_type(ct),
+    }
+    if ct.kind == V.INT and name in _INT_PRECISION:
+        f["NUMERIC_PRECISION"] = _INT_PRECISION[name] + (
+            1 if name == "BIGINT" and ct.unsigned else 0
+        )
+        f["NUMERIC_SCALE"] = 0
+    elif ct.kind == V.DECIMAL:
+        f["NUMERIC_PRECISION"], f["NUMERIC_SCALE"] = ct.precision, ct.scale
+    elif ct.kind == V.FLOAT:
+        f["NUMERIC_PRECISION"] = 12 if name == "FLOAT" else 22
+    elif ct.kind == V.STR:
+        n = ct.length if ct.length is not None else _TEXT_LENGTH.get(name, 4294967295)
+        f["CHARACTER_MAXIMUM_LENGTH"] = n
+        f["CHARACTER_OCTET_LENGTH"] = n * 4 if name in ("CHAR", "VARCHAR") else n
+        f["CHARACTER_SET_NAME"] = "utf8mb4"
+        from .engine import current_collation_name
+
+        f["COLLATION_NAME"] = current_collation_name()
+    elif ct.kind == V.BYTES:
+        n = ct.length if ct.length is not None else _BLOB_LENGTH.get(name, 65535)
+        f["CHARACTER_MAXIMUM_LENGTH"] = f["CHARACTER_OCTET_LENGTH"] = n
+    elif ct.kind in (V.DATETIME, V.TIME):
+        f["DATETIME_PRECISION"] = 0
+    return f
+
+
+def _default(c):
+    if not c.has_default or c.default is None:
+        return None
+    if callable(c.default):
+        return "CURRENT_TIMESTAMP"
+    return V.format_value(c.default)
+
+
+def build_rows(engine, database: str) -> dict[str, list[tuple]]:
+    """Every information_schema table's rows, from the engine's catalog now."""
+    from .engine import current_collation_name
+
+    coll = current_collation_name()
+    out: dict[str, list[tuple]] = {t: [] for t in TABLES}
+    out["SCHEMATA"] = [
+        ("def", "information_schema", "utf8mb3", "utf8mb3_general_ci", None, ""),
+        ("def", database, "utf8mb4", coll, None, ""),
+    ]
+    out["ENGINES"] = [
+        ("InnoDB", "DEFAULT", "noria_py base storage with dataflow views", "YES", "NO", "YES")
+    ]
+    storage = engine.storage
+    for schema in sorted(storage.schemas.values(), key=lambda s: s.name):
+        t = schema.name
+        try:
+            nrows = storage.count(t)
+        except sqlite3.Error:
+            nrows = None
+        auto = None
+        if schema.auto_increment is not None:
+            auto = (storage.next_auto_value(t) or 0) + 1
+        out["TABLES"].append(
+            ("def", database, t, "BASE TABLE", "InnoDB", 10, "Dynamic", nrows, 0, 0, 0, 0, 0,
+             auto, None, None, None, coll, None, "", "")
+        )  # fmt: skip
+        for i, c in enumerate(schema.columns):
+            f = _column_facts(c)
+            key = ""
+            if i in schema.primary_key:
+                key = "PRI"
+            elif any(u and u[0] == i for u in schema.uniques):
+                key = "UNI"
+            elif any(ix and ix[0] == i for ix in schema.indexes):
+                key = "MUL"
+            extra = "auto_increment" if c.auto_increment else ""
+            if c.has_default and callable(c.default):
+                extra = "DEFAULT_GENERATED"
+            out["COLUMNS"].append(
+                ("def", database, t, c.name, i + 1, _default(c), "YES" if c.nullable else "NO",
+                 f["DATA_TYPE"], f["CHARACTER_MAXIMUM_LENGTH"], f["CHARACTER_OCTET_LENGTH"],
+                 f["NUMERIC_PRECISION"], f["NUMERIC_SCALE"], f["DATETIME_PRECISION"],
+                 f["CHARACTER_SET_NAME"], f["COLLATION_NAME"], f["COLUMN_TYPE"], key, extra,
+                 "select,insert,update,references", "", "NEVER", "")
+            )  # fmt: skip
+        keys = []
+        if schema.primary_key:
+            keys.append(("PRIMARY", schema.primary_key, True, "PRIMARY KEY"))
+        for name, cols in zip(schema.unique_names, schema.uniques):
+            keys.append((name, cols, True, "UNIQUE"))
+        for name, cols in zip(schema.index_names, schema.indexes):
+            keys.append((name, cols, False, None))
+        for name, cols, unique, ctype in keys:
+            for seq, i in enumerate(cols, 1):
+                c = schema.columns[i]
+                out["STATISTICS"].append(
+                    ("def", database, t, 0 if unique else 1, database, name, seq, c.name, "A",
+                     nrows, None, None, "YES" if c.nullable else "", "BTREE", "", "", "YES", None)
+                )  # fmt: skip
+                if ctype is not None:
+                    out["KEY_COLUMN_USAGE"].append(
+                        ("def", database, name, "def", database, t, c.name, seq, None, None, None,
+                         None)
+                    )  # fmt: skip
+            if ctype is not None:
+                out["TABLE_CONSTRAINTS"].append(("def", database, name, database, t, ctype, "YES"))
+    for low, name in sorted(engine.view_names.items()):
+        sql = engine.view_sql.get(low, "")
+        ast = engine.views.get(low)
+        definition = ast.sql("mysql") if ast is not None else sql
+        out["TABLES"].append(
+            ("def", database, name, "VIEW", None, None, None, None, None, None, None, None, None,
+             None, None, None, None, None, None, None, "VIEW")
+        )  # fmt: skip
+        entry = engine.queries.get(name)
+        cq = entry.compiled if entry is not None else None
+        if cq is not None:  # a view's columns, as far as their kinds tell their types
+            vis = cq.visible or len(cq.names)
+            for i, (cname, kind) in enumerate(zip(cq.names[:vis], cq.kinds[:vis])):
+                typ = _VIEW_TYPES.get(kind, "varchar(255)")
+                out["COLUMNS"].append(
+                    ("def", database, name, cname, i + 1, None,
+                     "NO" if not cq.nullable[i] else "YES", typ.split("(")[0], None, None,
+                     None, None, None, None, None, typ, "", "",
+                     "select,insert,update,references", "", "NEVER", "")
+                )  # fmt: skip
+        out["VIEWS"].append(
+            ("def", database, name, definition, "NONE", "NO", "root@localhost", "DEFINER",
+             "utf8mb4", coll, "UNDEFINED")
+        )  # fmt: skip
+    return out
+
+
+class InfoSchemaPrepared:
+    """A SELECT over ``information_schema`` (see the module docstring)."""
+
+    kind = "info_schema"
+    is_select = True
+    is_write = False
+    simple = False
+    columns = None
+    column_types = None
+    nullable = None
+
+    def __init__(self, ast: exp.Expression, param_count: int, sql: str):
+        from .sql import transpile
+        from .storage.sqlite import ColumnDef, TableSchema
+
+        for t in ast.find_all(exp.Table):
+            if t.db.lower() != "information_schema":
+                if t.name and not any(
+                    isinstance(c, exp.CTE) and c.alias.lower() == t.name.lower()
+                    for c in ast.find_all(exp.CTE)
+                ):
+                    raise E.NotSupportedError(
+                        "This version doesn't yet support a query joining information_schema "
+                        f"with table '{t.name}'"
+                    )
+                continue
+            if t.name.upper() not in TABLES:
+                raise E.ProgrammingError(
+                    f"Unknown table '{t.name}' in information_schema", 1109, "42S02"
+                )
+        tree = ast.copy()
+        for t in tree.find_all(exp.Table):
+            t.set("db", None)
+            t.set("catalog", None)
+        schemas = {
+            name.lower(): TableSchema(
+                name,
+                [
+                    ColumnDef(c, V.ColumnType(k, "VARCHAR" if k == S else k.upper()))
+                    for c, k in cols
+                ],
+            )
+            for name, cols in TABLES.items()
+        }
+        self.param_count = param_count
+        self.tables = sorted(
+            {t.name.upper() for t in ast.find_all(exp.Table) if t.name.upper() in TABLES}
+        )
+        try:
+            rw = transpile.to_sqlite(tree, schemas)
+        except E.Error:
+            raise
+        except Exception as e:  # noqa: BLE001 - sqlglot raises assorted errors
+            raise E.NotSupportedError(f"cannot run this query: {e}") from None
+        self.sql = rw.sql
+        self.param_kinds = rw.param_kinds
+        from .sql import proxy_types
+
+        self.kinds = proxy_types.infer_kinds(tree, schemas)
+
+    def run(self, engine, params) -> Result:
+        from .sql import functions as F
+        from .sql import proxy_types, transpile
+
+        database = F.current_context().database or "noria"
+        rows = build_rows(engine, database)
+        conn = _connection()
+        with _LOCK:
+            for t in self.tables:
+                conn.execute(f'DELETE FROM "{t}"')
+                marks = ", ".join("?" for _ in TABLES[t])
+                conn.executemany(
+                    f'INSERT INTO "{t}" VALUES ({marks})',
+                    [[V.to_storage(v) for v in r] for r in rows[t]],
+                )
+            pk = self.param_kinds
+            args = {
+                f"p{i}": V.to_storage(proxy_types.bind_as(v, pk[i]) if i in pk else v)
+                for i, v in enumerate(params)
+            }
+            transpile.set_params(params)
+            try:
+                cur = conn.execute(self.sql, args)
+                out = cur.fetchall()
+            except sqlite3.Error as e:
+                msg = str(e)
+                if "no such column" in msg:
+                    raise E.bad_field(msg.split(":")[-1].strip()) from None
+                raise E.ProgrammingError(f"query failed on information_schema: {msg}") from None
+        names = [d[0] for d in cur.description] if cur.description else []
+        kinds = self.kinds if len(self.kinds) == len(names) else [None] * len(names)
+        convs = [proxy_types.converter(k) for k in kinds]
+        if any(c is not None for c in convs):
+            out = [
+                tuple(v if c is None or v is None else c(v) for v, c in zip(r, convs)) for r in out
+            ]
+        types = []
+        for i, k in enumerate(kinds):
+            if k is None:
+                k = next((V.kind_of_value(r[i]) for r in out if r[i] is not None), V.STR)
+            types.append(V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR"))
+        return Result(names, out, types, [True] * len(names), len(out), None, "proxied")
+
+
+_LOCK = threading.Lock()
+_CONN: sqlite3.Connection | None = None
+# MySQL's catalog compares names case-insensitively (utf8mb3_general_ci)
+_COLLATION = "utf8mb4_general_ci"
+
+
+def _column_sql(name: str, kind: str) -> str:
+    if kind == S:
+        return f'"{name}" TEXT COLLATE "{_COLLATION}"'
+    return f'"{name}" INTEGER' if kind == I else f'"{name}" TEXT'
+
+
+def _connection() -> sqlite3.Connection:
+    """The private database the tables are built in (one per process, reused)."""
+    global _CONN
+    with _LOCK:
+        if _CONN is None:
+            from .storage.mysql_functions import register
+
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            register(conn)
+            for name, cols in TABLES.items():
+                defs = ", ".join(_column_sql(c, k) for c, k in cols)
+                conn.execute(f'CREATE TABLE "{name}" ({defs})')
+            _CONN = conn
+        return _CONN
