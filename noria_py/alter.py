@@ -25,6 +25,7 @@ class AlterPlan:
     schema: object  # the new TableSchema
     origin: list  # new column -> old column index, or None for a new column
     renamed_from: str | None = None  # the old name when the table is renamed
+    new_fks: list = dataclasses.field(default_factory=list)  # FOREIGN KEYs the ALTER adds
 
 
 def _unknown_column(name: str, table: str) -> E.ProgrammingError:
@@ -96,6 +97,8 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
     for name, key in zip(schema.index_names, schema.indexes):
         keys.append(["index", name, [cols[i].name for i in key]])
     new_name = schema.name
+    fks = [dataclasses.replace(fk, cols=list(fk.cols)) for fk in schema.foreign_keys]
+    new_fks: list = []
     deferred: list = []  # errors MySQL reports after the statement's other checks
 
     def find(name: str) -> int | None:
@@ -127,6 +130,8 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         for k in keys:
             k[2] = [new if c.lower() == low else c for c in k[2]]
         pk[:] = [new if c.lower() == low else c for c in pk]
+        for fk in fks:
+            fk.cols = [new if c.lower() == low else c for c in fk.cols]
 
     def add_key(kind: str, name: str, names: list[str]) -> None:
         for n in names:
@@ -255,6 +260,13 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                             )
                         raise _cant_drop("INDEX", name)
                     keys.remove(k)
+                elif kind == "FOREIGN KEY":
+                    fk = next((f for f in fks if f.name.lower() == name.lower()), None)
+                    if fk is None:
+                        if action.args.get("exists"):
+                            continue
+                        raise _cant_drop("FOREIGN KEY", name)
+                    fks.remove(fk)
                 else:
                     raise _not_supported(f"DROP {kind}")
         elif isinstance(action, exp.AddConstraint):
@@ -279,6 +291,21 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                             raise _not_supported(f"ADD {kind} INDEX")
                         names = [_name_of(e) for e in it.expressions]
                         add_key("index", it.name if it.this is not None else "", names)
+                    elif isinstance(it, exp.ForeignKey):
+                        from .foreign_keys import from_ast
+
+                        fk = from_ast(it, cname)
+                        for c in fk.cols:
+                            if find(c) is None:
+                                raise E.ProgrammingError(
+                                    f"Key column '{c}' doesn't exist in table", 1072, "42000"
+                                )
+                        if fk.name and any(f.name.lower() == fk.name.lower() for f in fks):
+                            raise E.ProgrammingError(
+                                "Duplicate foreign key constraint name", 1826, "HY000"
+                            )
+                        fks.append(fk)
+                        new_fks.append(fk)
                     else:
                         what = type(it).__name__.replace("ColumnConstraint", "")
                         raise _not_supported(f"ADD {what.upper()} (not kept yet)")
@@ -305,6 +332,14 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
     for err in deferred:
         if err is not None:
             raise err
+    for fk in fks:
+        gone = [c for c in fk.cols if find(c) is None]
+        if gone:  # the column a foreign key needs (and its index) cannot go
+            raise E.OperationalError(
+                f"Cannot drop index '{fk.name}': needed in a foreign key constraint",
+                1553,
+                "HY000",
+            )
     # a key part whose column was dropped leaves its key; a key left with no part goes
     pk[:] = [c for c in pk if find(c) is not None]
     for k in keys:
@@ -354,16 +389,56 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         )
     uniques = [k for k in keys if k[0] == "unique"]
     indexes = [k for k in keys if k[0] == "index"]
+    unique_idx = [idx(k[2]) for k in uniques]
+    index_idx = [idx(k[2]) for k in indexes]
+    index_names = [k[1] for k in indexes]
+    for fk in fks:
+        if fk in new_fks:
+            continue
+        cols_i = idx(fk.cols)
+        if not any(list(k[: len(cols_i)]) == cols_i for k in [primary] + unique_idx + index_idx):
+            raise E.OperationalError(
+                f"Cannot drop index '{fk.name}': needed in a foreign key constraint", 1553, "HY000"
+            )
+    if new_fks:
+        from .engine import _foreign_key_indexes
+
+        taken = {n.lower() for n in index_names + [k[1] for k in uniques]}
+        old_fks = [f for f in fks if f not in new_fks]
+        _foreign_key_indexes(
+            new_name,
+            cols,
+            primary,
+            unique_idx,
+            index_idx,
+            index_names,
+            new_fks,
+            taken,
+            fk_taken={f.name.lower() for f in old_fks},
+        )
+        fks = old_fks + new_fks
+        _check_fk_names(fks)
     new = TableSchema(
         new_name,
         cols,
         primary,
-        [idx(k[2]) for k in uniques],
-        [idx(k[2]) for k in indexes],
+        unique_idx,
+        index_idx,
         unique_names=[k[1] for k in uniques],
-        index_names=[k[1] for k in indexes],
+        index_names=index_names,
+        foreign_keys=fks,
     )
-    return AlterPlan(new, origin, schema.name if new_name != schema.name else None)
+    plan = AlterPlan(new, origin, schema.name if new_name != schema.name else None)
+    plan.new_fks = new_fks
+    return plan
+
+
+def _check_fk_names(fks: list) -> None:
+    seen: set[str] = set()
+    for fk in fks:
+        if fk.name.lower() in seen:
+            raise E.ProgrammingError("Duplicate foreign key constraint name", 1826, "HY000")
+        seen.add(fk.name.lower())
 
 
 def _same_type(a, b) -> bool:

@@ -1020,13 +1020,30 @@ class Txn:
     (``errors.LockWait``). Each savepoint is ``[name, storage savepoint or None (set before
     the first write), number of pending deltas when set]``."""
 
-    __slots__ = ("active", "read_only", "autocommit", "savepoints")
+    __slots__ = ("active", "read_only", "autocommit", "savepoints", "fk_checks")
 
     def __init__(self) -> None:
         self.active = False
         self.read_only = False
         self.autocommit = True
         self.savepoints: list = []
+        self.fk_checks = True  # SET FOREIGN_KEY_CHECKS
+
+
+class _Multi:
+    """What a write function returns when it changed several tables (foreign-key cascades):
+    ``(table, delta)`` pairs, each entering the dataflow at its table's base node."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: list) -> None:
+        self.pairs = pairs
+
+
+def _pairs(table: str, batch) -> list:
+    if isinstance(batch, _Multi):
+        return [(t, b) for t, b in batch.pairs if b]
+    return [(table, batch)] if batch else []
 
 
 _TX_WORDS = re.compile(
@@ -1037,7 +1054,7 @@ _TX_WORDS = re.compile(
     r"|(?P<start>start)\s+transaction(?P<modes>(?:\s*,?\s*(?:read\s+only|read\s+write"
     r"|with\s+consistent\s+snapshot))*)"
     r"|(?P<autocommit>set)\s+(?:(?:session\s+|local\s+)|@@(?:session\.|local\.)?)?"
-    r"autocommit\s*(?:=|:=)\s*(?P<ac>0|1|on|off|true|false)"
+    r"(?P<var>autocommit|foreign_key_checks)\s*(?:=|:=)\s*(?P<ac>0|1|on|off|true|false)"
     r")\s*;?\s*\Z",
     re.I,
 )
@@ -1110,6 +1127,7 @@ class Engine:
         self.queries: dict[str, QueryEntry] = {}
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
+        self._fk_parents: set | None = None  # see _fk_referenced
         self._qseq = 0
         self._tx = False  # base storage's write transaction is open (held by _writer)
         self._tx_deltas: list = []
@@ -1722,6 +1740,7 @@ class Engine:
         self._by_sql.clear()
         self._cache.clear()
         self.storage.forget_schemas()
+        self._fk_parents = None
         self._restore()
 
     def poll_commits(self) -> None:
@@ -1922,9 +1941,9 @@ class Engine:
                 self.storage.rollback_to("noria_stmt")
                 raise
             self.storage.release("noria_stmt")
-            if batch:
-                self._tx_deltas.append((table, batch))
-                self._tx_tables.add(table.lower())
+            for t, b in _pairs(table, batch):
+                self._tx_deltas.append((t, b))
+                self._tx_tables.add(t.lower())
             return
         self.storage.begin()
         try:
@@ -1933,10 +1952,13 @@ class Engine:
             self.storage.rollback()
             raise
         self.storage.commit()
-        if batch:
-            node = self.graph.lookup(f"base({table})")
+        self._dispatch_pairs(_pairs(table, batch))
+
+    def _dispatch_pairs(self, pairs: list) -> None:
+        for t, b in pairs:
+            node = self.graph.lookup(f"base({self.storage.schemas[t.lower()].name})")
             if node is not None and node.children:
-                self._dispatch(node, batch)
+                self._dispatch(node, b)
 
     def _write_logged(self, table: str, fn) -> None:
         """A write to a shared file: its delta goes into the change log in its transaction."""
@@ -1944,31 +1966,28 @@ class Engine:
         if self._tx:
             st.savepoint("noria_stmt")
             try:
-                batch = fn()
-                if batch:
-                    st.log_append(self._origin, table, batch)
+                pairs = _pairs(table, fn())
+                for t, b in pairs:
+                    st.log_append(self._origin, t, b)
             except BaseException:
                 st.rollback_to("noria_stmt")
                 raise
             st.release("noria_stmt")
-            if batch:
-                self._tx_deltas.append((table, batch))
-                self._tx_tables.add(table.lower())
+            for t, b in pairs:
+                self._tx_deltas.append((t, b))
+                self._tx_tables.add(t.lower())
             return
         st.begin()  # the write lock: other processes' commits are all in the log now
         try:
             self._catch_up_writer()
-            batch = fn()
-            if batch:
-                st.log_append(self._origin, table, batch)
+            pairs = _pairs(table, fn())
+            for t, b in pairs:
+                st.log_append(self._origin, t, b)
         except BaseException:
             st.rollback()
             raise
         st.commit()
-        if batch:
-            node = self.graph.lookup(f"base({table})")
-            if node is not None and node.children:
-                self._dispatch(node, batch)
+        self._dispatch_pairs(pairs)
         self._pin_stale = True  # the next fill pins a snapshot that holds this write
 
     # --- statement planning ------------------------------------------------------------------
@@ -2100,6 +2119,8 @@ class Engine:
             self._rollback_to(arg)
         elif what == "release":
             self._release_savepoint(arg)
+        elif what == "fk_checks":
+            t.fk_checks = bool(arg)
         elif what == "autocommit":
             if arg and not t.autocommit:
                 self._commit(t)  # MySQL: turning autocommit on commits the open transaction
@@ -2124,7 +2145,10 @@ class Engine:
             if ro and "read write" in modes:
                 raise E.parse_error("near 'READ WRITE': READ ONLY and READ WRITE together")
             return "begin", ro
-        return "autocommit", m.group("ac").lower() in ("1", "on", "true")
+        on = m.group("ac").lower() in ("1", "on", "true")
+        if m.group("var").lower() == "foreign_key_checks":
+            return "fk_checks", on
+        return "autocommit", on
 
     def _prepare_select(self, ast, nparams: int, sql: str, view: bool = False) -> Prepared:
         """The statement for a SELECT: its installed query, a newly compiled one, or a proxy.
@@ -2299,7 +2323,9 @@ class Engine:
 
         def apply():
             if prep.upsert is not None:
-                return self._upsert(prep, rows_all, stored_holder, changed)
+                return self._fk_after(
+                    prep.schema, self._upsert(prep, rows_all, stored_holder, changed)
+                )
             if prep.ignore:
                 stored = []
                 for r in rows_all:
@@ -2312,10 +2338,15 @@ class Engine:
             else:
                 stored = self.storage.insert_rows(table, rows_all, prep.auto_col)
             stored_holder.append(stored)
-            return [(r, 1) for r in stored]
+            return self._fk_after(prep.schema, [(r, 1) for r in stored])
 
         self._write(
-            table, apply, single=len(rows_all) == 1 and not prep.ignore and prep.upsert is None
+            table,
+            apply,
+            single=len(rows_all) == 1
+            and not prep.ignore
+            and prep.upsert is None
+            and not self._fk_involved(prep.schema),
         )
         stored = stored_holder[0]
         if prep.upsert is not None:
@@ -2378,6 +2409,49 @@ class Engine:
                 changed[0] += 2
         stored_holder.append(stored)
         return batch
+
+    def _fk_referenced(self) -> set:
+        """Lower-case names of the tables some FOREIGN KEY references (kept until DDL)."""
+        got = self._fk_parents
+        if got is None:
+            got = self._fk_parents = {
+                fk.ref_table.lower() for s in self.storage.schemas.values() for fk in s.foreign_keys
+            }
+        return got
+
+    def _fk_involved(self, schema: TableSchema) -> bool:
+        return bool(schema.foreign_keys) or schema.name.lower() in self._fk_referenced()
+
+    def _fk_after(self, schema: TableSchema, batch: list):
+        """After a write's change to base storage (inside its transaction): FOREIGN KEY
+        checks of the new rows and the parent rows that went or changed, and the cascades,
+        whose deltas go into the dataflow with the write's own (see ``foreign_keys``)."""
+        if not batch or not self._cur.fk_checks or not self._fk_involved(schema):
+            return batch
+        from .foreign_keys import Enforcer
+
+        enf = Enforcer(self.storage)
+        extra: list = []
+        if schema.name.lower() in self._fk_referenced():
+            olds, news, gone = [], [], []
+            i = 0
+            while i < len(batch):
+                row, sign = batch[i]
+                if sign < 0 and i + 1 < len(batch) and batch[i + 1][1] > 0:
+                    olds.append(row)  # an update: its old and new row
+                    news.append(batch[i + 1][0])
+                    i += 2
+                    continue
+                if sign < 0:
+                    gone.append(row)
+                i += 1
+            if gone:
+                extra += enf.parent_changed(schema, gone, None)
+            if olds:
+                extra += enf.parent_changed(schema, olds, news)
+        if schema.foreign_keys:
+            enf.check_children(schema, [r for r, s in batch if s > 0])
+        return _Multi([(schema.name, batch)] + extra) if extra else batch
 
     def _matcher(self, schema: TableSchema, where: exp.Expression | None):
         """Return fn(params) -> [(rowid, row)] of rows matching WHERE, with MySQL semantics."""
@@ -2463,7 +2537,7 @@ class Engine:
                 if changes:
                     self.storage.update_rows(schema.name, changes)
                 changed_holder[0] = len(changes)
-                return batch
+                return self._fk_after(schema, batch)
 
             self._write(schema.name, apply)
             return Result(rowcount=changed_holder[0], matched=changed_holder[1])
@@ -2488,7 +2562,7 @@ class Engine:
                 if found:
                     self.storage.delete_rows(schema.name, [rid for rid, _ in found])
                 n[0] = len(found)
-                return [(row, -1) for _, row in found]
+                return self._fk_after(schema, [(row, -1) for _, row in found])
 
             self._write(schema.name, apply)
             return Result(rowcount=n[0])
@@ -2504,6 +2578,7 @@ class Engine:
         self._commit(t)  # MySQL: DDL commits the open transaction
         self._catch_up()
         self._cache.clear()
+        self._fk_parents = None
 
     @staticmethod
     def _check_collations(ast: exp.Expression) -> None:
@@ -2539,6 +2614,10 @@ class Engine:
         schema.ddl = sql
         if not restoring:
             self._check_collations(ast)
+            if schema.foreign_keys:
+                from .foreign_keys import validate
+
+                validate(schema, self.storage.schemas, self._cur.fk_checks)
         if restoring:
             self.storage.register(schema)
             self.storage.ensure_collation(schema)
@@ -2607,6 +2686,17 @@ class Engine:
         transaction."""
         schemas = [self._schema(t.name) for t in ast.expressions]
         self._ddl_guard()
+        if self._cur.fk_checks:
+            for schema in schemas:
+                for s in self.storage.schemas.values():
+                    for fk in s.foreign_keys:
+                        if fk.ref_table.lower() == schema.name.lower() and s is not schema:
+                            raise E.ProgrammingError(
+                                "Cannot truncate a table referenced in a foreign key "
+                                f"constraint {fk.describe(s.name)}",
+                                1701,
+                                "42000",
+                            )
         for schema in schemas:
 
             def apply(schema=schema):
@@ -2671,7 +2761,20 @@ class Engine:
 
     def _drop_tables(self, ast: exp.Drop) -> Result:
         self._ddl_guard()
-        for t in ast.expressions if ast.expressions else ast.args.get("tables") or []:
+        targets = ast.expressions if ast.expressions else ast.args.get("tables") or []
+        dropping = {t.name.lower() for t in targets}
+        if self._cur.fk_checks:
+            for s in self.storage.schemas.values():
+                if s.name.lower() in dropping:
+                    continue
+                for fk in s.foreign_keys:
+                    if fk.ref_table.lower() in dropping:
+                        raise E.IntegrityError(
+                            "Cannot delete or update a parent row: a foreign key constraint fails",
+                            1451,
+                            "23000",
+                        )
+        for t in targets:
             low = t.name.lower()
             if low not in self.storage.schemas:
                 if ast.args.get("exists"):
@@ -2743,6 +2846,10 @@ class Engine:
             exists=lambda n: n.lower() in self.storage.schemas or n.lower() in self.views,
         )
         self._check_collations(ast)
+        if plan.new_fks:
+            from .foreign_keys import validate
+
+            validate(plan.schema, self.storage.schemas, self._cur.fk_checks)
         self._ddl_guard()
         self._rebuild(schema, plan)
         return Result(rowcount=0)
@@ -2751,18 +2858,25 @@ class Engine:
         from . import alter as A
 
         new = plan.schema
+        saved = self.storage.known_schemas()
         self.storage.begin()
         try:
             self._catch_up_writer()
             rows = [r for _rid, r in self.storage.select_with_rowid(schema.name, None)]
             new_rows = A.carry_rows(plan, schema, rows)
             self.storage.rebuild_table(schema, new, new_rows)
+            if getattr(plan, "new_fks", None) and self._cur.fk_checks:
+                from .foreign_keys import Enforcer
+
+                only_new = TableSchema(new.name, new.columns, foreign_keys=plan.new_fks)
+                Enforcer(self.storage).check_children(only_new, new_rows)
             new.ddl = show_create_table(new, current_collation_name())
             # the table's definition now names every key, those CREATE INDEX made included
             self.storage.catalog_remove_indexes(schema.name)
             self.storage.catalog_replace("table", schema.name, new.name, new.ddl)
         except BaseException:
             self.storage.rollback()
+            self.storage.restore_schemas(saved)
             raise
         self.storage.commit()
         self._forget_table(schema.name)
@@ -3260,6 +3374,8 @@ def show_create_table(schema, collation: str) -> str:
         lines.append(f"  UNIQUE KEY {_quote_ident(name)} ({cols(key)})")
     for name, key in zip(schema.index_names, schema.indexes):
         lines.append(f"  KEY {_quote_ident(name)} ({cols(key)})")
+    for fk in schema.foreign_keys:
+        lines.append(f"  {fk.clause()}")
     body = ",\n".join(lines)
     return (
         f"CREATE TABLE {_quote_ident(schema.name)} (\n{body}\n) "
@@ -3344,6 +3460,7 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
     unique_names: list[str] = []
     pending_index: list[list[str]] = []
     index_names: list[str] = []
+    fks: list = []
     items = []
     for item in schema_ast.expressions:
         if isinstance(item, exp.Constraint):  # CONSTRAINT name UNIQUE (...) / PRIMARY KEY ...
@@ -3393,8 +3510,12 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
             ]
             pending_index.append(cols)
             index_names.append(item.this.name if item.this is not None else "")
+        elif isinstance(item, exp.ForeignKey):
+            from .foreign_keys import from_ast
+
+            fks.append(from_ast(item, constraint))
         else:
-            # CHECK, FOREIGN KEY, FULLTEXT ... accepted and ignored
+            # CHECK, FULLTEXT ... accepted and ignored
             continue
 
     def idx(names):
@@ -3425,6 +3546,8 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
                 cand, n = f"{base}_{n}", n + 1
             names[k] = cand
             taken.add(cand.lower())
+    if fks:
+        _foreign_key_indexes(name, columns, pk, uniques, indexes, index_names, fks, taken)
     for names in (unique_names, index_names):
         seen: set[str] = set()
         for n in names:
@@ -3435,8 +3558,45 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
         n = sorted(set(unique_names) & set(index_names))[0]
         raise E.ProgrammingError(f"Duplicate key name '{n}'", 1061, "42000")
     return TableSchema(
-        name, columns, pk, uniques, indexes, unique_names=unique_names, index_names=index_names
+        name,
+        columns,
+        pk,
+        uniques,
+        indexes,
+        unique_names=unique_names,
+        index_names=index_names,
+        foreign_keys=fks,
     )
+
+
+def _foreign_key_indexes(
+    table, columns, pk, uniques, indexes, index_names, fks, taken, fk_taken=frozenset()
+) -> None:
+    """Name the FOREIGN KEYs as MySQL does, and give each the index InnoDB needs: one whose
+    leading columns are the key's, made (named after the constraint, else its first column)
+    when the table has none."""
+    from .foreign_keys import name_keys
+
+    for fk in fks:
+        cols = []
+        for c in fk.cols:
+            i = next((j for j, col in enumerate(columns) if col.name.lower() == c.lower()), None)
+            if i is None:
+                raise E.ProgrammingError(f"Key column '{c}' doesn't exist in table", 1072, "42000")
+            cols.append(i)
+        if any(list(k[: len(cols)]) == cols for k in [pk] + uniques + indexes if k):
+            continue
+        base = fk.name or columns[cols[0]].name
+        cand, n = base, 2
+        while cand.lower() in taken:
+            cand, n = f"{base}_{n}", n + 1
+        taken.add(cand.lower())
+        indexes.append(cols)
+        index_names.append(cand)
+    seen = {fk.name.lower() for fk in fks if fk.name}
+    if len(seen) < len([fk for fk in fks if fk.name]):
+        raise E.ProgrammingError("Duplicate foreign key constraint name", 1826, "HY000")
+    name_keys(table, fks, seen | set(fk_taken))
 
 
 def _default_value(e: exp.Expression, ctype, col: str):

@@ -303,6 +303,29 @@ def build_rows(engine, database: str) -> dict[str, list[tuple]]:
                     )  # fmt: skip
             if ctype is not None:
                 out["TABLE_CONSTRAINTS"].append(("def", database, name, database, t, ctype, "YES"))
+        for fk in schema.foreign_keys:
+            out["TABLE_CONSTRAINTS"].append(
+                ("def", database, fk.name, database, t, "FOREIGN KEY", "YES")
+            )
+            for seq, (c, rc) in enumerate(zip(fk.cols, fk.ref_cols), 1):
+                out["KEY_COLUMN_USAGE"].append(
+                    ("def", database, fk.name, "def", database, t, c, seq, seq, database,
+                     fk.ref_table, rc)
+                )  # fmt: skip
+            parent = storage.schemas.get(fk.ref_table.lower())
+            unique_name = None
+            if parent is not None:
+                want = [parent.index_of(c) for c in fk.ref_cols]
+                if parent.primary_key == want:
+                    unique_name = "PRIMARY"
+                else:
+                    unique_name = next(
+                        (n for n, u in zip(parent.unique_names, parent.uniques) if u == want), None
+                    )
+            out["REFERENTIAL_CONSTRAINTS"].append(
+                ("def", database, fk.name, "def", database, unique_name, "NONE", fk.on_update,
+                 fk.on_delete, t, fk.ref_table)
+            )  # fmt: skip
     for low, name in sorted(engine.view_names.items()):
         sql = engine.view_sql.get(low, "")
         ast = engine.views.get(low)

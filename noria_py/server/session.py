@@ -645,6 +645,8 @@ class Session:
                 self.engine.commit(self.txn)  # MySQL: autocommit on commits the open transaction
             self.autocommit = on
             return
+        if key == "foreign_key_checks":
+            self.txn.fk_checks = bool(value)
         self.vars[key] = value
 
     # -- status ------------------------------------------------------------------------------

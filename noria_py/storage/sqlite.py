@@ -95,6 +95,7 @@ class TableSchema:
     index_names: list[str] = field(default_factory=list)  # aligned with ``indexes``
     # keys added by CREATE [UNIQUE] INDEX (name -> SQLite index): DROP INDEX can drop these
     created_indexes: dict = field(default_factory=dict)
+    foreign_keys: list = field(default_factory=list)  # foreign_keys.ForeignKey
 
     def key_names(self) -> set[str]:
         return {n.lower() for n in self.unique_names + self.index_names}
@@ -495,7 +496,7 @@ class SQLiteStorage:
         TABLE, RENAME TABLE). The AUTO_INCREMENT counter carries over, as in MySQL. On an
         error nothing is changed, the known schemas included."""
         seq = self.next_auto_value(old.name)
-        saved = (dict(self.schemas), dict(self._converters))
+        saved = self.known_schemas()
         try:
             self.drop_table(old.name)
             self.create_table(new)
@@ -509,12 +510,21 @@ class SQLiteStorage:
                     (new.name, max(seq or 0, top)),
                 )
         except BaseException:
-            self.schemas.clear()
-            self.schemas.update(saved[0])
-            self._converters.clear()
-            self._converters.update(saved[1])
-            self._insert_sql.clear()
+            self.restore_schemas(saved)
             raise
+
+    def known_schemas(self):
+        """What is known of the tables now (``restore_schemas`` goes back to it)."""
+        return dict(self.schemas), dict(self._converters)
+
+    def restore_schemas(self, saved) -> None:
+        self.schemas.clear()
+        self.schemas.update(saved[0])
+        self._converters.clear()
+        self._converters.update(saved[1])
+        self._insert_sql.clear()
+        self._lookup_sql.clear()
+        self._range_sql.clear()
 
     def ensure_index(self, table: str, cols: list[int]) -> None:
         schema = self.schemas[table.lower()]
