@@ -112,6 +112,9 @@ class SelectPrepared(Prepared):
         self.param_count = param_count
         self.columns = cq.names
         self.column_types = [V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR") for k in cq.kinds]
+        for i, t in enumerate(getattr(cq, "declared", None) or ()):
+            if t is not None:
+                self.column_types[i] = t  # a column's own type, as MySQL reports it
         self.nullable = cq.nullable
         self.reader = cq.reader
         # lower-case base tables the query reads (a transaction that wrote one of them reads
@@ -2189,6 +2192,7 @@ class Engine:
             self._discard(compiler)
             raise
         self._install(cq, with_reader=not view)
+        cq.declared = _declared_types(ast, cq.kinds, self.storage.schemas)
         entry = QueryEntry(self._next_name(), sql.strip(), "cached", cq)
         self.queries[entry.name] = entry
         if view:
@@ -3426,6 +3430,61 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
     sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
     ast, _ = parse(sql)
     return ast.expression, sql
+
+
+_DECLARED_NAMES = frozenset(
+    "INT TINYINT SMALLINT MEDIUMINT BIGINT VARCHAR CHAR TEXT MEDIUMTEXT LONGTEXT DECIMAL "
+    "DOUBLE FLOAT DATE DATETIME TIMESTAMP TIME BLOB VARBINARY BINARY".split()
+)
+
+
+def _declared_types(ast, kinds: list, schemas: dict) -> list | None:
+    """For each output column that is a plain column of a base table: its declared type's
+    name (``INT``, ``VARCHAR`` ...), which the wire protocol reports as MySQL does (an INT
+    column is a LONG, not a LONGLONG). None where the column is computed."""
+    if not isinstance(ast, exp.Select):
+        return None
+    sources: dict[str, object] = {}
+    frm = ast.args.get("from_")
+    items = ([frm.this] if frm is not None else []) + [j.this for j in ast.args.get("joins") or []]
+    order = []
+    for it in items:
+        if isinstance(it, exp.Table) and not it.db and it.name.lower() in schemas:
+            sch = schemas[it.name.lower()]
+            sources[it.alias_or_name.lower()] = sch
+            order.append(sch)
+        else:
+            return None
+    cols = []
+    for e in ast.expressions:
+        inner = e.this if isinstance(e, exp.Alias) else e
+        if isinstance(inner, exp.Star):
+            for sch in order:
+                cols.extend(c.ctype for c in sch.columns)
+            continue
+        if isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star):
+            sch = sources.get(inner.table.lower())
+            if sch is None:
+                return None
+            cols.extend(c.ctype for c in sch.columns)
+            continue
+        ct = None
+        if isinstance(inner, exp.Column):
+            if inner.table:
+                cands = [sources[inner.table.lower()]] if inner.table.lower() in sources else []
+            else:
+                cands = list(sources.values())
+            found = [s.columns[i] for s in cands if (i := s.index_of(inner.name)) is not None]
+            if len(found) == 1:
+                ct = found[0].ctype
+        cols.append(ct)
+    if len(cols) < len(kinds):
+        return None
+    out = []
+    for ct, kind in zip(cols, kinds):
+        name = ct.mysql_name.upper() if ct is not None else None
+        out.append(name if ct is not None and ct.kind == kind and name in _DECLARED_NAMES else None)
+    return out
 
 
 def _sql_str(text: str) -> str:

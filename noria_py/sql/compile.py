@@ -75,6 +75,7 @@ class CompiledQuery:
     merge_order: object = None  # sort key for multi-key lookups with ORDER BY
     merge_limit: tuple | None = None  # (offset, limit) after merging multi-key results
     merge_distinct: bool = False
+    declared: list | None = None  # per output column: its declared type's name, or None
     visible: int = 0
     range_ops: list = field(default_factory=list)  # [(op, param index)] on the range column
     range_kind: str | None = None
