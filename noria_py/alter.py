@@ -98,6 +98,7 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         keys.append(["index", name, [cols[i].name for i in key]])
     new_name = schema.name
     fks = [dataclasses.replace(fk, cols=list(fk.cols)) for fk in schema.foreign_keys]
+    checks = [list(c) for c in schema.checks]
     new_fks: list = []
     deferred: list = []  # errors MySQL reports after the statement's other checks
 
@@ -132,6 +133,18 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         pk[:] = [new if c.lower() == low else c for c in pk]
         for fk in fks:
             fk.cols = [new if c.lower() == low else c for c in fk.cols]
+        if old.lower() != new.lower():
+            check_uses(old, "renamed")
+
+    def check_uses(column: str, what: str) -> None:
+        for name, expr, _c in checks:
+            if any(c.name.lower() == column.lower() for c in expr.find_all(exp.Column)):
+                raise E.ProgrammingError(
+                    f"Check constraint '{name}' uses column '{column}', hence column cannot be "
+                    f"dropped or {what}.",
+                    3959,
+                    "HY000",
+                )
 
     def add_key(kind: str, name: str, names: list[str]) -> None:
         for n in names:
@@ -240,6 +253,14 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                             1090,
                             "42000",
                         )
+                    low = cols[i].name.lower()
+                    # a CHECK on this column alone goes with it; one on others too refuses
+                    checks[:] = [
+                        c
+                        for c in checks
+                        if {x.name.lower() for x in c[1].find_all(exp.Column)} != {low}
+                    ]
+                    check_uses(cols[i].name, "renamed")
                     del cols[i]
                     del origin[i]
                     # its key parts go at the end, unless a column of that name is added
@@ -249,6 +270,15 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                             raise _cant_drop("INDEX", name)
                         pk.clear()
                         continue
+                    if kind == "CONSTRAINT":
+                        chk = next((c for c in checks if c[0].lower() == name.lower()), None)
+                        fk = next((f for f in fks if f.name.lower() == name.lower()), None)
+                        if chk is not None:
+                            checks.remove(chk)
+                            continue
+                        if fk is not None:
+                            fks.remove(fk)
+                            continue
                     k = next((k for k in keys if k[1].lower() == name.lower()), None)
                     if k is None or (kind == "CONSTRAINT" and k[0] != "unique"):
                         if action.args.get("exists"):
@@ -260,6 +290,15 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                             )
                         raise _cant_drop("INDEX", name)
                     keys.remove(k)
+                elif kind == "CHECK":
+                    chk = next((c for c in checks if c[0].lower() == name.lower()), None)
+                    if chk is None:
+                        if action.args.get("exists"):
+                            continue
+                        raise E.ProgrammingError(
+                            f"Check constraint '{name}' is not found in the table.", 3821, "HY000"
+                        )
+                    checks.remove(chk)
                 elif kind == "FOREIGN KEY":
                     fk = next((f for f in fks if f.name.lower() == name.lower()), None)
                     if fk is None:
@@ -427,6 +466,7 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         unique_names=[k[1] for k in uniques],
         index_names=index_names,
         foreign_keys=fks,
+        checks=checks,
     )
     plan = AlterPlan(new, origin, schema.name if new_name != schema.name else None)
     plan.new_fks = new_fks

@@ -1131,6 +1131,7 @@ class Engine:
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
         self._fk_parents: set | None = None  # see _fk_referenced
+        self._check_fns: dict = {}  # id(schema) -> (schema, compiled CHECK constraints)
         self._qseq = 0
         self._tx = False  # base storage's write transaction is open (held by _writer)
         self._tx_deltas: list = []
@@ -2424,13 +2425,42 @@ class Engine:
         return got
 
     def _fk_involved(self, schema: TableSchema) -> bool:
-        return bool(schema.foreign_keys) or schema.name.lower() in self._fk_referenced()
+        """Does a write to the table need checks after it (CHECK or FOREIGN KEY)?"""
+        return (
+            bool(schema.foreign_keys)
+            or bool(schema.checks)
+            or schema.name.lower() in self._fk_referenced()
+        )
+
+    def _check_constraints(self, schema: TableSchema, rows) -> None:
+        """CHECK constraints on new or changed rows: FALSE is error 3819 (NULL passes)."""
+        fns = self._check_fns.get(id(schema))
+        if fns is None or fns[0] is not schema:
+            scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+            compiled = []
+            for name, expr, _col in schema.checks:
+                try:
+                    compiled.append((name, compile_expr(expr, scope, allow_params=False).fn))
+                except Unsupported as e:
+                    raise E.NotSupportedError(f"CHECK ({expr.sql('mysql')}): {e}") from None
+            fns = self._check_fns[id(schema)] = (schema, compiled)
+        for r in rows:
+            for name, fn in fns[1]:
+                v = fn(r, ())
+                if v is not None and not truthy(v):
+                    raise E.IntegrityError(f"Check constraint '{name}' is violated.", 3819, "HY000")
 
     def _fk_after(self, schema: TableSchema, batch: list):
         """After a write's change to base storage (inside its transaction): FOREIGN KEY
         checks of the new rows and the parent rows that went or changed, and the cascades,
         whose deltas go into the dataflow with the write's own (see ``foreign_keys``)."""
-        if not batch or not self._cur.fk_checks or not self._fk_involved(schema):
+        if not batch:
+            return batch
+        if schema.checks:
+            self._check_constraints(schema, [r for r, s in batch if s > 0])
+        if not self._cur.fk_checks or not (
+            schema.foreign_keys or schema.name.lower() in self._fk_referenced()
+        ):
             return batch
         from .foreign_keys import Enforcer
 
@@ -2622,6 +2652,8 @@ class Engine:
                 from .foreign_keys import validate
 
                 validate(schema, self.storage.schemas, self._cur.fk_checks)
+            if schema.checks:
+                self._check_constraints(schema, [])  # compiles them: an unsupported one is 1235
         if restoring:
             self.storage.register(schema)
             self.storage.ensure_collation(schema)
@@ -2869,6 +2901,8 @@ class Engine:
             rows = [r for _rid, r in self.storage.select_with_rowid(schema.name, None)]
             new_rows = A.carry_rows(plan, schema, rows)
             self.storage.rebuild_table(schema, new, new_rows)
+            if new.checks:
+                self._check_constraints(new, new_rows)
             if getattr(plan, "new_fks", None) and self._cur.fk_checks:
                 from .foreign_keys import Enforcer
 
@@ -3380,6 +3414,10 @@ def show_create_table(schema, collation: str) -> str:
         lines.append(f"  KEY {_quote_ident(name)} ({cols(key)})")
     for fk in schema.foreign_keys:
         lines.append(f"  {fk.clause()}")
+    for name, expr, _col in schema.checks:
+        lines.append(
+            f"  CONSTRAINT {_quote_ident(name)} CHECK ({expr.sql('mysql', identify=True)})"
+        )
     body = ",\n".join(lines)
     return (
         f"CREATE TABLE {_quote_ident(schema.name)} (\n{body}\n) "
@@ -3520,6 +3558,7 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
     pending_index: list[list[str]] = []
     index_names: list[str] = []
     fks: list = []
+    checks: list = []
     items = []
     for item in schema_ast.expressions:
         if isinstance(item, exp.Constraint):  # CONSTRAINT name UNIQUE (...) / PRIMARY KEY ...
@@ -3547,6 +3586,8 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
                 elif isinstance(k, exp.DefaultColumnConstraint):
                     col.has_default = True
                     col.default = _default_value(k.this, ctype, item.name)
+                elif isinstance(k, exp.CheckColumnConstraint):
+                    checks.append(["", k.this, item.name])
             if not col.nullable and col.has_default and col.default is None:
                 raise E.ProgrammingError(f"Invalid default value for '{item.name}'", 1067, "42000")
             if is_pk:
@@ -3573,6 +3614,8 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
             from .foreign_keys import from_ast
 
             fks.append(from_ast(item, constraint))
+        elif isinstance(item, exp.CheckColumnConstraint):
+            checks.append([constraint, item.this, ""])
         else:
             # CHECK, FULLTEXT ... accepted and ignored
             continue
@@ -3607,6 +3650,8 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
             taken.add(cand.lower())
     if fks:
         _foreign_key_indexes(name, columns, pk, uniques, indexes, index_names, fks, taken)
+    if checks:
+        _name_checks(name, checks, columns)
     for names in (unique_names, index_names):
         seen: set[str] = set()
         for n in names:
@@ -3625,7 +3670,35 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
         unique_names=unique_names,
         index_names=index_names,
         foreign_keys=fks,
+        checks=checks,
     )
+
+
+def _name_checks(table: str, checks: list, columns) -> None:
+    """MySQL's names for unnamed CHECK constraints (``<table>_chk_<n>``), and each one's
+    columns must exist (3820)."""
+    taken = {c[0].lower() for c in checks if c[0]}
+    if len(taken) < len([c for c in checks if c[0]]):
+        raise E.ProgrammingError("Duplicate check constraint name", 3822, "HY000")
+    n = 0
+    names = {c.name.lower() for c in columns}
+    for chk in checks:
+        for col in chk[1].find_all(exp.Column):
+            if col.name.lower() not in names:
+                raise E.ProgrammingError(
+                    f"Check constraint '{chk[0] or table}' refers to non-existing column "
+                    f"'{col.name}'.",
+                    3820,
+                    "HY000",
+                )
+        if not chk[0]:
+            while True:
+                n += 1
+                cand = f"{table}_chk_{n}"
+                if cand.lower() not in taken:
+                    break
+            chk[0] = cand
+            taken.add(cand.lower())
 
 
 def _foreign_key_indexes(

@@ -303,6 +303,12 @@ def build_rows(engine, database: str) -> dict[str, list[tuple]]:
                     )  # fmt: skip
             if ctype is not None:
                 out["TABLE_CONSTRAINTS"].append(("def", database, name, database, t, ctype, "YES"))
+        for cname, expr, col in schema.checks:
+            out["TABLE_CONSTRAINTS"].append(("def", database, cname, database, t, "CHECK", "YES"))
+            out["CHECK_CONSTRAINTS"].append(
+                ("def", database, t, cname, "Column" if col else "Table",
+                 expr.sql("mysql", identify=True))
+            )  # fmt: skip
         for fk in schema.foreign_keys:
             out["TABLE_CONSTRAINTS"].append(
                 ("def", database, fk.name, database, t, "FOREIGN KEY", "YES")

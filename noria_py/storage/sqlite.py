@@ -96,6 +96,7 @@ class TableSchema:
     # keys added by CREATE [UNIQUE] INDEX (name -> SQLite index): DROP INDEX can drop these
     created_indexes: dict = field(default_factory=dict)
     foreign_keys: list = field(default_factory=list)  # foreign_keys.ForeignKey
+    checks: list = field(default_factory=list)  # [name, expression (sqlglot), column or ""]
 
     def key_names(self) -> set[str]:
         return {n.lower() for n in self.unique_names + self.index_names}
