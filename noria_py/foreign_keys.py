@@ -40,9 +40,9 @@ class ForeignKey:
             f"CONSTRAINT {_q(self.name)} FOREIGN KEY ({cols(self.cols)}) REFERENCES "
             f"{_q(self.ref_table)} ({cols(self.ref_cols)})"
         )
-        if self.on_delete not in ("RESTRICT", "NO ACTION"):
+        if self.on_delete != "RESTRICT":  # the default, left out (as MariaDB does)
             text += f" ON DELETE {self.on_delete}"
-        if self.on_update not in ("RESTRICT", "NO ACTION"):
+        if self.on_update != "RESTRICT":
             text += f" ON UPDATE {self.on_update}"
         return text
 
