@@ -2517,14 +2517,58 @@ class Engine:
 
         return match
 
+    @staticmethod
+    def _order_limit(schema: TableSchema, ast, scope):
+        """UPDATE/DELETE ... [ORDER BY ...] [LIMIT n]: fn(found rows, params) -> the rows the
+        statement changes, in order (ties, and no ORDER BY, go by primary key, then by
+        insertion, as InnoDB scans)."""
+        order = ast.args.get("order")
+        limit = ast.args.get("limit")
+        if order is None and limit is None:
+            return lambda found, params: found
+        from .dataflow.ops.reader import make_sort_key
+
+        fns = []
+        for o in order.expressions if order is not None else []:
+            try:
+                fns.append((compile_expr(o.this, scope).fn, bool(o.args.get("desc"))))
+            except Unsupported as e:
+                raise E.NotSupportedError(f"ORDER BY not supported: {e}") from None
+        limit_fn = None
+        if limit is not None:
+            lim = limit.args.get("expression") or limit.this
+            try:
+                limit_fn = compile_expr(lim, Scope([])).fn
+            except Unsupported as e:
+                raise E.NotSupportedError(f"LIMIT not supported: {e}") from None
+        pk = list(schema.primary_key)
+        keyf = make_sort_key([(i, d) for i, (_f, d) in enumerate(fns)])
+
+        def pick(found, params):
+            decorated = []
+            for rid, row in found:
+                vals = tuple(f(row, params) for f, _d in fns)
+                vals += tuple(row[i] for i in pk) + (rid,)
+                decorated.append((vals, rid, row))
+            n = len(fns)
+            key_tail = make_sort_key([(i, False) for i in range(n, n + len(pk) + 1)])
+            decorated.sort(key=lambda d: (keyf(d[0])[:-1], key_tail(d[0])[:-1]))
+            out = [(rid, row) for _v, rid, row in decorated]
+            if limit_fn is not None:
+                k = limit_fn((), params)
+                k = _int_param(k, "LIMIT")
+                out = out[: max(k, 0)]
+            return out
+
+        return pick
+
     def _prepare_update(self, ast: exp.Update, nparams: int) -> Prepared:
         table = ast.this
         if not isinstance(table, exp.Table) or ast.args.get("from_") or ast.args.get("joins"):
             raise E.NotSupportedError("multi-table UPDATE is not supported")
-        if ast.args.get("order") or ast.args.get("limit"):
-            raise E.NotSupportedError("UPDATE ... ORDER BY / LIMIT is not supported")
         schema = self._schema(table.name)
         scope = Scope([(table.alias or schema.name, c.name, c.ctype.kind) for c in schema.columns])
+        pick = self._order_limit(schema, ast, scope)
         sets = []
         for eq in ast.expressions:
             col = eq.this
@@ -2543,7 +2587,7 @@ class Engine:
             changed_holder = [0, 0]
 
             def apply():
-                found = match(params)
+                found = pick(match(params), params)
                 changed_holder[1] = len(found)
                 changes = []
                 batch = []
@@ -2582,17 +2626,17 @@ class Engine:
         table = ast.this
         if not isinstance(table, exp.Table) or ast.args.get("using"):
             raise E.NotSupportedError("multi-table DELETE is not supported")
-        if ast.args.get("order") or ast.args.get("limit"):
-            raise E.NotSupportedError("DELETE ... ORDER BY / LIMIT is not supported")
         schema = self._schema(table.name)
         where = ast.args["where"].this if ast.args.get("where") else None
         match = self._matcher(schema, where)
+        scope = Scope([(table.alias or schema.name, c.name, c.ctype.kind) for c in schema.columns])
+        pick = self._order_limit(schema, ast, scope)
 
         def run(params):
             n = [0]
 
             def apply():
-                found = match(params)
+                found = pick(match(params), params)
                 if found:
                     self.storage.delete_rows(schema.name, [rid for rid, _ in found])
                 n[0] = len(found)
@@ -2636,7 +2680,85 @@ class Engine:
                     "42000",
                 )
 
+    def _create_table_like(self, ast: exp.Create, like: exp.Table) -> Result:
+        """CREATE TABLE b LIKE a: a's columns, keys and CHECKs (not its FOREIGN KEYs, nor its
+        rows), as MySQL copies them."""
+        import dataclasses
+
+        src = self._schema(like.name)
+        name = ast.this.this.name if isinstance(ast.this, exp.Schema) else ast.this.name
+        copy = dataclasses.replace(
+            src,
+            name=name,
+            columns=[dataclasses.replace(c) for c in src.columns],
+            foreign_keys=[],
+            created_indexes={},
+        )
+        text = show_create_table(copy, current_collation_name())
+        if ast.args.get("exists"):
+            text = text.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)
+        new_ast, _ = parse(text)
+        return self._create_table(new_ast, text)
+
+    def _create_table_as(self, ast: exp.Create, sql: str) -> Result:
+        """CREATE TABLE b AS SELECT ...: a table of the query's columns, holding its rows. Each
+        column must be a plain column of a base table (its type, NOT NULL and DEFAULT carry
+        over, as in MySQL); a computed one, whose type MySQL derives from the expression's
+        width, is refused (1235)."""
+        import dataclasses
+
+        query = ast.expression
+        if isinstance(ast.this, exp.Schema):
+            raise E.NotSupportedError(
+                "This version doesn't yet support 'CREATE TABLE ... (columns) SELECT'"
+            )
+        name = ast.this.name
+        if name.lower() in self.storage.schemas or name.lower() in self.views:
+            if ast.args.get("exists"):
+                return Result(rowcount=0)
+            raise E.ProgrammingError(
+                f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
+            )
+        cols = _plain_columns(query, self.storage.schemas)
+        if cols is None:
+            raise E.NotSupportedError(
+                "This version doesn't yet support 'CREATE TABLE ... AS SELECT' with a computed "
+                "column or a source other than base tables (list plain columns, or CREATE "
+                "TABLE then INSERT ... SELECT)"
+            )
+        defs = []
+        for out_name, c in cols:
+            d = dataclasses.replace(c, name=out_name)
+            if d.auto_increment:  # the key's counter stays with the source; 0 is the default
+                d.auto_increment = False
+                d.has_default, d.default = True, 0
+            defs.append(d)
+        schema = TableSchema(name, defs)
+        text = show_create_table(schema, current_collation_name())
+        new_ast, _ = parse(text)
+        self._create_table(new_ast, text)
+        rows = self._proxy(query, 0, query.sql("mysql")).run(self, ()).rows
+        if rows:
+            self._write(
+                name,
+                lambda: [
+                    (r, 1) for r in self.storage.insert_rows(name, [list(r) for r in rows], None)
+                ],
+            )
+        return Result(rowcount=len(rows))
+
     def _create_table(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
+        if not restoring:
+            props = ast.args.get("properties")
+            likes = [
+                p for p in (props.expressions if props else []) if isinstance(p, exp.LikeProperty)
+            ]
+            if isinstance(ast.this, exp.Schema):
+                likes += [e for e in ast.this.expressions if isinstance(e, exp.LikeProperty)]
+            if likes:
+                return self._create_table_like(ast, likes[0].this)
+            if isinstance(ast.expression, (exp.Select, exp.SetOperation)):
+                return self._create_table_as(ast, sql)
         schema = _schema_from_create(ast)
         low = schema.name.lower()
         if low in self.storage.schemas or low in self.views:
@@ -3468,6 +3590,49 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
     sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
     ast, _ = parse(sql)
     return ast.expression, sql
+
+
+def _plain_columns(query, schemas: dict):
+    """(output name, ColumnDef) per output column of a SELECT whose columns are all plain
+    columns of base tables; None otherwise."""
+    if not isinstance(query, exp.Select):
+        return None
+    frm = query.args.get("from_")
+    items = ([frm.this] if frm is not None else []) + [
+        j.this for j in query.args.get("joins") or []
+    ]
+    sources = {}
+    order = []
+    for it in items:
+        if not (isinstance(it, exp.Table) and not it.db and it.name.lower() in schemas):
+            return None
+        sch = schemas[it.name.lower()]
+        sources[it.alias_or_name.lower()] = sch
+        order.append(sch)
+    if (
+        not order
+        or query.args.get("group")
+        or any(isinstance(e, exp.AggFunc) for e in query.find_all(exp.AggFunc))
+    ):
+        return None
+    out = []
+    for e in query.expressions:
+        inner = e.this if isinstance(e, exp.Alias) else e
+        if isinstance(inner, exp.Star):
+            for sch in order:
+                out.extend((c.name, c) for c in sch.columns)
+            continue
+        if not isinstance(inner, exp.Column) or isinstance(inner.this, exp.Star):
+            return None
+        if inner.table:
+            cands = [sources[inner.table.lower()]] if inner.table.lower() in sources else []
+        else:
+            cands = list(sources.values())
+        found = [s.columns[i] for s in cands if (i := s.index_of(inner.name)) is not None]
+        if len(found) != 1:
+            return None
+        out.append((e.alias_or_name, found[0]))
+    return out
 
 
 _DECLARED_NAMES = frozenset(

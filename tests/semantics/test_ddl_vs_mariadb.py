@@ -263,3 +263,49 @@ def test_ddl_sequences_match_mariadb(sides, steps):
                 assert _rows(v1) == _rows(v2), f"view after {sql}"
     finally:
         ours_conn.close()
+
+
+SCRIPT = [
+    "CREATE TABLE ddl_src (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, "
+    "x VARCHAR(10) NOT NULL DEFAULT 'q', d DECIMAL(6,2), KEY (x))",
+    "INSERT INTO ddl_src (x, d) VALUES ('b', 3.00), ('A', 1.00), ('a', 3.00), ('c', NULL), "
+    "('d', 1.00)",
+    "CREATE TABLE ddl_like LIKE ddl_src",
+    "CREATE TABLE ddl_ctas AS SELECT id, x AS y, d FROM ddl_src WHERE id > 1",
+    "INSERT INTO ddl_like SELECT * FROM ddl_src",
+    "DELETE FROM ddl_like ORDER BY d DESC, id LIMIT 1",
+    "UPDATE ddl_like SET d = 9 WHERE d < 3 OR d IS NULL ORDER BY x LIMIT 2",
+    "DELETE FROM ddl_ctas LIMIT 2",
+    "UPDATE ddl_ctas SET y = 'z' ORDER BY y DESC LIMIT 1",
+    "CREATE TABLE ddl_like LIKE ddl_src",  # 1050
+    "CREATE TABLE IF NOT EXISTS ddl_like LIKE ddl_src",
+]
+
+
+def test_like_ctas_and_ordered_limited_writes_match_mariadb(sides):
+    _conn, theirs_fn = sides
+    ours_conn = noria_py.connect()
+    cur = ours_conn.cursor()
+
+    def ours_fn(sql):
+        cur.execute(sql)
+        return list(cur.fetchall()) if cur.description else []
+
+    ours, theirs = _Side(ours_fn), _Side(theirs_fn)
+    try:
+        for run in (ours, theirs):
+            run("DROP TABLE IF EXISTS ddl_src, ddl_like, ddl_ctas")
+        for sql in SCRIPT:
+            _r1, e1 = ours.try_(sql)
+            _r2, e2 = theirs.try_(sql)
+            assert e1 == e2, f"{sql}: noria {e1}, MariaDB {e2}"
+            for t in ("ddl_like", "ddl_ctas"):
+                if e1 is None and ours.try_(f"SELECT 1 FROM {t}")[1] is None:
+                    assert _rows(ours(f"SELECT * FROM {t}")) == _rows(
+                        theirs(f"SELECT * FROM {t}")
+                    ), f"{t} after {sql}"
+        for t in ("ddl_like", "ddl_ctas"):
+            assert _describe(ours, t) == _describe(theirs, t), t
+            assert _keys(ours, t) == _keys(theirs, t), t
+    finally:
+        ours_conn.close()
