@@ -56,7 +56,7 @@ def _column_from_def(coldef: exp.ColumnDef):
     d.set("position", None)
     ast, _ = parse(f"CREATE TABLE `_` ({d.sql('mysql')})")
     try:
-        s = _schema_from_create(ast)
+        s = _schema_from_create(ast, check_refs=False)
     except E.ProgrammingError as e:
         if e.errno != 1067:
             raise
@@ -66,7 +66,7 @@ def _column_from_def(coldef: exp.ColumnDef):
             if isinstance(c.kind, exp.DefaultColumnConstraint):
                 c.pop()
         ast, _ = parse(f"CREATE TABLE `_` ({d.sql('mysql')})")
-        s = _schema_from_create(ast)
+        s = _schema_from_create(ast, check_refs=False)
         return s.columns[0], bool(s.primary_key), bool(s.uniques), e
     return s.columns[0], bool(s.primary_key), bool(s.uniques), None
 
@@ -371,6 +371,9 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
     for err in deferred:
         if err is not None:
             raise err
+    from .engine import check_generated
+
+    check_generated(cols)
     for fk in fks:
         gone = [c for c in fk.cols if find(c) is None]
         if gone:  # the column a foreign key needs (and its index) cannot go

@@ -917,6 +917,7 @@ class InsertPrepared(Prepared):
             raise E.NotSupportedError("unsupported INSERT source")
         # defaults for columns not listed
         self.auto_col = schema.auto_increment
+        self.has_generated = any(c.generated is not None for c in schema.columns)
 
     @staticmethod
     def _compile_upsert(schema: TableSchema, assignments) -> list:
@@ -978,6 +979,16 @@ class InsertPrepared(Prepared):
                 row[pos] = v
             for i, c in enumerate(cols):
                 v = row[i]
+                if c.generated is not None:
+                    if v is not _DEFAULT:
+                        raise E.ProgrammingError(
+                            f"The value specified for generated column '{c.name}' in table "
+                            f"'{schema.name}' is not allowed.",
+                            3105,
+                            "HY000",
+                        )
+                    row[i] = None  # computed below, once every other column has its value
+                    continue
                 if v is _DEFAULT:
                     if c.auto_increment:
                         v = None
@@ -998,6 +1009,8 @@ class InsertPrepared(Prepared):
                         f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
                     )
                 row[i] = v
+            if self.has_generated:
+                engine._fill_generated(schema, row)
             out.append(row)
         return out
 
@@ -1132,6 +1145,7 @@ class Engine:
         self._cache: dict[str, Prepared] = {}
         self._fk_parents: set | None = None  # see _fk_referenced
         self._check_fns: dict = {}  # id(schema) -> (schema, compiled CHECK constraints)
+        self._gen_fns: dict = {}  # id(schema) -> (schema, compiled generated columns)
         self._qseq = 0
         self._tx = False  # base storage's write transaction is open (held by _writer)
         self._tx_deltas: list = []
@@ -2406,6 +2420,14 @@ class Engine:
                         f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
                     )
                 new[i] = V.coerce_for_column(v, c.ctype, c.name) if v is not None else None
+            if tuple(new) != old:
+                assigned = {i for i, _fn in prep.upsert}
+                for i, c in enumerate(cols):
+                    if c.on_update and i not in assigned:
+                        now = _dt.datetime.now().replace(microsecond=0)
+                        new[i] = V.coerce_for_column(now, c.ctype, c.name)
+                if prep.has_generated:
+                    self._fill_generated(schema, new)
             new = tuple(new)
             if new != old:
                 self.storage.update_rows(schema.name, [(rowid, new)])
@@ -2431,6 +2453,35 @@ class Engine:
             or bool(schema.checks)
             or schema.name.lower() in self._fk_referenced()
         )
+
+    def _generated(self, schema: TableSchema) -> list:
+        """(column index, compiled expression) of the table's generated columns, in order."""
+        got = self._gen_fns.get(id(schema))
+        if got is None or got[0] is not schema:
+            scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+            fns = []
+            for i, c in enumerate(schema.columns):
+                if c.generated is not None:
+                    try:
+                        fns.append((i, compile_expr(c.generated, scope, allow_params=False).fn))
+                    except Unsupported as e:
+                        raise E.NotSupportedError(f"generated column '{c.name}': {e}") from None
+            got = self._gen_fns[id(schema)] = (schema, fns)
+        return got[1]
+
+    def _fill_generated(self, schema: TableSchema, row: list) -> list:
+        """Compute a row's generated columns (each sees the ones before it), as its type
+        holds them."""
+        for i, fn in self._generated(schema):
+            c = schema.columns[i]
+            v = fn(tuple(row), ())
+            v = V.coerce_for_column(v, c.ctype, c.name) if v is not None else None
+            if v is None and not c.nullable:
+                raise E.IntegrityError(
+                    f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                )
+            row[i] = v
+        return row
 
     def _check_constraints(self, schema: TableSchema, rows) -> None:
         """CHECK constraints on new or changed rows: FALSE is error 3819 (NULL passes)."""
@@ -2575,10 +2626,22 @@ class Engine:
             i = schema.index_of(col.name)
             if i is None:
                 raise E.bad_field(col.name)
+            if schema.columns[i].generated is not None:
+                if isinstance(eq.expression, exp.Var) and eq.expression.name.upper() == "DEFAULT":
+                    continue  # SET g = DEFAULT: it is computed anyway
+                raise E.ProgrammingError(
+                    f"The value specified for generated column '{col.name}' in table "
+                    f"'{schema.name}' is not allowed.",
+                    3105,
+                    "HY000",
+                )
             try:
                 sets.append((i, compile_expr(eq.expression, scope).fn))
             except Unsupported as e:
                 raise E.NotSupportedError(f"SET expression not supported: {e}") from None
+        assigned = {i for i, _f in sets}
+        stamp = [i for i, c in enumerate(schema.columns) if c.on_update and i not in assigned]
+        has_generated = any(c.generated is not None for c in schema.columns)
         where = ast.args["where"].this if ast.args.get("where") else None
         match = self._matcher(schema, where)
         cols = schema.columns
@@ -2607,6 +2670,13 @@ class Engine:
                         else:
                             v = V.coerce_for_column(v, c.ctype, c.name)
                         new[i] = v
+                    if tuple(new) != row:
+                        if stamp:  # ON UPDATE CURRENT_TIMESTAMP, when something changed
+                            now = _dt.datetime.now().replace(microsecond=0)
+                            for i in stamp:
+                                new[i] = V.coerce_for_column(now, cols[i].ctype, cols[i].name)
+                        if has_generated:
+                            self._fill_generated(schema, new)
                     new = tuple(new)
                     if new != row:
                         changes.append((rowid, new))
@@ -3022,6 +3092,8 @@ class Engine:
             self._catch_up_writer()
             rows = [r for _rid, r in self.storage.select_with_rowid(schema.name, None)]
             new_rows = A.carry_rows(plan, schema, rows)
+            if any(c.generated is not None for c in new.columns):
+                new_rows = [self._fill_generated(new, list(r)) for r in new_rows]
             self.storage.rebuild_table(schema, new, new_rows)
             if new.checks:
                 self._check_constraints(new, new_rows)
@@ -3367,7 +3439,7 @@ class Engine:
                     "YES" if c.nullable else "NO",
                     key,
                     default,
-                    "auto_increment" if c.auto_increment else "",
+                    _extra(c),
                 )
             )
         names = ["Field", "Type", "Null", "Key", "Default", "Extra"]
@@ -3516,11 +3588,20 @@ def show_create_table(schema, collation: str) -> str:
     lines = []
     for c in schema.columns:
         part = f"  {_quote_ident(c.name)} {_mysql8_type(c.ctype)}"
+        if c.generated is not None:
+            kind = "STORED" if c.stored else "VIRTUAL"
+            part += f" GENERATED ALWAYS AS ({c.generated.sql('mysql', identify=True)}) {kind}"
+            if not c.nullable:
+                part += " NOT NULL"
+            lines.append(part)
+            continue
         if not c.nullable:
             part += " NOT NULL"
         default = _default_text(c)
         if default is not None:
             part += f" DEFAULT {default}"
+        if c.on_update:
+            part += " ON UPDATE CURRENT_TIMESTAMP"
         if c.auto_increment:
             part += " AUTO_INCREMENT"
         lines.append(part)
@@ -3690,6 +3771,17 @@ def _declared_types(ast, kinds: list, schemas: dict) -> list | None:
     return out
 
 
+def _extra(c) -> str:
+    """DESCRIBE's Extra column."""
+    if c.generated is not None:
+        return "STORED GENERATED" if c.stored else "VIRTUAL GENERATED"
+    if c.auto_increment:
+        return "auto_increment"
+    if c.on_update:
+        return "on update current_timestamp"
+    return ""
+
+
 def _sql_str(text: str) -> str:
     return text.replace("\\", "\\\\").replace("'", "''")
 
@@ -3706,7 +3798,25 @@ def _count_params(ast: exp.Expression) -> int:
     return n
 
 
-def _schema_from_create(ast: exp.Create) -> TableSchema:
+def check_generated(columns) -> None:
+    """A generated column has no DEFAULT and reads columns the table has."""
+    names_now = {c.name.lower() for c in columns}
+    for c in columns:
+        if c.generated is not None:
+            if c.has_default or c.auto_increment:
+                raise E.ProgrammingError(
+                    f"Incorrect usage of DEFAULT and generated column '{c.name}'", 1221, "HY000"
+                )
+            for ref in c.generated.find_all(exp.Column):
+                if ref.name.lower() not in names_now:
+                    raise E.ProgrammingError(
+                        f"Unknown column '{ref.name}' in 'generated column function'",
+                        1054,
+                        "42S22",
+                    )
+
+
+def _schema_from_create(ast: exp.Create, check_refs: bool = True) -> TableSchema:
     schema_ast = ast.this
     if not isinstance(schema_ast, exp.Schema):
         if isinstance(ast.expression, (exp.Select, exp.Union)):
@@ -3753,6 +3863,25 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
                     col.default = _default_value(k.this, ctype, item.name)
                 elif isinstance(k, exp.CheckColumnConstraint):
                     checks.append(["", k.this, item.name])
+                elif isinstance(k, exp.ComputedColumnConstraint):
+                    g = k.this
+                    col.generated = g.this if isinstance(g, exp.Paren) else g
+                    col.stored = bool(k.args.get("persisted"))
+                elif isinstance(k, exp.OnUpdateColumnConstraint):
+                    u = k.this
+                    if (
+                        not (
+                            isinstance(u, exp.CurrentTimestamp)
+                            or isinstance(u, exp.Anonymous)
+                            and str(u.this).upper()
+                            in ("NOW", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP")
+                        )
+                        or ctype.kind != V.DATETIME
+                    ):
+                        raise E.ProgrammingError(
+                            f"Invalid ON UPDATE clause for '{item.name}' column", 1294, "HY000"
+                        )
+                    col.on_update = True
             if not col.nullable and col.has_default and col.default is None:
                 raise E.ProgrammingError(f"Invalid default value for '{item.name}'", 1067, "42000")
             if is_pk:
@@ -3817,6 +3946,8 @@ def _schema_from_create(ast: exp.Create) -> TableSchema:
         _foreign_key_indexes(name, columns, pk, uniques, indexes, index_names, fks, taken)
     if checks:
         _name_checks(name, checks, columns)
+    if check_refs:
+        check_generated(columns)
     for names in (unique_names, index_names):
         seen: set[str] = set()
         for n in names:

@@ -275,12 +275,18 @@ def build_rows(engine, database: str) -> dict[str, list[tuple]]:
             extra = "auto_increment" if c.auto_increment else ""
             if c.has_default and callable(c.default):
                 extra = "DEFAULT_GENERATED"
+            if c.on_update:
+                extra = (extra + " on update CURRENT_TIMESTAMP").strip()
+            generated, expression = "NEVER", ""
+            if c.generated is not None:
+                extra = "STORED GENERATED" if c.stored else "VIRTUAL GENERATED"
+                generated, expression = "ALWAYS", c.generated.sql("mysql", identify=True)
             out["COLUMNS"].append(
                 ("def", database, t, c.name, i + 1, _default(c), "YES" if c.nullable else "NO",
                  f["DATA_TYPE"], f["CHARACTER_MAXIMUM_LENGTH"], f["CHARACTER_OCTET_LENGTH"],
                  f["NUMERIC_PRECISION"], f["NUMERIC_SCALE"], f["DATETIME_PRECISION"],
                  f["CHARACTER_SET_NAME"], f["COLLATION_NAME"], f["COLUMN_TYPE"], key, extra,
-                 "select,insert,update,references", "", "NEVER", "")
+                 "select,insert,update,references", "", generated, expression)
             )  # fmt: skip
         keys = []
         if schema.primary_key:

@@ -81,6 +81,9 @@ class ColumnDef:
     default: object = None
     has_default: bool = False
     auto_increment: bool = False
+    generated: object = None  # GENERATED ALWAYS AS (expression), a sqlglot expression
+    stored: bool = False  # STORED (else VIRTUAL; both are kept in base storage here)
+    on_update: bool = False  # ON UPDATE CURRENT_TIMESTAMP
 
 
 @dataclass
