@@ -870,6 +870,8 @@ class InsertPrepared(Prepared):
         self.schema = schema
         self.table = schema.name
         self.ignore = bool(ins.args.get("ignore"))
+        self.replace = bool(ins.meta.get("replace")) if ins.meta else False
+        self.returning = _returning(ins, schema)
         self.upsert = None
         conflict = ins.args.get("conflict")
         if conflict is not None:
@@ -2341,6 +2343,8 @@ class Engine:
         changed = [0]
 
         def apply():
+            if prep.replace:
+                return self._replace(prep, rows_all, stored_holder, changed)
             if prep.upsert is not None:
                 return self._fk_after(
                     prep.schema, self._upsert(prep, rows_all, stored_holder, changed)
@@ -2364,12 +2368,15 @@ class Engine:
             apply,
             single=len(rows_all) == 1
             and not prep.ignore
+            and not prep.replace
             and prep.upsert is None
             and not self._fk_involved(prep.schema),
         )
         stored = stored_holder[0]
-        if prep.upsert is not None:
-            # MySQL counts 1 per inserted row and 2 per updated row
+        if prep.returning is not None:
+            return _returning_result(prep.returning, stored, param_sets[-1] if param_sets else ())
+        if prep.upsert is not None or prep.replace:
+            # MySQL counts 1 per inserted row and 2 per updated row (REPLACE: 1 per deleted)
             return Result(rowcount=len(stored) + changed[0], lastrowid=None)
         lastrowid = None
         if prep.auto_col is not None:
@@ -2377,6 +2384,35 @@ class Engine:
             if gen:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid)
+
+    def _replace(self, prep: InsertPrepared, rows: list, stored_holder: list, changed: list):
+        """REPLACE, row by row: every row holding one of the new row's unique keys is deleted
+        (as a DELETE: foreign keys' ON DELETE applies), then the row is inserted."""
+        schema = prep.schema
+        cols = schema.columns
+        keysets = ([schema.primary_key] if schema.primary_key else []) + schema.uniques
+        stored, gone = [], []
+        for r in rows:
+            for ks in keysets:
+                if any(r[i] is None for i in ks):
+                    continue
+                cond = " AND ".join(f"{q(cols[i].name)} = ?" for i in ks)
+                hit = self.storage.select_with_rowid(
+                    schema.name, cond, [V.to_storage(r[i]) for i in ks]
+                )
+                if hit:
+                    self.storage.delete_rows(schema.name, [rid for rid, _ in hit])
+                    gone.extend(row for _, row in hit)
+            stored.extend(self.storage.insert_rows(schema.name, [r], prep.auto_col))
+        changed[0] = len(gone)
+        stored_holder.append(stored)
+        pairs: list = []
+        for part in (
+            self._fk_after(schema, [(g, -1) for g in gone]),
+            self._fk_after(schema, [(r, 1) for r in stored]),
+        ):
+            pairs.extend(_pairs(schema.name, part))
+        return _Multi(pairs)
 
     def _upsert(self, prep: InsertPrepared, rows: list, stored_holder: list, changed: list):
         """INSERT ... ON DUPLICATE KEY UPDATE, row by row: insert, or update the row holding the
@@ -2702,17 +2738,23 @@ class Engine:
         scope = Scope([(table.alias or schema.name, c.name, c.ctype.kind) for c in schema.columns])
         pick = self._order_limit(schema, ast, scope)
 
+        returning = _returning(ast, schema)
+
         def run(params):
             n = [0]
+            rows_gone: list = []
 
             def apply():
                 found = pick(match(params), params)
                 if found:
                     self.storage.delete_rows(schema.name, [rid for rid, _ in found])
                 n[0] = len(found)
+                rows_gone[:] = [row for _, row in found]
                 return self._fk_after(schema, [(row, -1) for _, row in found])
 
             self._write(schema.name, apply)
+            if returning is not None:
+                return _returning_result(returning, rows_gone, params)
             return Result(rowcount=n[0])
 
         return FuncPrepared(run, nparams, is_write=True, kind="delete")
@@ -3671,6 +3713,35 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
     sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
     ast, _ = parse(sql)
     return ast.expression, sql
+
+
+def _returning(stmt, schema: TableSchema):
+    """INSERT/REPLACE/DELETE ... RETURNING (MariaDB's): [(name, fn, kind)] over the table's
+    rows, or None."""
+    ret = stmt.args.get("returning")
+    if ret is None:
+        return None
+    scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+    out = []
+    for e in ret.expressions:
+        if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+            for i, c in enumerate(schema.columns):
+                out.append((c.name, lambda row, p, i=i: row[i], c.ctype.kind))
+            continue
+        try:
+            ce = compile_expr(e.this if isinstance(e, exp.Alias) else e, scope)
+        except Unsupported as err:
+            raise E.NotSupportedError(f"RETURNING expression not supported: {err}") from None
+        name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else e.sql("mysql")
+        out.append((name, ce.fn, ce.kind))
+    return out
+
+
+def _returning_result(returning, rows, params) -> Result:
+    out = [tuple(fn(tuple(r), params) for _n, fn, _k in returning) for r in rows]
+    names = [n for n, _f, _k in returning]
+    types = [V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR") for _n, _f, k in returning]
+    return Result(names, out, types, [True] * len(names), len(out))
 
 
 def _plain_columns(query, schemas: dict):

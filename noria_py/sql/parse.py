@@ -77,6 +77,8 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     if len(stmts) > 1:
         raise parse_error("only one statement per execute() call")
     stmt = stmts[0]
+    if isinstance(stmt, exp.Command) and str(stmt.this).upper() == "REPLACE":
+        stmt = _replace_statement(sql, text)
     if isinstance(stmt, exp.Command) and not _known_command(stmt):
         raise parse_error(f"near '{sql.strip()[:40]}'")
     _check_tokens(text)
@@ -166,6 +168,21 @@ def _check_tree(stmt: exp.Expression, sql: str) -> None:
     if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
         if not stmt.this.expressions:
             raise parse_error("a table must have at least one column")
+
+
+def _replace_statement(sql: str, text: str) -> exp.Expression:
+    """``REPLACE [INTO] t ...``: parsed as the INSERT it resembles, marked ``replace``."""
+    import re
+
+    m = re.match(r"\s*replace\s+(?:(?:low_priority|delayed)\s+)?(?:into\s+)?", text, re.I)
+    try:
+        stmt = sqlglot.parse_one("INSERT INTO " + text[m.end() :], read=DIALECT)
+    except Exception:  # noqa: BLE001 - sqlglot raises assorted errors on odd input
+        raise _syntax_error(sql, text, None) from None
+    if not isinstance(stmt, exp.Insert) or stmt.args.get("conflict") is not None:
+        raise parse_error(f"near '{sql.strip()[:40]}'")
+    stmt.meta["replace"] = True
+    return stmt
 
 
 def _known_command(stmt: exp.Command) -> bool:
