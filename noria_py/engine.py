@@ -2604,6 +2604,163 @@ class Engine:
 
         return match
 
+    def _prepare_multi_write(self, ast, nparams: int) -> Prepared:
+        """Multi-table UPDATE (``UPDATE a JOIN b ON ... SET a.x = b.y``, ``UPDATE a, b ...``)
+        and DELETE (``DELETE a FROM a JOIN b ...``, ``DELETE FROM a USING a JOIN b ...``).
+        The join is answered by base storage with MySQL's semantics (the transpiled SELECT of
+        each target row's id and each SET value); every target row changes once (the first
+        joined row it meets gives its values), and each table's delta enters the dataflow."""
+        is_update = isinstance(ast, exp.Update)
+        if ast.args.get("order") or ast.args.get("limit"):
+            raise E.ProgrammingError(
+                "Incorrect usage of multi-table "
+                + ("UPDATE" if is_update else "DELETE")
+                + " and ORDER BY/LIMIT",
+                1221,
+                "HY000",
+            )
+        if is_update:
+            source = ast.this.copy()
+        elif ast.args.get("using"):
+            source = ast.args["using"][0].copy()
+        else:
+            source = ast.this.copy()
+        joins = source.args.get("joins") or []
+        source.set("joins", None)
+        items = [source] + [j.this for j in joins]
+        aliases: dict[str, TableSchema] = {}
+        for it in items:
+            if not isinstance(it, exp.Table):
+                raise E.NotSupportedError("a multi-table write over a derived table")
+            if it.name.lower() in self.views:
+                raise E.ProgrammingError(
+                    f"The target table {it.name} of the {'UPDATE' if is_update else 'DELETE'} "
+                    "is not updatable",
+                    1288,
+                    "HY000",
+                )
+            aliases[it.alias_or_name.lower()] = self._schema(it.name)
+
+        def owner(col: exp.Column) -> str:
+            if col.table:
+                if col.table.lower() not in aliases:
+                    raise E.bad_field(f"{col.table}.{col.name}")
+                return col.table.lower()
+            hits = [a for a, sch in aliases.items() if sch.index_of(col.name) is not None]
+            if not hits:
+                raise E.bad_field(col.name)
+            if len(hits) > 1:
+                raise E.ProgrammingError(
+                    f"Column '{col.name}' in field list is ambiguous", 1052, "23000"
+                )
+            return hits[0]
+
+        sets: list = []  # (alias, column index, position of its value in the result)
+        targets: list[str] = []
+        if is_update:
+            for eq in ast.expressions:
+                a = owner(eq.this)
+                i = aliases[a].index_of(eq.this.name)
+                if aliases[a].columns[i].generated is not None:
+                    raise E.ProgrammingError(
+                        f"The value specified for generated column '{eq.this.name}' in table "
+                        f"'{aliases[a].name}' is not allowed.",
+                        3105,
+                        "HY000",
+                    )
+                sets.append((a, i, eq.expression))
+                if a not in targets:
+                    targets.append(a)
+        else:
+            names = ast.args.get("tables") or [ast.this]
+            for t in names:
+                a = t.name.lower()
+                if a not in aliases:
+                    raise E.ProgrammingError(
+                        f"Unknown table '{t.name}' in MULTI DELETE", 1109, "42S02"
+                    )
+                if a not in targets:
+                    targets.append(a)
+        select_items = [f"{_quote_ident(a)}.rowid AS `__r{k}`" for k, a in enumerate(targets)]
+        select_items += [f"{e.sql('mysql')} AS `__v{k}`" for k, (_a, _i, e) in enumerate(sets)]
+        where = ast.args.get("where")
+        text = f"SELECT {', '.join(select_items)} FROM {source.sql('mysql')}"
+        text += "".join(" " + j.sql("mysql") for j in joins)
+        if where is not None:
+            text += f" WHERE {where.this.sql('mysql')}"
+        sel, _n = parse(text)
+        rw = transpile.to_sqlite(sel, self.storage.schemas)
+        kinds = proxy_types.infer_kinds(sel, self.storage.schemas)
+        finder = ProxyPrepared(rw.sql, nparams, QueryEntry("", text, "proxied", None), kinds)
+        finder.param_kinds = rw.param_kinds
+        nt = len(targets)
+
+        def run(params):
+            counts = [0, 0]
+
+            def apply():
+                found = finder.run(self, params).rows
+                pairs: list = []
+                for k, a in enumerate(targets):
+                    schema = aliases[a]
+                    first: dict = {}
+                    for r in found:
+                        rid = r[k]
+                        if rid is not None and rid not in first:
+                            first[rid] = r
+                    if not first:
+                        continue
+                    ids = list(first)
+                    current = []
+                    for chunk in range(0, len(ids), 500):
+                        part = ids[chunk : chunk + 500]
+                        current += self.storage.select_with_rowid(
+                            schema.name, f"rowid IN ({', '.join('?' for _ in part)})", part
+                        )
+                    counts[1] += len(current)
+                    if not is_update:
+                        self.storage.delete_rows(schema.name, [rid for rid, _ in current])
+                        counts[0] += len(current)
+                        batch = [(row, -1) for _, row in current]
+                    else:
+                        mine = [(i, nt + j) for j, (sa, i, _e) in enumerate(sets) if sa == a]
+                        assigned = {i for i, _p in mine}
+                        cols = schema.columns
+                        changes, batch = [], []
+                        for rid, row in current:
+                            new = list(row)
+                            for i, pos in mine:
+                                v = first[rid][pos]
+                                c = cols[i]
+                                if v is None and not c.nullable:
+                                    raise E.IntegrityError(
+                                        f"Column '{c.name}' cannot be null", 1048, "23000"
+                                    )
+                                new[i] = (
+                                    V.coerce_for_column(v, c.ctype, c.name)
+                                    if v is not None
+                                    else None
+                                )
+                            if tuple(new) != row:
+                                for i, c in enumerate(cols):
+                                    if c.on_update and i not in assigned:
+                                        now = _dt.datetime.now().replace(microsecond=0)
+                                        new[i] = V.coerce_for_column(now, c.ctype, c.name)
+                                if any(c.generated is not None for c in cols):
+                                    self._fill_generated(schema, new)
+                                changes.append((rid, tuple(new)))
+                                batch += [(row, -1), (tuple(new), 1)]
+                        if changes:
+                            self.storage.update_rows(schema.name, changes)
+                        counts[0] += len(changes)
+                    pairs.extend(_pairs(schema.name, self._fk_after(schema, batch)))
+                return _Multi(pairs)
+
+            self._write(aliases[targets[0]].name, apply)
+            return Result(rowcount=counts[0], matched=counts[1])
+
+        return FuncPrepared(run, nparams, is_write=True, kind="update" if is_update else "delete")
+
     @staticmethod
     def _order_limit(schema: TableSchema, ast, scope):
         """UPDATE/DELETE ... [ORDER BY ...] [LIMIT n]: fn(found rows, params) -> the rows the
@@ -2651,8 +2808,10 @@ class Engine:
 
     def _prepare_update(self, ast: exp.Update, nparams: int) -> Prepared:
         table = ast.this
+        if isinstance(table, exp.Table) and table.args.get("joins"):
+            return self._prepare_multi_write(ast, nparams)
         if not isinstance(table, exp.Table) or ast.args.get("from_") or ast.args.get("joins"):
-            raise E.NotSupportedError("multi-table UPDATE is not supported")
+            raise E.NotSupportedError("UPDATE ... FROM is not supported")
         schema = self._schema(table.name)
         scope = Scope([(table.alias or schema.name, c.name, c.ctype.kind) for c in schema.columns])
         pick = self._order_limit(schema, ast, scope)
@@ -2730,8 +2889,14 @@ class Engine:
 
     def _prepare_delete(self, ast: exp.Delete, nparams: int) -> Prepared:
         table = ast.this
-        if not isinstance(table, exp.Table) or ast.args.get("using"):
-            raise E.NotSupportedError("multi-table DELETE is not supported")
+        if (
+            ast.args.get("using")
+            or ast.args.get("tables")
+            or (isinstance(table, exp.Table) and table.args.get("joins"))
+        ):
+            return self._prepare_multi_write(ast, nparams)
+        if not isinstance(table, exp.Table):
+            raise E.NotSupportedError("this DELETE is not supported")
         schema = self._schema(table.name)
         where = ast.args["where"].this if ast.args.get("where") else None
         match = self._matcher(schema, where)
