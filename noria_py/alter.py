@@ -330,6 +330,26 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                             raise _not_supported(f"ADD {kind} INDEX")
                         names = [_name_of(e) for e in it.expressions]
                         add_key("index", it.name if it.this is not None else "", names)
+                    elif isinstance(it, exp.CheckColumnConstraint):
+                        if cname and any(c[0].lower() == cname.lower() for c in checks):
+                            raise E.ProgrammingError(
+                                "Duplicate check constraint name", 3822, "HY000"
+                            )
+                        for ref in it.this.find_all(exp.Column):
+                            if find(ref.name) is None:
+                                raise E.ProgrammingError(
+                                    f"Check constraint '{cname or table_name}' refers to "
+                                    f"non-existing column '{ref.name}'.",
+                                    3820,
+                                    "HY000",
+                                )
+                        if not cname:
+                            n = 1
+                            taken = {c[0].lower() for c in checks}
+                            while f"{new_name}_chk_{n}".lower() in taken:
+                                n += 1
+                            cname = f"{new_name}_chk_{n}"
+                        checks.append([cname, it.this, ""])
                     elif isinstance(it, exp.ForeignKey):
                         from .foreign_keys import from_ast
 

@@ -2111,6 +2111,9 @@ class Engine:
                 text = text.strip()[len("TABLE") :]
                 return FuncPrepared(lambda p: self._rename_tables(text), 0, kind="ddl")
             if name == "ALTER":
+                alter = _alter_add_check(sql)
+                if alter is not None:
+                    return FuncPrepared(lambda p: self._alter_table(alter), 0, kind="ddl")
                 raise E.NotSupportedError(f"This version doesn't yet support '{sql.strip()[:80]}'")
             if name == "SHOW" and rest.strip() == "CACHES":
                 return FuncPrepared(lambda p: self._show_caches(), 0)
@@ -3878,6 +3881,75 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
     sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
     ast, _ = parse(sql)
     return ast.expression, sql
+
+
+_ALTER_HEAD = re.compile(
+    r"\A\s*alter\s+table\s+(?P<t>`(?:[^`]|``)+`|[\w$]+)\s+(?P<rest>.*?)\s*;?\s*\Z", re.I | re.S
+)
+_ADD_CHECK = re.compile(
+    r"\A\s*add\s+(?:constraint\s+(?P<n>`(?:[^`]|``)+`|[\w$]+)\s+)?check\s*(?P<e>\(.*\))\s*\Z",
+    re.I | re.S,
+)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at commas outside parentheses and quotes."""
+    parts, cur, depth, quote = [], [], 0, None
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _alter_add_check(sql: str):
+    """An ALTER TABLE holding ``ADD [CONSTRAINT name] CHECK (expr)`` (which the parser does
+    not read), as the ``exp.Alter`` the other ALTER actions come in; None when some part is
+    not understood."""
+    import sqlglot
+
+    head = _ALTER_HEAD.match(sql)
+    if head is None:
+        return None
+
+    def ident(text):
+        return text[1:-1].replace("``", "`") if text.startswith("`") else text
+
+    table = ident(head.group("t"))
+    actions, options = [], []
+    for part in _split_top(head.group("rest")):
+        m = _ADD_CHECK.match(part)
+        if m is not None:
+            expr, _n = parse(f"SELECT {m.group('e')}")
+            check = exp.CheckColumnConstraint(this=expr.expressions[0].unnest())
+            item = (
+                exp.Constraint(this=exp.to_identifier(ident(m.group("n"))), expressions=[check])
+                if m.group("n")
+                else check
+            )
+            actions.append(exp.AddConstraint(expressions=[item]))
+            continue
+        try:
+            one = sqlglot.parse_one(f"ALTER TABLE `_` {part}", read="mysql")
+        except Exception:  # noqa: BLE001 - sqlglot raises assorted errors on odd input
+            return None
+        if not isinstance(one, exp.Alter):
+            return None
+        actions.extend(one.args.get("actions") or [])
+        options.extend(one.args.get("options") or [])
+    return exp.Alter(this=exp.to_table(table), kind="TABLE", actions=actions, options=options)
 
 
 def _returning(stmt, schema: TableSchema):

@@ -323,3 +323,27 @@ def test_foreign_key_cascades_reach_cached_views_and_survive_a_restart(tmp_path)
     )
     assert rows == [("books_ibfk_1", "CASCADE", "authors"), ("r_book", "SET NULL", "books")]
     c.close()
+
+
+def test_alter_add_check_checks_the_rows_there_are():
+    c, cur = _conn()
+    cur.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+    cur.execute("INSERT INTO t VALUES (1, 5), (2, -1)")
+    with pytest.raises(E.IntegrityError) as info:
+        cur.execute("ALTER TABLE t ADD CHECK (a > 0)")  # row 2 breaks it: nothing changes
+    assert info.value.errno == 3819
+    cur.execute("INSERT INTO t VALUES (3, -7)")
+    cur.execute("DELETE FROM t WHERE a < 0")
+    cur.execute("ALTER TABLE t ADD CHECK (a > 0), ADD CONSTRAINT small CHECK (a < 100)")
+    for bad in ("INSERT INTO t VALUES (4, 0)", "INSERT INTO t VALUES (4, 100)"):
+        with pytest.raises(E.IntegrityError) as info:
+            cur.execute(bad)
+        assert info.value.errno == 3819
+    with pytest.raises(E.ProgrammingError) as info:
+        cur.execute("ALTER TABLE t ADD CONSTRAINT small CHECK (a < 5)")
+    assert info.value.errno == 3822
+    with pytest.raises(E.ProgrammingError) as info:
+        cur.execute("ALTER TABLE t ADD CHECK (nope > 1)")
+    assert info.value.errno == 3820
+    assert "CONSTRAINT `t_chk_1` CHECK (`a` > 0)" in show_create(cur, "t")
+    c.close()
