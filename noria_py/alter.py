@@ -505,13 +505,14 @@ def _check_fk_names(fks: list) -> None:
 
 
 def _same_type(a, b) -> bool:
-    return (a.kind, a.mysql_name, a.unsigned, a.length, a.precision, a.scale) == (
+    return (a.kind, a.mysql_name, a.unsigned, a.length, a.precision, a.scale, a.values) == (
         b.kind,
         b.mysql_name,
         b.unsigned,
         b.length,
         b.precision,
         b.scale,
+        b.values,
     )
 
 

@@ -2194,6 +2194,7 @@ class Engine:
             except Unsupported:
                 return self._proxy(ast, nparams, sql)
             return ConstPrepared(fns, names, kinds, nparams)
+        _refuse_member_order(ast, self.storage.schemas)
         if not self.dataflow and not view:
             return self._proxy(ast, nparams, sql)
         key = _normalize(ast)
@@ -3743,7 +3744,15 @@ def _estimate_bytes(reader) -> int:
     return total
 
 
+def _members_text(ct: V.ColumnType) -> str:
+    """``enum('a','b')`` / ``set('x','y')``."""
+    quoted = ",".join("'" + m.replace("\\", "\\\\").replace("'", "''") + "'" for m in ct.values)
+    return f"{ct.mysql_name.lower()}({quoted})"
+
+
 def _type_text(ct: V.ColumnType) -> str:
+    if ct.values is not None:
+        return _members_text(ct)
     name = ct.mysql_name.lower()
     if ct.kind == V.DECIMAL:
         name = f"decimal({ct.precision},{ct.scale})"
@@ -3764,6 +3773,8 @@ def current_collation_name() -> str:
 
 def _mysql8_type(ct: V.ColumnType) -> str:
     """A column type as MySQL 8 prints it in SHOW CREATE TABLE (no integer display widths)."""
+    if ct.values is not None:
+        return _members_text(ct)
     name = ct.mysql_name.lower()
     if ct.kind == V.DECIMAL:
         name = f"decimal({ct.precision},{ct.scale})"
@@ -3979,6 +3990,33 @@ def _returning_result(returning, rows, params) -> Result:
     names = [n for n, _f, _k in returning]
     types = [V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR") for _n, _f, k in returning]
     return Result(names, out, types, [True] * len(names), len(out))
+
+
+def _refuse_member_order(ast, schemas: dict) -> None:
+    """MySQL sorts an ENUM by its members' declared positions and a SET by its bit mask; this
+    engine sorts them as strings. Where the two orders could differ, ORDER BY such a column is
+    refused (1235) rather than answered in another order."""
+    ordered = [o.this for o in ast.find_all(exp.Ordered) if isinstance(o.this, exp.Column)]
+    if not ordered:
+        return
+    from .sql.collation import current
+
+    coll = current()
+    tables = [schemas[t.name.lower()] for t in ast.find_all(exp.Table) if t.name.lower() in schemas]
+    for col in ordered:
+        for sch in tables:
+            i = sch.index_of(col.name)
+            if i is None:
+                continue
+            ct = sch.columns[i].ctype
+            if ct.values is None:
+                continue
+            keys = [coll.key(m) for m in ct.values]
+            if ct.mysql_name == "SET" and len(ct.values) > 1 or keys != sorted(keys):
+                raise E.NotSupportedError(
+                    f"This version doesn't yet support ORDER BY {ct.mysql_name} column "
+                    f"'{col.name}' whose declared order differs from its members' text order"
+                )
 
 
 def _plain_columns(query, schemas: dict):

@@ -214,6 +214,9 @@ def _column_facts(c) -> dict:
         f["NUMERIC_PRECISION"] = 12 if name == "FLOAT" else 22
     elif ct.kind == V.STR:
         n = ct.length if ct.length is not None else _TEXT_LENGTH.get(name, 4294967295)
+        if ct.values is not None:
+            lens = [len(m) for m in ct.values]
+            n = max(lens) if name == "ENUM" else sum(lens) + len(lens) - 1
         f["CHARACTER_MAXIMUM_LENGTH"] = n
         f["CHARACTER_OCTET_LENGTH"] = n * 4 if name in ("CHAR", "VARCHAR") else n
         f["CHARACTER_SET_NAME"] = "utf8mb4"

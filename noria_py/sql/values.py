@@ -80,7 +80,7 @@ _DECIMAL_TYPES = {"DECIMAL", "NUMERIC", "DEC", "UDECIMAL", "BIGDECIMAL", "MONEY"
 class ColumnType:
     """A column's declared type: the internal kind plus what coercion and metadata need."""
 
-    __slots__ = ("kind", "mysql_name", "unsigned", "length", "precision", "scale")
+    __slots__ = ("kind", "mysql_name", "unsigned", "length", "precision", "scale", "values")
 
     def __init__(
         self,
@@ -90,6 +90,7 @@ class ColumnType:
         length: int | None = None,
         precision: int | None = None,
         scale: int | None = None,
+        values: tuple | None = None,
     ):
         self.kind = kind
         self.mysql_name = mysql_name
@@ -97,6 +98,7 @@ class ColumnType:
         self.length = length
         self.precision = precision
         self.scale = scale
+        self.values = values  # ENUM and SET: the members, as declared
 
     def __repr__(self) -> str:
         return f"ColumnType({self.mysql_name})"
@@ -133,6 +135,13 @@ def column_type_from_sqlglot(dtype) -> ColumnType:
         return ColumnType(DECIMAL, "DECIMAL", unsigned=unsigned, precision=precision, scale=scale)
     if name in _FLOAT_TYPES:
         return ColumnType(FLOAT, "DOUBLE" if name != "FLOAT" else "FLOAT")
+    if name in ("ENUM", "SET"):
+        members = tuple(p.name if hasattr(p, "name") else str(p) for p in params)
+        if not members:
+            raise DataError(f"{name} needs its members", 1064, "42000")
+        if name == "SET" and any("," in m for m in members):
+            raise DataError("Illegal set value: a member holds ','", 1367, "HY000")
+        return ColumnType(STR, name, values=members)
     if name in _STR_TYPES:
         mysql = {"NCHAR": "CHAR", "NVARCHAR": "VARCHAR", "UUID": "CHAR"}.get(name, name)
         length = nums[0] if nums and name in ("CHAR", "NCHAR", "VARCHAR", "NVARCHAR") else None
@@ -214,6 +223,49 @@ def _bad(col: str, value, kind: str) -> DataError:
     )
 
 
+def _member_value(value, ctype: ColumnType, col: str) -> str:
+    """An ENUM or SET column's value as MySQL strict mode stores it: a member (matched under
+    the collation, stored as declared; a number is a member's position, for SET a bit mask),
+    else 1265."""
+    from .collation import current
+
+    coll = current()
+    members = ctype.values
+    keys = {}
+    for m in members:
+        keys.setdefault(coll.key(m), m)
+
+    def bad():
+        return DataError(f"Data truncated for column '{col}' at row 1", 1265, "01000")
+
+    if isinstance(value, bool):
+        value = int(value)
+    if ctype.mysql_name == "ENUM":
+        if isinstance(value, int):
+            if 1 <= value <= len(members):
+                return members[value - 1]
+            raise bad()
+        text = value if isinstance(value, str) else format_value(value)
+        got = keys.get(coll.key(text))
+        if got is None:
+            raise bad()
+        return got
+    if isinstance(value, int):
+        if value < 0 or value >= 1 << len(members):
+            raise bad()
+        return ",".join(m for i, m in enumerate(members) if value >> i & 1)
+    text = value if isinstance(value, str) else format_value(value)
+    if text == "":
+        return ""
+    chosen = set()
+    for part in text.split(","):
+        got = keys.get(coll.key(part))
+        if got is None:
+            raise bad()
+        chosen.add(got)
+    return ",".join(m for m in members if m in chosen)
+
+
 def coerce_for_column(value, ctype: ColumnType, col: str):
     """Convert a value written to a column, as MySQL strict mode does (errors instead of warnings)."""
     if value is None:
@@ -244,6 +296,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
             # base storage holds 64-bit signed integers: BIGINT UNSIGNED stops at 2^63 - 1
             raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
         return v
+    if kind == STR and ctype.values is not None:
+        return _member_value(value, ctype, col)
     if kind == STR:
         if isinstance(value, str):
             v = value
