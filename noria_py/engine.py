@@ -3313,10 +3313,15 @@ class Engine:
 
                 only_new = TableSchema(new.name, new.columns, foreign_keys=plan.new_fks)
                 Enforcer(self.storage).check_children(only_new, new_rows)
+            children = self._follow_parent(schema, plan)
             new.ddl = show_create_table(new, current_collation_name())
             # the table's definition now names every key, those CREATE INDEX made included
             self.storage.catalog_remove_indexes(schema.name)
             self.storage.catalog_replace("table", schema.name, new.name, new.ddl)
+            for child, fks in children:  # their references follow the renamed parent
+                child.foreign_keys = fks
+                child.ddl = show_create_table(child, current_collation_name())
+                self.storage.catalog_replace("table", child.name, child.name, child.ddl)
         except BaseException:
             self.storage.rollback()
             self.storage.restore_schemas(saved)
@@ -3325,6 +3330,46 @@ class Engine:
         self._forget_table(schema.name)
         self._cache.clear()
         self._revalidate_views()
+
+    def _follow_parent(self, schema: TableSchema, plan) -> list:
+        """FOREIGN KEYs that reference a table being altered: a renamed table or column is
+        renamed in them (as MySQL does); a referenced column cannot go (1828). Returns the
+        other tables' new FOREIGN KEY lists (the altered table's own are changed in place)."""
+        import dataclasses
+
+        new = plan.schema
+        renamed = {}
+        for i, o in enumerate(plan.origin):
+            if o is not None:
+                renamed[schema.columns[o].name.lower()] = new.columns[i].name
+        old_low = schema.name.lower()
+        out = []
+        for other in [new] + [s for s in self.storage.schemas.values() if s is not new]:
+            if other is not new and other.name.lower() == old_low:
+                continue  # the old schema itself
+            fks, changed = [], False
+            for fk in other.foreign_keys:
+                if fk.ref_table.lower() != old_low:
+                    fks.append(fk)
+                    continue
+                ref_cols = []
+                for c in fk.ref_cols:
+                    if c.lower() not in renamed:
+                        raise E.OperationalError(
+                            f"Cannot drop column '{c}': needed in a foreign key constraint "
+                            f"'{fk.name}' of table '{other.name}'",
+                            1828,
+                            "HY000",
+                        )
+                    ref_cols.append(renamed[c.lower()])
+                fks.append(dataclasses.replace(fk, ref_table=new.name, ref_cols=ref_cols))
+                changed = True
+            if changed:
+                if other is new:
+                    new.foreign_keys = fks
+                else:
+                    out.append((other, fks))
+        return out
 
     def _rename_tables(self, text: str) -> Result:
         """RENAME TABLE a TO b [, c TO d ...]: each pair in turn (so a swap through a third

@@ -347,3 +347,33 @@ def test_alter_add_check_checks_the_rows_there_are():
     assert info.value.errno == 3820
     assert "CONSTRAINT `t_chk_1` CHECK (`a` > 0)" in show_create(cur, "t")
     c.close()
+
+
+def test_renaming_a_parent_renames_the_references(tmp_path):
+    c, cur = _conn(str(tmp_path / "rename.db"))
+    cur.execute("CREATE TABLE p (id INT PRIMARY KEY, up INT, FOREIGN KEY (up) REFERENCES p (id))")
+    cur.execute(
+        "CREATE TABLE ch (id INT PRIMARY KEY, pid INT, CONSTRAINT fk FOREIGN KEY (pid) "
+        "REFERENCES p (id) ON DELETE CASCADE)"
+    )
+    cur.execute("INSERT INTO p VALUES (1, NULL), (2, 1)")
+    cur.execute("INSERT INTO ch VALUES (10, 1), (11, 2)")
+    cur.execute("ALTER TABLE p RENAME COLUMN id TO pk")
+    cur.execute("RENAME TABLE p TO parent")
+    assert "REFERENCES `parent` (`pk`) ON DELETE CASCADE" in show_create(cur, "ch")
+    assert "REFERENCES `parent` (`pk`)" in show_create(cur, "parent")  # its own, too
+    with pytest.raises(E.IntegrityError) as info:
+        cur.execute("INSERT INTO ch VALUES (12, 9)")
+    assert info.value.errno == 1452
+    with pytest.raises(E.OperationalError) as info:
+        cur.execute("ALTER TABLE parent DROP COLUMN pk")
+    assert info.value.errno == 1828
+    with pytest.raises(E.IntegrityError) as info:
+        cur.execute("DELETE FROM parent WHERE pk = 1")  # parent row 2 refers to it
+    assert info.value.errno == 1451
+    cur.execute("DELETE FROM parent WHERE pk = 2")  # its child 11 goes with it
+    assert _q(cur, "SELECT id FROM ch") == [(10,)]
+    c.close()
+    c, cur = _conn(str(tmp_path / "rename.db"))  # and so after a restart
+    assert "REFERENCES `parent` (`pk`) ON DELETE CASCADE" in show_create(cur, "ch")
+    c.close()
