@@ -2355,10 +2355,18 @@ class Engine:
                 )
             if prep.ignore:
                 stored = []
+                checked = prep.schema.checks or (prep.schema.foreign_keys and self._cur.fk_checks)
                 for r in rows_all:
                     self.storage.savepoint("ins")
                     try:
-                        stored.extend(self.storage.insert_rows(table, [r], prep.auto_col))
+                        got = self.storage.insert_rows(table, [r], prep.auto_col)
+                        if checked:  # IGNORE skips a row a constraint refuses, too
+                            self._check_constraints(prep.schema, got)
+                            if prep.schema.foreign_keys and self._cur.fk_checks:
+                                from .foreign_keys import Enforcer
+
+                                Enforcer(self.storage).check_children(prep.schema, got)
+                        stored.extend(got)
                         self.storage.release("ins")
                     except E.IntegrityError:
                         self.storage.rollback_to("ins")

@@ -27,6 +27,7 @@ def _step(draw) -> str:
                 "ins_c",
                 "ins_c",
                 "ins_g",
+                "ins_c_ignore",
                 "del_p",
                 "del_c",
                 "upd_p",
@@ -43,6 +44,8 @@ def _step(draw) -> str:
         return f"INSERT INTO fk_p (id, name) VALUES ({k}, 'p{k}')"
     if kind == "ins_c":
         return f"INSERT INTO fk_c (id, pid) VALUES ({k}, {ref_sql})"
+    if kind == "ins_c_ignore":  # a row its constraint refuses is skipped, not an error
+        return f"INSERT IGNORE INTO fk_c (id, pid) VALUES ({k}, {ref_sql}), ({v}, {v})"
     if kind == "ins_g":
         return f"INSERT INTO fk_g (id, cid) VALUES ({k}, {ref_sql})"
     if kind == "del_p":
