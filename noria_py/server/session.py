@@ -228,6 +228,13 @@ def classify(sql: str) -> Statement:
         return Statement("engine", text)
     if word in WRITE_WORDS:
         return Statement("write", text, word)
+    if word == "load":
+        if re.match(r"load\s+data\s+(?:(?:low_priority|concurrent)\s+)?local\b", text, re.I):
+            # the client would send the file; the server does not ask for it yet
+            return Statement(
+                "unsupported", text, "LOAD DATA LOCAL INFILE (use LOAD DATA INFILE with a path)"
+            )
+        return Statement("write", text, word)
     if word in DDL_WORDS:
         return Statement("ddl", text)
     if word in ("describe", "desc", "explain"):
