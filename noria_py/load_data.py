@@ -143,13 +143,16 @@ def parse_load(sql: str) -> LoadSpec | None:
             take(r",", required=True)
         spec.columns = cols
     if take(r"set\b"):
-        raise E.NotSupportedError("This version doesn't yet support 'LOAD DATA ... SET'")
+        from .engine import _split_top
+
+        for part in _split_top(text[pos:]):
+            m = re.match(rf"\s*({_IDENT})\s*=\s*(.+?)\s*\Z", part, re.S)
+            if m is None:
+                raise E.parse_error(f"near '{part.strip()[:40]}'")
+            spec.sets.append((_ident(m.group(1)), m.group(2)))
+        pos = len(text)
     if pos < len(text):
         raise E.parse_error(f"near '{text[pos : pos + 40].strip()}'")
-    if spec.columns and any(c.startswith("@") for c in spec.columns):
-        raise E.NotSupportedError(
-            "This version doesn't yet support user variables in a LOAD DATA column list"
-        )
     if spec.field_term == "" and spec.enclosed == "":
         raise E.NotSupportedError(
             "This version doesn't yet support fixed-width rows (FIELDS TERMINATED BY '' "

@@ -124,3 +124,48 @@ def test_load_data_matches_mariadb(oracle, case):
     finally:
         ours.close()
         os.unlink(path)
+
+
+SET_CASES = [
+    ("1,3/12/2024,abc,zz\n2,\\N,de,yy\n", "(id, @d, s, @skip) SET d = STR_TO_DATE(@d, "
+     "'%d/%m/%Y'), u = UPPER(s), n = CHAR_LENGTH(@skip) + id"),
+    ("7,x\n8,y\n", "(@a, s) SET id = @a * 10, n = @nope"),
+    ("7,x,1\n", "(@a, s) SET id = @a"),  # a long row: 1262
+    ("9,29/02/2024\n", "(id, @d) SET d = STR_TO_DATE(@d, '%d/%m/%Y')"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("body, tail", SET_CASES)
+def test_load_data_variables_and_set_match_mariadb(oracle, body, tail):
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        f.write(body)
+    os.chmod(path, 0o644)
+    ddl = "CREATE TABLE ls_t (id INT PRIMARY KEY, d DATE, s VARCHAR(5), u VARCHAR(5), n INT)"
+    sql = f"LOAD DATA INFILE '{path}' INTO TABLE ls_t FIELDS TERMINATED BY ',' {tail}"
+    ours = noria_py.connect()
+    try:
+        cur = ours.cursor()
+        cur.execute(ddl)
+        with oracle.cursor() as oc:
+            oc.execute("DROP TABLE IF EXISTS ls_t")
+            oc.execute(ddl)
+        try:
+            cur.execute(sql)
+            mine = (cur.rowcount, None)
+        except E.Error as e:
+            mine = (None, e.errno)
+        try:
+            with oracle.cursor() as oc:
+                oc.execute(sql)
+                theirs = (oc.rowcount, None)
+        except Exception as e:  # noqa: BLE001 - pymysql's errors carry MySQL's code
+            theirs = (None, e.args[0])
+        assert mine == theirs, sql
+        got = cur.execute("SELECT * FROM ls_t").fetchall()
+        with oracle.cursor() as oc:
+            oc.execute("SELECT * FROM ls_t")
+            assert sorted(got) == sorted(oc.fetchall()), sql
+    finally:
+        ours.close()
+        os.unlink(path)
