@@ -755,18 +755,22 @@ class ProxyPrepared(Prepared):
     param_kinds: dict = {}
 
     def run(self, engine: Engine, params) -> Result:
-        pk = self.param_kinds
-        args = {
-            f"p{i}": V.to_storage(proxy_types.bind_as(v, pk[i]) if i in pk else v)
-            for i, v in enumerate(params)
-        }
-        transpile.set_params(params)
         conn = engine.storage.conn
         if engine._writer is not None and engine._writer is not engine._cur:
             # another connection's transaction is open: read the committed rows
             conn = engine.storage.rconn
             if conn is None:
                 raise E.LockWait()
+        return self.run_on(conn, params)
+
+    def run_on(self, conn: sqlite3.Connection, params, where: str = "base storage") -> Result:
+        """Run the transpiled query on ``conn``; rows converted to the driver types."""
+        pk = self.param_kinds
+        args = {
+            f"p{i}": V.to_storage(proxy_types.bind_as(v, pk[i]) if i in pk else v)
+            for i, v in enumerate(params)
+        }
+        transpile.set_params(params)
         try:
             cur = conn.execute(self.sql, args)
             rows = cur.fetchall()
@@ -776,9 +780,9 @@ class ProxyPrepared(Prepared):
                 raise E.no_such_table(msg.split(":")[-1].strip()) from None
             if "no such column" in msg:
                 raise E.bad_field(msg.split(":")[-1].strip()) from None
-            raise E.ProgrammingError(f"query failed on base storage: {msg}") from None
+            raise E.ProgrammingError(f"query failed on {where}: {msg}") from None
         except (sqlite3.Error, OverflowError) as e:
-            raise E.OperationalError(f"query failed on base storage: {e}") from None
+            raise E.OperationalError(f"query failed on {where}: {e}") from None
         names = [d[0] for d in cur.description] if cur.description else []
         self.entry.hits += 1
         if self._convs is None or len(self._convs) != len(names):

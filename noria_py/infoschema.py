@@ -239,8 +239,9 @@ def _default(c):
     return V.format_value(c.default)
 
 
-def build_rows(engine, database: str) -> dict[str, list[tuple]]:
-    """Every information_schema table's rows, from the engine's catalog now."""
+def build_rows(engine, database: str, counts: bool = True) -> dict[str, list[tuple]]:
+    """Every information_schema table's rows, from the engine's catalog now. ``counts``:
+    count each table's rows (TABLE_ROWS, CARDINALITY); else those are NULL."""
     from .engine import current_collation_name
 
     coll = current_collation_name()
@@ -255,10 +256,12 @@ def build_rows(engine, database: str) -> dict[str, list[tuple]]:
     storage = engine.storage
     for schema in sorted(storage.schemas.values(), key=lambda s: s.name):
         t = schema.name
-        try:
-            nrows = storage.count(t)
-        except sqlite3.Error:
-            nrows = None
+        nrows = None
+        if counts:
+            try:
+                nrows = storage.count(t)
+            except sqlite3.Error:
+                pass
         auto = None
         if schema.auto_increment is not None:
             auto = (storage.next_auto_value(t) or 0) + 1
@@ -422,18 +425,22 @@ class InfoSchemaPrepared:
             raise
         except Exception as e:  # noqa: BLE001 - sqlglot raises assorted errors
             raise E.NotSupportedError(f"cannot run this query: {e}") from None
-        self.sql = rw.sql
-        self.param_kinds = rw.param_kinds
+        from .engine import ProxyPrepared, QueryEntry
         from .sql import proxy_types
 
-        self.kinds = proxy_types.infer_kinds(tree, schemas)
+        kinds = proxy_types.infer_kinds(tree, schemas)
+        self._query = ProxyPrepared(
+            rw.sql, param_count, QueryEntry("", sql, "proxied", None), kinds
+        )
+        self._query.param_kinds = rw.param_kinds
 
     def run(self, engine, params) -> Result:
         from .sql import functions as F
-        from .sql import proxy_types, transpile
 
         database = F.current_context().database or "noria"
-        rows = build_rows(engine, database)
+        rows = build_rows(
+            engine, database, counts=bool({"TABLES", "STATISTICS"} & set(self.tables))
+        )
         conn = _connection()
         with _LOCK:
             for t in self.tables:
@@ -443,33 +450,7 @@ class InfoSchemaPrepared:
                     f'INSERT INTO "{t}" VALUES ({marks})',
                     [[V.to_storage(v) for v in r] for r in rows[t]],
                 )
-            pk = self.param_kinds
-            args = {
-                f"p{i}": V.to_storage(proxy_types.bind_as(v, pk[i]) if i in pk else v)
-                for i, v in enumerate(params)
-            }
-            transpile.set_params(params)
-            try:
-                cur = conn.execute(self.sql, args)
-                out = cur.fetchall()
-            except sqlite3.Error as e:
-                msg = str(e)
-                if "no such column" in msg:
-                    raise E.bad_field(msg.split(":")[-1].strip()) from None
-                raise E.ProgrammingError(f"query failed on information_schema: {msg}") from None
-        names = [d[0] for d in cur.description] if cur.description else []
-        kinds = self.kinds if len(self.kinds) == len(names) else [None] * len(names)
-        convs = [proxy_types.converter(k) for k in kinds]
-        if any(c is not None for c in convs):
-            out = [
-                tuple(v if c is None or v is None else c(v) for v, c in zip(r, convs)) for r in out
-            ]
-        types = []
-        for i, k in enumerate(kinds):
-            if k is None:
-                k = next((V.kind_of_value(r[i]) for r in out if r[i] is not None), V.STR)
-            types.append(V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR"))
-        return Result(names, out, types, [True] * len(names), len(out), None, "proxied")
+            return self._query.run_on(conn, params, "information_schema")
 
 
 _LOCK = threading.Lock()
