@@ -3870,7 +3870,7 @@ class Engine:
             rows.append(
                 (
                     c.name,
-                    _type_text(c.ctype),
+                    _mysql8_type(c.ctype),
                     "YES" if c.nullable else "NO",
                     key,
                     default,
@@ -3974,7 +3974,15 @@ def _members_text(ct: V.ColumnType) -> str:
     return f"{ct.mysql_name.lower()}({quoted})"
 
 
-def _type_text(ct: V.ColumnType) -> str:
+def current_collation_name() -> str:
+    from .sql.collation import current
+
+    return current().name
+
+
+def _mysql8_type(ct: V.ColumnType) -> str:
+    """A column type as MySQL 8 prints it in SHOW CREATE TABLE and DESCRIBE (no integer
+    display widths)."""
     if ct.values is not None:
         return _members_text(ct)
     name = ct.mysql_name.lower()
@@ -3984,30 +3992,6 @@ def _type_text(ct: V.ColumnType) -> str:
         name = f"{name}({ct.length})"
     elif name == "tinyint" and ct.length == 1:
         name = "tinyint(1)"
-    if ct.unsigned:
-        name += " unsigned"
-    return name
-
-
-def current_collation_name() -> str:
-    from .sql.collation import current
-
-    return current().name
-
-
-def _mysql8_type(ct: V.ColumnType) -> str:
-    """A column type as MySQL 8 prints it in SHOW CREATE TABLE (no integer display widths)."""
-    if ct.values is not None:
-        return _members_text(ct)
-    name = ct.mysql_name.lower()
-    if ct.kind == V.DECIMAL:
-        name = f"decimal({ct.precision},{ct.scale})"
-    elif ct.length is not None and name in ("varchar", "char", "binary", "varbinary"):
-        name = f"{name}({ct.length})"
-    elif name in ("tinyint", "bool", "boolean") and ct.length == 1:
-        name = "tinyint(1)"
-    elif name in ("integer",):
-        name = "int"
     if ct.unsigned:
         name += " unsigned"
     return name
