@@ -24,7 +24,6 @@ from .sql import values as V
 class AlterPlan:
     schema: object  # the new TableSchema
     origin: list  # new column -> old column index, or None for a new column
-    renamed_from: str | None = None  # the old name when the table is renamed
     new_fks: list = dataclasses.field(default_factory=list)  # FOREIGN KEYs the ALTER adds
 
 
@@ -491,9 +490,7 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
         foreign_keys=fks,
         checks=checks,
     )
-    plan = AlterPlan(new, origin, schema.name if new_name != schema.name else None)
-    plan.new_fks = new_fks
-    return plan
+    return AlterPlan(new, origin, new_fks)
 
 
 def _check_fk_names(fks: list) -> None:

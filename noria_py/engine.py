@@ -2640,13 +2640,7 @@ class Engine:
                     )
                 new[i] = V.coerce_for_column(v, c.ctype, c.name) if v is not None else None
             if tuple(new) != old:
-                assigned = {i for i, _fn in prep.upsert}
-                for i, c in enumerate(cols):
-                    if c.on_update and i not in assigned:
-                        now = _dt.datetime.now().replace(microsecond=0)
-                        new[i] = V.coerce_for_column(now, c.ctype, c.name)
-                if prep.has_generated:
-                    self._fill_generated(schema, new)
+                self._finish_update(schema, new, _stamped(schema, {i for i, _f in prep.upsert}))
             new = tuple(new)
             if new != old:
                 self.storage.update_rows(schema.name, [(rowid, new)])
@@ -2687,6 +2681,18 @@ class Engine:
                         raise E.NotSupportedError(f"generated column '{c.name}': {e}") from None
             got = self._gen_fns[id(schema)] = (schema, fns)
         return got[1]
+
+    def _finish_update(self, schema: TableSchema, new: list, stamp: list) -> None:
+        """A row an UPDATE changed: its ON UPDATE CURRENT_TIMESTAMP columns the statement does
+        not assign (``stamp``, from ``_stamped``) get the time, its generated columns are
+        computed again."""
+        if stamp:
+            now = _dt.datetime.now().replace(microsecond=0)
+            for i in stamp:
+                c = schema.columns[i]
+                new[i] = V.coerce_for_column(now, c.ctype, c.name)
+        if self._generated(schema):
+            self._fill_generated(schema, new)
 
     def _fill_generated(self, schema: TableSchema, row: list) -> list:
         """Compute a row's generated columns (each sees the ones before it), as its type
@@ -2907,7 +2913,7 @@ class Engine:
                         batch = [(row, -1) for _, row in current]
                     else:
                         mine = [(i, nt + j) for j, (sa, i, _e) in enumerate(sets) if sa == a]
-                        assigned = {i for i, _p in mine}
+                        stamp = _stamped(schema, {i for i, _p in mine})
                         cols = schema.columns
                         changes, batch = [], []
                         for rid, row in current:
@@ -2925,12 +2931,7 @@ class Engine:
                                     else None
                                 )
                             if tuple(new) != row:
-                                for i, c in enumerate(cols):
-                                    if c.on_update and i not in assigned:
-                                        now = _dt.datetime.now().replace(microsecond=0)
-                                        new[i] = V.coerce_for_column(now, c.ctype, c.name)
-                                if any(c.generated is not None for c in cols):
-                                    self._fill_generated(schema, new)
+                                self._finish_update(schema, new, stamp)
                                 changes.append((rid, tuple(new)))
                                 batch += [(row, -1), (tuple(new), 1)]
                         if changes:
@@ -3017,9 +3018,7 @@ class Engine:
                 sets.append((i, compile_expr(eq.expression, scope).fn))
             except Unsupported as e:
                 raise E.NotSupportedError(f"SET expression not supported: {e}") from None
-        assigned = {i for i, _f in sets}
-        stamp = [i for i, c in enumerate(schema.columns) if c.on_update and i not in assigned]
-        has_generated = any(c.generated is not None for c in schema.columns)
+        stamp = _stamped(schema, {i for i, _f in sets})
         where = ast.args["where"].this if ast.args.get("where") else None
         match = self._matcher(schema, where)
         cols = schema.columns
@@ -3049,12 +3048,7 @@ class Engine:
                             v = V.coerce_for_column(v, c.ctype, c.name)
                         new[i] = v
                     if tuple(new) != row:
-                        if stamp:  # ON UPDATE CURRENT_TIMESTAMP, when something changed
-                            now = _dt.datetime.now().replace(microsecond=0)
-                            for i in stamp:
-                                new[i] = V.coerce_for_column(now, cols[i].ctype, cols[i].name)
-                        if has_generated:
-                            self._fill_generated(schema, new)
+                        self._finish_update(schema, new, stamp)
                     new = tuple(new)
                     if new != row:
                         changes.append((rowid, new))
@@ -3487,7 +3481,7 @@ class Engine:
             self.storage.rebuild_table(schema, new, new_rows)
             if new.checks:
                 self._check_constraints(new, new_rows)
-            if getattr(plan, "new_fks", None) and self._cur.fk_checks:
+            if plan.new_fks and self._cur.fk_checks:
                 from .foreign_keys import Enforcer
 
                 only_new = TableSchema(new.name, new.columns, foreign_keys=plan.new_fks)
@@ -4227,47 +4221,63 @@ def _refuse_member_order(ast, schemas: dict) -> None:
                 )
 
 
-def _plain_columns(query, schemas: dict):
-    """(output name, ColumnDef) per output column of a SELECT whose columns are all plain
-    columns of base tables; None otherwise."""
+def _stamped(schema: TableSchema, assigned: set) -> list:
+    """The ON UPDATE CURRENT_TIMESTAMP columns an UPDATE that assigns ``assigned`` stamps."""
+    return [i for i, c in enumerate(schema.columns) if c.on_update and i not in assigned]
+
+
+def _select_columns(query, schemas: dict):
+    """(output name, ColumnDef or None) per output column of a SELECT over base tables only
+    (``*`` and ``t.*`` written out): the base column a plain column reference reads, None for
+    a computed one. None when a FROM item is not a base table."""
     if not isinstance(query, exp.Select):
         return None
     frm = query.args.get("from_")
     items = ([frm.this] if frm is not None else []) + [
         j.this for j in query.args.get("joins") or []
     ]
-    sources = {}
-    order = []
+    sources: dict[str, TableSchema] = {}
     for it in items:
         if not (isinstance(it, exp.Table) and not it.db and it.name.lower() in schemas):
             return None
-        sch = schemas[it.name.lower()]
-        sources[it.alias_or_name.lower()] = sch
-        order.append(sch)
-    if (
-        not order
-        or query.args.get("group")
-        or any(isinstance(e, exp.AggFunc) for e in query.find_all(exp.AggFunc))
-    ):
-        return None
+        sources[it.alias_or_name.lower()] = schemas[it.name.lower()]
     out = []
     for e in query.expressions:
         inner = e.this if isinstance(e, exp.Alias) else e
         if isinstance(inner, exp.Star):
-            for sch in order:
-                out.extend((c.name, c) for c in sch.columns)
+            out.extend((c.name, c) for sch in sources.values() for c in sch.columns)
             continue
-        if not isinstance(inner, exp.Column) or isinstance(inner.this, exp.Star):
-            return None
-        if inner.table:
-            cands = [sources[inner.table.lower()]] if inner.table.lower() in sources else []
-        else:
-            cands = list(sources.values())
-        found = [s.columns[i] for s in cands if (i := s.index_of(inner.name)) is not None]
-        if len(found) != 1:
-            return None
-        out.append((e.alias_or_name, found[0]))
+        if isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star):
+            sch = sources.get(inner.table.lower())
+            if sch is None:
+                return None
+            out.extend((c.name, c) for c in sch.columns)
+            continue
+        col = None
+        if isinstance(inner, exp.Column):
+            if inner.table:
+                cands = [sources[inner.table.lower()]] if inner.table.lower() in sources else []
+            else:
+                cands = list(sources.values())
+            found = [s.columns[i] for s in cands if (i := s.index_of(inner.name)) is not None]
+            col = found[0] if len(found) == 1 else None
+        out.append((e.alias_or_name, col))
     return out
+
+
+def _plain_columns(query, schemas: dict):
+    """(output name, ColumnDef) per output column of a SELECT whose columns are all plain
+    columns of base tables; None otherwise."""
+    cols = _select_columns(query, schemas)
+    if (
+        not cols
+        or any(c is None for _n, c in cols)
+        or query.args.get("group")
+        or query.find(exp.AggFunc) is not None
+        or query.args.get("from_") is None
+    ):
+        return None
+    return cols
 
 
 _DECLARED_NAMES = frozenset(
@@ -4280,48 +4290,14 @@ def _declared_types(ast, kinds: list, schemas: dict) -> list | None:
     """For each output column that is a plain column of a base table: its declared type's
     name (``INT``, ``VARCHAR`` ...), which the wire protocol reports as MySQL does (an INT
     column is a LONG, not a LONGLONG). None where the column is computed."""
-    if not isinstance(ast, exp.Select):
-        return None
-    sources: dict[str, object] = {}
-    frm = ast.args.get("from_")
-    items = ([frm.this] if frm is not None else []) + [j.this for j in ast.args.get("joins") or []]
-    order = []
-    for it in items:
-        if isinstance(it, exp.Table) and not it.db and it.name.lower() in schemas:
-            sch = schemas[it.name.lower()]
-            sources[it.alias_or_name.lower()] = sch
-            order.append(sch)
-        else:
-            return None
-    cols = []
-    for e in ast.expressions:
-        inner = e.this if isinstance(e, exp.Alias) else e
-        if isinstance(inner, exp.Star):
-            for sch in order:
-                cols.extend(c.ctype for c in sch.columns)
-            continue
-        if isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star):
-            sch = sources.get(inner.table.lower())
-            if sch is None:
-                return None
-            cols.extend(c.ctype for c in sch.columns)
-            continue
-        ct = None
-        if isinstance(inner, exp.Column):
-            if inner.table:
-                cands = [sources[inner.table.lower()]] if inner.table.lower() in sources else []
-            else:
-                cands = list(sources.values())
-            found = [s.columns[i] for s in cands if (i := s.index_of(inner.name)) is not None]
-            if len(found) == 1:
-                ct = found[0].ctype
-        cols.append(ct)
-    if len(cols) < len(kinds):
+    cols = _select_columns(ast, schemas)
+    if cols is None or len(cols) < len(kinds):
         return None
     out = []
-    for ct, kind in zip(cols, kinds):
-        name = ct.mysql_name.upper() if ct is not None else None
-        out.append(name if ct is not None and ct.kind == kind and name in _DECLARED_NAMES else None)
+    for (_n, c), kind in zip(cols, kinds):
+        name = c.ctype.mysql_name.upper() if c is not None else None
+        ok = c is not None and c.ctype.kind == kind and name in _DECLARED_NAMES
+        out.append(name if ok else None)
     return out
 
 

@@ -10,7 +10,7 @@ change with it, in the same statement. The cascaded changes are returned as ordi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -28,7 +28,6 @@ class ForeignKey:
     ref_cols: list[str]
     on_delete: str = "RESTRICT"
     on_update: str = "RESTRICT"
-    declared_name: bool = field(default=False, compare=False)
 
     def clause(self) -> str:
         """As SHOW CREATE TABLE prints it."""
@@ -88,7 +87,6 @@ def from_ast(fk: exp.ForeignKey, name: str) -> ForeignKey:
         [c.name for c in target.expressions],
         on_delete,
         on_update,
-        declared_name=bool(name),
     )
 
 
