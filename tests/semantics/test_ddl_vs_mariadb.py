@@ -6,6 +6,7 @@ through a cached query), and on a view over it (its rows, or 1356 once it is inv
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import re
 from decimal import Decimal
@@ -196,14 +197,43 @@ def sides(mariadb_oracle):
     conn.close()
 
 
-def _start(theirs_conn, theirs):
-    ours_conn = noria_py.connect()
-    cur = ours_conn.cursor()
+def _noria():
+    """(connection, run(sql) -> rows) of a fresh embedded database."""
+    conn = noria_py.connect()
+    cur = conn.cursor()
 
-    def ours(sql):
+    def run(sql):
         cur.execute(sql)
         return list(cur.fetchall()) if cur.description else []
 
+    return conn, run
+
+
+@contextlib.contextmanager
+def _pair(sides, drop: str):
+    """(ours, theirs) sides with ``drop`` run on both first."""
+    conn, ours_fn = _noria()
+    ours, theirs = _Side(ours_fn), _Side(sides[1])
+    try:
+        for run in (ours, theirs):
+            run(drop)
+        yield ours, theirs
+    finally:
+        conn.close()
+
+
+def _play(ours, theirs, script, after) -> None:
+    """Each statement on both sides: the same error code (or none), then ``after(sql,
+    error)``'s own comparisons."""
+    for sql in script:
+        e1 = ours.try_(sql)[1]
+        e2 = theirs.try_(sql)[1]
+        assert e1 == e2, f"{sql}: noria {e1}, MariaDB {e2}"
+        after(sql, e1)
+
+
+def _start(theirs_conn, theirs):
+    ours_conn, ours = _noria()
     for run in (ours, theirs):
         run("DROP VIEW IF EXISTS ddl_v")
         run("DROP TABLE IF EXISTS ddl_t")
@@ -283,32 +313,19 @@ SCRIPT = [
 
 
 def test_like_ctas_and_ordered_limited_writes_match_mariadb(sides):
-    _conn, theirs_fn = sides
-    ours_conn = noria_py.connect()
-    cur = ours_conn.cursor()
+    with _pair(sides, "DROP TABLE IF EXISTS ddl_src, ddl_like, ddl_ctas") as (ours, theirs):
 
-    def ours_fn(sql):
-        cur.execute(sql)
-        return list(cur.fetchall()) if cur.description else []
-
-    ours, theirs = _Side(ours_fn), _Side(theirs_fn)
-    try:
-        for run in (ours, theirs):
-            run("DROP TABLE IF EXISTS ddl_src, ddl_like, ddl_ctas")
-        for sql in SCRIPT:
-            _r1, e1 = ours.try_(sql)
-            _r2, e2 = theirs.try_(sql)
-            assert e1 == e2, f"{sql}: noria {e1}, MariaDB {e2}"
+        def after(sql, error):
             for t in ("ddl_like", "ddl_ctas"):
-                if e1 is None and ours.try_(f"SELECT 1 FROM {t}")[1] is None:
+                if error is None and ours.try_(f"SELECT 1 FROM {t}")[1] is None:
                     assert _rows(ours(f"SELECT * FROM {t}")) == _rows(
                         theirs(f"SELECT * FROM {t}")
                     ), f"{t} after {sql}"
+
+        _play(ours, theirs, SCRIPT, after)
         for t in ("ddl_like", "ddl_ctas"):
             assert _describe(ours, t) == _describe(theirs, t), t
             assert _keys(ours, t) == _keys(theirs, t), t
-    finally:
-        ours_conn.close()
 
 
 GENERATED = [
@@ -326,31 +343,16 @@ GENERATED = [
 
 
 def test_generated_columns_match_mariadb(sides):
-    _conn, theirs_fn = sides
-    ours_conn = noria_py.connect()
-    cur = ours_conn.cursor()
+    with _pair(sides, "DROP TABLE IF EXISTS ddl_gen") as (ours, theirs):
 
-    def ours_fn(sql):
-        cur.execute(sql)
-        return list(cur.fetchall()) if cur.description else []
-
-    ours, theirs = _Side(ours_fn), _Side(theirs_fn)
-    try:
-        for run in (ours, theirs):
-            run("DROP TABLE IF EXISTS ddl_gen")
-        for sql in GENERATED:
-            _r1, e1 = ours.try_(sql)
-            _r2, e2 = theirs.try_(sql)
-            assert e1 == e2, f"{sql}: noria {e1}, MariaDB {e2}"
-            assert _rows(ours("SELECT * FROM ddl_gen")) == _rows(theirs("SELECT * FROM ddl_gen")), (
-                sql
-            )
-            # and through a cached, parameterized read
-            for k in (1, 2, 3):
+        def after(sql, _error):
+            q = "SELECT * FROM ddl_gen"
+            assert _rows(ours(q)) == _rows(theirs(q)), sql
+            for k in (1, 2, 3):  # and through a cached read
                 q = f"SELECT b, c FROM ddl_gen WHERE id = {k}"
                 assert _rows(ours(q)) == _rows(theirs(q)), (sql, k)
-    finally:
-        ours_conn.close()
+
+        _play(ours, theirs, GENERATED, after)
 
 
 def test_on_update_current_timestamp():
@@ -394,22 +396,9 @@ MULTI = [
 
 
 def test_multi_table_writes_match_mariadb(sides):
-    _conn, theirs_fn = sides
-    ours_conn = noria_py.connect()
-    cur = ours_conn.cursor()
+    with _pair(sides, "DROP TABLE IF EXISTS mt_b, mt_a") as (ours, theirs):
 
-    def ours_fn(sql):
-        cur.execute(sql)
-        return list(cur.fetchall()) if cur.description else []
-
-    ours, theirs = _Side(ours_fn), _Side(theirs_fn)
-    try:
-        for run in (ours, theirs):
-            run("DROP TABLE IF EXISTS mt_b, mt_a")
-        for sql in MULTI:
-            _r1, e1 = ours.try_(sql)
-            _r2, e2 = theirs.try_(sql)
-            assert e1 == e2, f"{sql}: noria {e1}, MariaDB {e2}"
+        def after(sql, _error):
             for t in ("mt_a", "mt_b"):
                 if ours.try_(f"SELECT 1 FROM {t}")[1] is None:
                     assert _rows(ours(f"SELECT * FROM {t}")) == _rows(
@@ -418,8 +407,8 @@ def test_multi_table_writes_match_mariadb(sides):
             if ours.try_("SELECT 1 FROM mt_b")[1] is None:
                 q = "SELECT COUNT(*), SUM(y) FROM mt_b WHERE aid = 1"  # a cached aggregate
                 assert _rows(ours(q)) == _rows(theirs(q)), sql
-    finally:
-        ours_conn.close()
+
+        _play(ours, theirs, MULTI, after)
 
 
 MEMBERS = [
@@ -441,28 +430,15 @@ MEMBERS = [
 
 
 def test_enum_and_set_match_mariadb(sides):
-    _conn, theirs_fn = sides
-    ours_conn = noria_py.connect()
-    cur = ours_conn.cursor()
+    with _pair(sides, "DROP TABLE IF EXISTS en_t") as (ours, theirs):
 
-    def ours_fn(sql):
-        cur.execute(sql)
-        return list(cur.fetchall()) if cur.description else []
-
-    ours, theirs = _Side(ours_fn), _Side(theirs_fn)
-    try:
-        for run in (ours, theirs):
-            run("DROP TABLE IF EXISTS en_t")
-        for sql in MEMBERS:
-            _r1, e1 = ours.try_(sql)
-            _r2, e2 = theirs.try_(sql)
-            assert e1 == e2, f"{sql}: noria {e1}, MariaDB {e2}"
+        def after(sql, _error):
             assert _rows(ours("SELECT * FROM en_t")) == _rows(theirs("SELECT * FROM en_t")), sql
             assert _describe(ours, "en_t") == _describe(theirs, "en_t"), sql
             q = "SELECT id FROM en_t WHERE e = 'a'"  # compares as text, under the collation
             assert _rows(ours(q)) == _rows(theirs(q)), sql
+
+        _play(ours, theirs, MEMBERS, after)
         q = "SELECT id, f FROM en_t ORDER BY f, id"  # declared in text order: same order
         assert ours(q) == theirs(q)
         assert ours.try_("SELECT id FROM en_t ORDER BY e")[1] == 1235  # 'b','a','C' is not
-    finally:
-        ours_conn.close()

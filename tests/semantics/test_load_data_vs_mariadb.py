@@ -73,6 +73,47 @@ def oracle(mariadb_oracle):
     conn.close()
 
 
+def _write_file(body: str, suffix: str) -> str:
+    """A file the oracle (a local server) can read too."""
+    fd, path = tempfile.mkstemp(suffix=suffix)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        f.write(body)
+    os.chmod(path, 0o644)
+    return path
+
+
+def _load_both(cur, oracle, table: str, setup: list, sql: str, ours_ready: bool = False):
+    """Create ``table`` with ``setup`` on both sides (on the oracle only when ``ours_ready``),
+    run the load on both: ((affected rows, error code) ours, the same theirs, MariaDB's
+    warnings)."""
+    for stmt in [] if ours_ready else setup:
+        cur.execute(stmt)
+    with oracle.cursor() as oc:
+        oc.execute(f"DROP TABLE IF EXISTS {table}")
+        for stmt in setup:
+            oc.execute(stmt)
+    try:
+        cur.execute(sql)
+        mine = (cur.rowcount, None)
+    except E.Error as e:
+        mine = (None, e.errno)
+    try:
+        with oracle.cursor() as oc:
+            oc.execute(sql)
+            theirs = (oc.rowcount, None)
+            oc.execute("SHOW WARNINGS")
+            warned = oc.fetchall()
+    except Exception as e:  # noqa: BLE001 - pymysql's errors carry MySQL's code
+        theirs, warned = (None, e.args[0]), ()
+    return mine, theirs, warned
+
+
+def _rows_of(oracle, table: str):
+    with oracle.cursor() as oc:
+        oc.execute(f"SELECT * FROM {table}")
+        return oc.fetchall()
+
+
 @settings(
     max_examples=80,
     deadline=None,
@@ -81,42 +122,23 @@ def oracle(mariadb_oracle):
 @given(_file())
 def test_load_data_matches_mariadb(oracle, case):
     dialect, body, ignore, mode = case
-    fd, path = tempfile.mkstemp(suffix=".txt")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(body)
-    os.chmod(path, 0o644)
+    path = _write_file(body, ".txt")
     ddl = "CREATE TABLE ld_t (n INT, s VARCHAR(10), d DATE, UNIQUE (n))"
     sql = f"LOAD DATA INFILE '{path}' {mode}INTO TABLE ld_t {DIALECTS[dialect]}{ignore}"
     ours = noria_py.connect()
     try:
         cur = ours.cursor()
-        cur.execute(ddl)
-        cur.execute("INSERT INTO ld_t VALUES (5, 'old', NULL)")
-        with oracle.cursor() as oc:
-            oc.execute("DROP TABLE IF EXISTS ld_t")
-            oc.execute(ddl)
-            oc.execute("INSERT INTO ld_t VALUES (5, 'old', NULL)")
+        setup = [ddl, "INSERT INTO ld_t VALUES (5, 'old', NULL)"]
+        for stmt in setup:
+            cur.execute(stmt)
+        # a cached query over the table before the load
         assert cur.execute("SELECT COUNT(*) FROM ld_t WHERE n = ?", (5,)).fetchall() == [(1,)]
-        try:
-            cur.execute(sql)
-            mine = (cur.rowcount, None)
-        except E.Error as e:
-            mine = (None, e.errno)
-        try:
-            with oracle.cursor() as oc:
-                oc.execute(sql)
-                theirs = (oc.rowcount, None)
-                oc.execute("SHOW WARNINGS")
-                warned = oc.fetchall()
-        except Exception as e:  # noqa: BLE001 - pymysql's errors carry MySQL's code
-            theirs, warned = (None, e.args[0]), ()
+        mine, theirs, warned = _load_both(cur, oracle, "ld_t", setup, sql, ours_ready=True)
         if mode == "IGNORE " and any(w[1] != 1062 for w in warned):
             return  # MariaDB stored an adjusted value with a warning; this engine refuses it
         assert mine == theirs, (sql, body, mine, theirs)
         got = cur.execute("SELECT * FROM ld_t").fetchall()
-        with oracle.cursor() as oc:
-            oc.execute("SELECT * FROM ld_t")
-            want = oc.fetchall()
+        want = _rows_of(oracle, "ld_t")
         assert sorted(got, key=repr) == sorted(want, key=repr), (sql, body)
         assert cur.execute("SELECT COUNT(*) FROM ld_t WHERE n = ?", (5,)).fetchall() == [
             (sum(1 for r in want if r[0] == 5),)
@@ -137,35 +159,16 @@ SET_CASES = [
 
 @pytest.mark.parametrize("body, tail", SET_CASES)
 def test_load_data_variables_and_set_match_mariadb(oracle, body, tail):
-    fd, path = tempfile.mkstemp(suffix=".csv")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(body)
-    os.chmod(path, 0o644)
+    path = _write_file(body, ".csv")
     ddl = "CREATE TABLE ls_t (id INT PRIMARY KEY, d DATE, s VARCHAR(5), u VARCHAR(5), n INT)"
     sql = f"LOAD DATA INFILE '{path}' INTO TABLE ls_t FIELDS TERMINATED BY ',' {tail}"
     ours = noria_py.connect()
     try:
         cur = ours.cursor()
-        cur.execute(ddl)
-        with oracle.cursor() as oc:
-            oc.execute("DROP TABLE IF EXISTS ls_t")
-            oc.execute(ddl)
-        try:
-            cur.execute(sql)
-            mine = (cur.rowcount, None)
-        except E.Error as e:
-            mine = (None, e.errno)
-        try:
-            with oracle.cursor() as oc:
-                oc.execute(sql)
-                theirs = (oc.rowcount, None)
-        except Exception as e:  # noqa: BLE001 - pymysql's errors carry MySQL's code
-            theirs = (None, e.args[0])
+        mine, theirs, _warned = _load_both(cur, oracle, "ls_t", [ddl], sql)
         assert mine == theirs, sql
         got = cur.execute("SELECT * FROM ls_t").fetchall()
-        with oracle.cursor() as oc:
-            oc.execute("SELECT * FROM ls_t")
-            assert sorted(got) == sorted(oc.fetchall()), sql
+        assert sorted(got) == sorted(_rows_of(oracle, "ls_t")), sql
     finally:
         ours.close()
         os.unlink(path)
