@@ -2812,8 +2812,14 @@ class Engine:
             source = ast.this.copy()
         elif ast.args.get("using"):
             source = ast.args["using"][0].copy()
-        else:
+        elif isinstance(ast.this, exp.Expression):
             source = ast.this.copy()
+        else:  # `DELETE t WHERE ...`: a table list with no FROM
+            raise E.ProgrammingError(
+                "You have an error in your SQL syntax: DELETE of a table list needs FROM",
+                1064,
+                "42000",
+            )
         joins = source.args.get("joins") or []
         source.set("joins", None)
         items = [source] + [j.this for j in joins]

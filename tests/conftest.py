@@ -7,9 +7,13 @@ from hypothesis import HealthCheck, settings
 # ---------------------------------------------------------------------------
 # Hypothesis profiles
 #
-#   ci    the default: hypothesis' usual 100 examples per test.
-#   long  20 times as many, for hunting bugs locally (lift pytest-timeout's 600 s limit):
-#             pytest tests/differential --hypothesis-profile=long --timeout=0
+#   ci       the default: hypothesis' usual 100 examples per test, derandomized (each test's
+#            examples follow from its name), so a run of the suite that passes here passes in
+#            CI, and a failure there replays here.
+#   explore  the same count from fresh random seeds: new examples on every run, for hunting
+#            bugs locally (`pytest --hypothesis-profile=explore`, with `--hypothesis-seed=N` to replay a seed).
+#   long     20 times as many random examples (lift pytest-timeout's 600 s limit):
+#                pytest tests/differential --hypothesis-profile=long --timeout=0
 #
 # A test that needs more examples than others scales the profile's count (the differential
 # tests run 4 times max_examples per query family) instead of fixing a number.
@@ -19,7 +23,8 @@ _COMMON = {
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
     "print_blob": True,
 }
-settings.register_profile("ci", max_examples=100, **_COMMON)
+settings.register_profile("ci", max_examples=100, derandomize=True, **_COMMON)
+settings.register_profile("explore", max_examples=100, **_COMMON)
 settings.register_profile("long", max_examples=2000, **_COMMON)
 settings.load_profile("ci")
 # ---------------------------------------------------------------------------

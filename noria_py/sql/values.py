@@ -266,6 +266,17 @@ def _member_value(value, ctype: ColumnType, col: str) -> str:
     return ",".join(m for m in members if m in chosen)
 
 
+_WIDE = decimal.Context(prec=200)
+
+
+def _round_whole(d: Decimal, col: str) -> int:
+    """A finite number rounded half away from zero to an integer (out of range 1264 when it
+    cannot fit any integer column)."""
+    if d and d.adjusted() > 40:
+        raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
+    return int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE))
+
+
 def coerce_for_column(value, ctype: ColumnType, col: str):
     """Convert a value written to a column, as MySQL strict mode does (errors instead of warnings)."""
     if value is None:
@@ -277,18 +288,22 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
         if isinstance(value, int):
             v = value
         elif isinstance(value, (float, Decimal)):
-            if isinstance(value, float) and value != value:
+            d = Decimal(value)
+            if not d.is_finite():
                 raise _bad(col, value, "integer")
-            v = int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+            v = _round_whole(d, col)
         elif isinstance(value, str):
             text = value.strip()
             try:
                 v = int(text)
             except ValueError:
                 try:
-                    v = int(Decimal(text).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+                    d = Decimal(text)
+                    if not d.is_finite():
+                        raise ValueError(text)
                 except (InvalidOperation, ValueError):
                     raise _bad(col, value, "integer") from None
+                v = _round_whole(d, col)
         else:
             raise _bad(col, value, "integer")
         rng = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned))
@@ -324,8 +339,10 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
             raise _bad(col, value, "decimal") from None
         if not d.is_finite():
             raise _bad(col, value, "decimal")
+        if d and d.adjusted() > 80:  # beyond any DECIMAL (65 digits); quantize would overflow
+            raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
         q = Decimal(1).scaleb(-(ctype.scale or 0))
-        d = d.quantize(q, rounding=ROUND_HALF_UP)
+        d = d.quantize(q, rounding=ROUND_HALF_UP, context=_WIDE)
         if ctype.precision is not None:
             limit = Decimal(10) ** (ctype.precision - (ctype.scale or 0))
             if abs(d) >= limit:
