@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from . import errors as E
 from .sql import values as V
+from .sql.names import bare
 
 
 @dataclasses.dataclass
@@ -345,9 +346,9 @@ def plan_alter(schema, actions: list, table_name: str, exists=None) -> AlterPlan
                         if not cname:
                             n = 1
                             taken = {c[0].lower() for c in checks}
-                            while f"{new_name}_chk_{n}".lower() in taken:
+                            while f"{bare(new_name)}_chk_{n}".lower() in taken:
                                 n += 1
-                            cname = f"{new_name}_chk_{n}"
+                            cname = f"{bare(new_name)}_chk_{n}"
                         checks.append([cname, it.this, ""])
                     elif isinstance(it, exp.ForeignKey):
                         from .foreign_keys import from_ast
@@ -620,8 +621,9 @@ def carry_rows(plan: AlterPlan, old_schema, rows: list) -> list[list]:
     return out
 
 
-def parse_rename_table(text: str) -> list[tuple[str, str]]:
-    """The ``(old, new)`` pairs of ``RENAME TABLE a TO b[, c TO d ...]``."""
+def parse_rename_table(text: str) -> list[tuple[tuple, tuple]]:
+    """The ``(old, new)`` pairs of ``RENAME TABLE a TO b[, c TO d ...]``, each name a
+    ``(database or None, table)`` pair."""
     import re
 
     ident = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)(?:\.(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+))?"
@@ -632,9 +634,10 @@ def parse_rename_table(text: str) -> list[tuple[str, str]]:
         if m is None:
             raise E.parse_error(f"near '{part.strip()[:40]}'")
 
-        def name(s: str) -> str:
-            s = s.split(".")[-1] if "`" not in s else s.rsplit("`.`", 1)[-1]
-            return s.strip("`").replace("``", "`")
+        def name(s: str) -> tuple:
+            parts = re.findall(r"`((?:[^`]|``)+)`|([A-Za-z0-9_$]+)", s)
+            names = [(q or p).replace("``", "`") for q, p in parts]
+            return (names[0], names[1]) if len(names) == 2 else (None, names[0])
 
         out.append((name(m.group(1)), name(m.group(2))))
     return out

@@ -87,6 +87,7 @@ class Cursor:
         if (
             prep is not None
             and eng.fast > 0  # no transaction writing, no failure, no commit to catch up
+            and eng._txn_default.database is None  # the statement cache's key is the text
             and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple

@@ -13,6 +13,7 @@ A statement's text is parsed once and cached as a prepared object:
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as _dt
 import functools
 import logging
@@ -34,10 +35,12 @@ from .dataflow.intervals import BOTTOM, TOP, int_cut
 from .dataflow.node import Node
 from .dataflow.ops.reader import has_ties
 from .result import Result
+from .sql import names as N
 from .sql import proxy_types, transpile
 from .sql import values as V
 from .sql.collation import ck
 from .sql.compile import CompiledQuery, Compiler, key_combinations
+from .sql.dialect import DIALECT
 from .sql.expr import Scope, Unsupported, compile_expr, truthy
 from .sql.parse import parse
 from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
@@ -930,7 +933,7 @@ class InsertPrepared(Prepared):
         """``col = expr`` pairs evaluated over (existing row + the row that was to be inserted);
         ``VALUES(col)`` names the latter."""
         scope = Scope(
-            [(schema.name, c.name, c.ctype.kind) for c in schema.columns]
+            [(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
             + [("__new", f"__new_{c.name}", c.ctype.kind) for c in schema.columns]
         )
 
@@ -1042,9 +1045,12 @@ class Txn:
     (``errors.LockWait``). Each savepoint is ``[name, storage savepoint or None (set before
     the first write), number of pending deltas when set]``."""
 
-    __slots__ = ("active", "read_only", "autocommit", "savepoints", "fk_checks")
+    __slots__ = (
+        "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "__weakref__"
+    )  # fmt: skip
 
     def __init__(self) -> None:
+        self.database: str | None = None  # USE: None is the home database, "" none at all
         self.active = False
         self.read_only = False
         self.autocommit = True
@@ -1149,6 +1155,8 @@ class Engine:
         self.queries: dict[str, QueryEntry] = {}
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
+        # databases other than home (lower-case -> name as created); see sql/names.py
+        self.databases: dict[str, str] = {}
         self._fk_parents: set | None = None  # see _fk_referenced
         self._check_fns: dict = {}  # id(schema) -> (schema, compiled CHECK constraints)
         self._gen_fns: dict = {}  # id(schema) -> (schema, compiled generated columns)
@@ -1157,6 +1165,7 @@ class Engine:
         self._tx_deltas: list = []
         self._tx_tables: set = set()  # lower-case tables the open transaction wrote
         self._txn_default = Txn()  # the embedded connection's transaction
+        self._txns: weakref.WeakSet = weakref.WeakSet([self._txn_default])
         self._cur = self._txn_default  # the transaction of the statement running now
         self._writer: Txn | None = None
         self._sp_seq = 0
@@ -1263,7 +1272,9 @@ class Engine:
         ``private_storage``) other connections read the committed state while one writes; an
         in-memory engine makes them wait (``errors.LockWait``) for a read that is not a plain
         lookup of the committed views."""
-        return Txn()
+        t = Txn()
+        self._txns.add(t)
+        return t
 
     def begin(self, txn: Txn, read_only: bool = False) -> None:
         with self.lock:
@@ -1284,9 +1295,23 @@ class Engine:
         prev = self._cur
         self._cur = txn if txn is not None else self._txn_default
         try:
+            if txn is None and self._txn_default.database is not None:
+                return self._execute_in_database(sql, params)
             return self._execute(sql, params)
         finally:
             self._cur = prev
+
+    def _execute_in_database(self, sql: str, params) -> Result:
+        """The embedded connection after USE: DATABASE() (and what reads it) names its
+        database. (A server session binds its own context.)"""
+        from .sql import functions as F
+
+        ctx = dataclasses.replace(F.current_context(), database=self.current_database())
+        prev = F.set_context(ctx)
+        try:
+            return self._execute(sql, params)
+        finally:
+            F.set_context(prev)
 
     def _execute(self, sql: str, params) -> Result:
         if self._closed or self._failure is not None:
@@ -1295,10 +1320,10 @@ class Engine:
             self.poll_commits()
         if self._behind:
             self._catch_up()
-        prep = self._cache.get(sql)
+        t = self._cur
+        prep = self._cache.get(sql if t.database is None else f"\0{t.database}\0{sql}")
         if prep is None:
             prep = self.prepare(sql)
-        t = self._cur
         if not t.autocommit and not t.active and prep.kind != "tx":
             t.active = True  # autocommit off: every statement runs inside a transaction
         if self._pending and not prep.is_write:
@@ -1339,7 +1364,8 @@ class Engine:
             self._check_open()
         if self._behind:
             self._catch_up()
-        prep = self._cache.get(sql) or self.prepare(sql)
+        db = self._cur.database
+        prep = self._cache.get(sql if db is None else f"\0{db}\0{sql}") or self.prepare(sql)
         seq = [tuple(p) if p is not None else () for p in seq_of_params]
         for p in seq:
             check_params(p)
@@ -1370,8 +1396,11 @@ class Engine:
 
     @_locked
     def prepare(self, sql: str) -> Prepared:
-        """Parse and plan a statement once; later calls with the same text reuse it."""
-        prep = self._cache.get(sql)
+        """Parse and plan a statement once; later calls with the same text (in the same
+        database) reuse it."""
+        db = self._cur.database
+        key = sql if db is None else f"\0{db}\0{sql}"
+        prep = self._cache.get(key)
         if prep is not None:
             return prep
         tx = self._tx_statement(sql) if len(sql) < 200 else None
@@ -1379,14 +1408,137 @@ class Engine:
             what, arg = tx
             return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
         ast, nparams = parse(sql)
+        if self._qualify(ast, db):
+            sql = ast.sql(dialect=DIALECT)  # the text of what it now means (catalog, view keys)
         prep = self._prepare_ast(ast, nparams, sql)
         if isinstance(ast, exp.Select) and ast.args.get("locks"):
             prep = LockingPrepared(prep)
         if prep.kind not in ("ddl", "tx"):
             if len(self._cache) > 50000:
                 self._cache.clear()
-            self._cache[sql] = prep
+            self._cache[key] = prep
         return prep
+
+    # --- databases ---------------------------------------------------------------------------
+    def _qualify(self, ast: exp.Expression, db: str | None) -> bool:
+        """Rewrite the statement's table references to engine names (sql/names.py)."""
+        if isinstance(ast, exp.Use) or (
+            isinstance(ast, (exp.Create, exp.Drop))
+            and (ast.args.get("kind") or "").upper() in ("DATABASE", "SCHEMA")
+        ):
+            return False  # they name a database, not a table
+        return N.qualify(ast, db, self._resolve_db)
+
+    def _resolve_db(self, name: str) -> str | None:
+        """A database's canonical name (None for home), or 1049."""
+        low = name.lower()
+        if low == N.HOME:
+            return None
+        found = self.databases.get(low)
+        if found is None:
+            raise N.unknown_database(name)
+        return found
+
+    def database_names(self) -> list[str]:
+        """Every database, as SHOW DATABASES lists them (information_schema included)."""
+        return sorted([N.HOME, N.INFORMATION_SCHEMA, *self.databases.values()])
+
+    def use(self, name: str, txn: Txn | None = None) -> str:
+        """USE name: the connection's current database (1049 when it does not exist)."""
+        with self.lock:
+            if name.lower() == N.INFORMATION_SCHEMA:
+                raise E.NotSupportedError("USE information_schema is not supported (qualify it)")
+            (txn or self._txn_default).database = self._resolve_db(name)
+            return self.current_database(txn) or ""
+
+    def current_database(self, txn: Txn | None = None) -> str | None:
+        """What DATABASE() returns for the connection (None after its database was dropped)."""
+        db = (txn or self._txn_default).database
+        return N.HOME if db is None else (db or None)
+
+    def _create_database(self, ast: exp.Create) -> Result:
+        name = ast.this.name or ast.this.text("db")  # CREATE SCHEMA names it as a qualifier
+        low = name.lower()
+        if not name or "." in name or "/" in name or "\\" in name or name != name.rstrip():
+            raise E.ProgrammingError(f"Incorrect database name '{name}'", 1102, "42000")
+        if low in (N.HOME, N.INFORMATION_SCHEMA) or low in self.databases:
+            if ast.args.get("exists"):
+                return Result(rowcount=0)
+            raise E.ProgrammingError(
+                f"Can't create database '{name}'; database exists", 1007, "HY000"
+            )
+        for prop in (ast.args.get("properties") or exp.Properties()).expressions:
+            if isinstance(prop, exp.CollateProperty):
+                _use_collation(
+                    prop.this.name if hasattr(prop.this, "name") else str(prop.this), self
+                )
+        self._ddl_guard()
+        self.storage.catalog_add("database", name, f"CREATE DATABASE `{name}`")
+        self.storage.commit()
+        self.databases[low] = name
+        return Result(rowcount=1)
+
+    def _drop_database(self, ast: exp.Drop) -> Result:
+        """DROP DATABASE: its views, then its tables (children before the parents they
+        reference), then the database. The home database cannot be dropped."""
+        tables = ast.args.get("tables") or ast.expressions or [ast.this]
+        name = tables[0].name or tables[0].text("db")
+        low = name.lower()
+        if low == N.HOME:
+            raise E.NotSupportedError(f"DROP DATABASE of the home database '{N.HOME}'")
+        if low == N.INFORMATION_SCHEMA:
+            raise E.ProgrammingError(
+                f"Access denied for user 'root'@'localhost' to database '{name}'", 1044, "42000"
+            )
+        canon = self.databases.get(low)
+        if canon is None:
+            if ast.args.get("exists"):
+                return Result(rowcount=0)
+            raise E.ProgrammingError(
+                f"Can't drop database '{name}'; database doesn't exist", 1008, "HY000"
+            )
+        prefix = canon.lower() + "."
+        for v in [n for n in list(self.views) if n.startswith(prefix)]:
+            if v in self.views:
+                self._drop_view(self.view_names.get(v, v))
+        mine = [s.name for s in self.storage.schemas.values() if s.name.lower().startswith(prefix)]
+        ordered = self._drop_order(mine)
+        if ordered:
+            drop = exp.Drop(
+                kind="TABLE",
+                tables=[exp.Table(this=exp.Identifier(this=n, quoted=True)) for n in ordered],
+            )
+            self._drop_tables(drop)
+        self._ddl_guard()
+        self.storage.catalog_remove("database", canon)
+        self.storage.commit()
+        del self.databases[low]
+        for t in self._txns:
+            if t.database is not None and t.database.lower() == low:
+                t.database = ""
+        return Result(rowcount=len(ordered))
+
+    def _drop_order(self, names: list[str]) -> list[str]:
+        """Tables in an order DROP TABLE accepts: a table after every table referencing it."""
+        left = {n.lower(): n for n in names}
+        out = []
+        while left:
+            progress = False
+            for low, n in list(left.items()):
+                referenced = any(
+                    fk.ref_table.lower() == low
+                    for other in left
+                    if other != low
+                    for fk in self.storage.schemas[other].foreign_keys
+                )
+                if not referenced:
+                    out.append(n)
+                    del left[low]
+                    progress = True
+            if not progress:  # a cycle: one statement drops them together
+                out.extend(left.values())
+                break
+        return out
 
     @_locked
     def execute_batch(self, statements) -> list[Result]:
@@ -1765,6 +1917,7 @@ class Engine:
         self._cache.clear()
         self.storage.forget_schemas()
         self._fk_parents = None
+        self.databases.clear()
         self._restore()
 
     def poll_commits(self) -> None:
@@ -2058,6 +2211,8 @@ class Engine:
                 return FuncPrepared(lambda p: self._create_view(ast, sql), 0, kind="ddl")
             if kind == "INDEX":
                 return FuncPrepared(lambda p: self._create_index(ast, sql), 0, kind="ddl")
+            if kind in ("DATABASE", "SCHEMA"):
+                return FuncPrepared(lambda p: self._create_database(ast), 0, kind="ddl")
             raise E.NotSupportedError(f"CREATE {kind} is not supported")
         if isinstance(ast, exp.Drop):
             kind = (ast.args.get("kind") or "").upper()
@@ -2067,7 +2222,12 @@ class Engine:
                 return FuncPrepared(lambda p: self._drop_views(ast), 0, kind="ddl")
             if kind == "INDEX":
                 return FuncPrepared(lambda p: self._drop_index(ast), 0, kind="ddl")
+            if kind in ("DATABASE", "SCHEMA"):
+                return FuncPrepared(lambda p: self._drop_database(ast), 0, kind="ddl")
             raise E.NotSupportedError(f"DROP {kind} is not supported")
+        if isinstance(ast, exp.Use):
+            name = ast.this.name if ast.this is not None else ""
+            return FuncPrepared(lambda p: self._use(name), 0, kind="tx")
         if isinstance(ast, exp.Describe):
             target = ast.this
             if isinstance(target, exp.Table):
@@ -2079,13 +2239,22 @@ class Engine:
             what = str(ast.this).upper()
             tbl = ast.args.get("target")
             tname = (tbl.name if hasattr(tbl, "name") else str(tbl).strip('`"')) if tbl else ""
+            shown_db = ast.args.get("db")
+            shown_db = shown_db.name if shown_db is not None else None
+            if what in ("DATABASES", "SCHEMAS"):
+                like = ast.args.get("like")
+                return FuncPrepared(lambda p: self._show_databases(like), 0)
+            if what in ("CREATE DATABASE", "CREATE SCHEMA"):
+                return FuncPrepared(lambda p: self._show_create_database(tname), 0)
+            if tname:
+                tname = self._engine_table_name(shown_db, tname)
             like = ast.args.get("like")
             where = ast.args.get("where")
             if where is not None and isinstance(where, exp.Where):
                 where = where.this
             full = bool(ast.args.get("full"))
             if what == "TABLES":
-                return FuncPrepared(lambda p: self._show_tables(full, like, where), 0)
+                return FuncPrepared(lambda p: self._show_tables(full, like, where, shown_db), 0)
             if what == "CREATE TABLE":
                 return FuncPrepared(lambda p: self._show_create_table(tname), 0)
             if what == "CREATE VIEW":
@@ -2097,7 +2266,7 @@ class Engine:
             if what in ("INDEX", "INDEXES", "KEYS"):
                 return FuncPrepared(lambda p: self._show_index(tname, where), 0)
             if what == "TABLE STATUS":
-                return FuncPrepared(lambda p: self._show_table_status(like, where), 0)
+                return FuncPrepared(lambda p: self._show_table_status(like, where, shown_db), 0)
             raise E.NotSupportedError(f"SHOW {what} is not supported")
         if isinstance(ast, exp.Transaction):
             ro = any("READ ONLY" in str(m).upper() for m in ast.args.get("modes") or ())
@@ -2671,7 +2840,7 @@ class Engine:
         """(column index, compiled expression) of the table's generated columns, in order."""
         got = self._gen_fns.get(id(schema))
         if got is None or got[0] is not schema:
-            scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+            scope = Scope([(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns])
             fns = []
             for i, c in enumerate(schema.columns):
                 if c.generated is not None:
@@ -2712,7 +2881,7 @@ class Engine:
         """CHECK constraints on new or changed rows: FALSE is error 3819 (NULL passes)."""
         fns = self._check_fns.get(id(schema))
         if fns is None or fns[0] is not schema:
-            scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+            scope = Scope([(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns])
             compiled = []
             for name, expr, _col in schema.checks:
                 try:
@@ -2763,9 +2932,12 @@ class Engine:
             enf.check_children(schema, [r for r, s in batch if s > 0])
         return _Multi([(schema.name, batch)] + extra) if extra else batch
 
-    def _matcher(self, schema: TableSchema, where: exp.Expression | None):
-        """Return fn(params) -> [(rowid, row)] of rows matching WHERE, with MySQL semantics."""
-        scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+    def _matcher(self, schema: TableSchema, where: exp.Expression | None, alias: str = ""):
+        """Return fn(params) -> [(rowid, row)] of rows matching WHERE, with MySQL semantics
+        (columns qualified by ``alias``, else by the table's name)."""
+        scope = Scope(
+            [(alias or N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
+        )
         if where is None:
             return lambda params: self.storage.select_with_rowid(schema.name, None)
         try:
@@ -3003,7 +3175,9 @@ class Engine:
         if not isinstance(table, exp.Table) or ast.args.get("from_") or ast.args.get("joins"):
             raise E.NotSupportedError("UPDATE ... FROM is not supported")
         schema = self._schema(table.name)
-        scope = Scope([(table.alias or schema.name, c.name, c.ctype.kind) for c in schema.columns])
+        scope = Scope(
+            [(table.alias or N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
+        )
         pick = self._order_limit(schema, ast, scope)
         sets = []
         for eq in ast.expressions:
@@ -3026,7 +3200,7 @@ class Engine:
                 raise E.NotSupportedError(f"SET expression not supported: {e}") from None
         stamp = _stamped(schema, {i for i, _f in sets})
         where = ast.args["where"].this if ast.args.get("where") else None
-        match = self._matcher(schema, where)
+        match = self._matcher(schema, where, table.alias)
         cols = schema.columns
 
         def run(params):
@@ -3082,8 +3256,10 @@ class Engine:
             raise E.NotSupportedError("this DELETE is not supported")
         schema = self._schema(table.name)
         where = ast.args["where"].this if ast.args.get("where") else None
-        match = self._matcher(schema, where)
-        scope = Scope([(table.alias or schema.name, c.name, c.ctype.kind) for c in schema.columns])
+        match = self._matcher(schema, where, table.alias)
+        scope = Scope(
+            [(table.alias or N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
+        )
         pick = self._order_limit(schema, ast, scope)
 
         returning = _returning(ast, schema)
@@ -3207,8 +3383,16 @@ class Engine:
             )
         return Result(rowcount=len(rows))
 
+    def _database_of(self, name: str) -> None:
+        """A table or view is created in a database that exists (else 1049)."""
+        db = N.split(name)[0]
+        if db is not None and db.lower() not in self.databases:
+            raise N.unknown_database(db)
+
     def _create_table(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
         if not restoring:
+            target = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
+            self._database_of(target.name)
             props = ast.args.get("properties")
             likes = [
                 p for p in (props.expressions if props else []) if isinstance(p, exp.LikeProperty)
@@ -3368,10 +3552,10 @@ class Engine:
 
     def _show_create_table(self, table: str) -> Result:
         schema = self._schema(table)
-        text = show_create_table(schema, current_collation_name())
+        text = show_create_table(schema, current_collation_name(), shown=True)
         return Result(
             ["Table", "Create Table"],
-            ((schema.name, text),),
+            ((N.bare(schema.name), text),),
             ["VARCHAR", "VARCHAR"],
             [False, False],
             1,
@@ -3555,7 +3739,13 @@ class Engine:
         name works), every pair checked before any is done."""
         from . import alter as A
 
-        pairs = A.parse_rename_table(text)
+        pairs = []
+        for (old_db, old), (new_db, new) in A.parse_rename_table(text):
+            if "." in old or "." in new:
+                raise N.bad_table_name(new if "." in new else old)
+            pairs.append(
+                (self._engine_table_name(old_db, old), self._engine_table_name(new_db, new))
+            )
         names = {s.name.lower(): s.name for s in self.storage.schemas.values()}
         for old, new in pairs:
             if old.lower() not in names:
@@ -3569,7 +3759,7 @@ class Engine:
         self._ddl_guard()
         for old, new in pairs:
             schema = self._schema(old)
-            rename = exp.AlterRename(this=exp.to_table(new))
+            rename = exp.AlterRename(this=exp.Table(this=exp.Identifier(this=new, quoted=True)))
             self._rebuild(schema, A.plan_alter(schema, [rename], schema.name))
         return Result(rowcount=0)
 
@@ -3612,7 +3802,7 @@ class Engine:
         self.view_sql[low] = sql.strip()
         self.view_names[low] = name
         try:
-            select_sql = f"SELECT * FROM {name}"
+            select_sql = f"SELECT * FROM {_quote_ident(name)}"
             ast2, n = parse(select_sql)
             try:
                 prep = self._prepare_select(ast2, n, select_sql, view=True)
@@ -3621,6 +3811,12 @@ class Engine:
                 if inner is None or restoring:
                     raise
                 raise inner from None
+            if not restoring:
+                try:
+                    self._database_of(name)
+                except E.Error:
+                    self._remove_query(prep.entry.name)
+                    raise
             entry = prep.entry
             self.queries.pop(entry.name, None)
             entry.name = name
@@ -3746,6 +3942,9 @@ class Engine:
 
     def _restore(self) -> None:
         for kind, name, sql in self.storage.catalog_entries():
+            if kind == "database":  # the catalog holds engine names: nothing to resolve
+                self.databases[name.lower()] = name
+                continue
             ast, _ = parse(sql)
             if kind == "table":
                 self._create_table(ast, sql, restoring=True)
@@ -3769,18 +3968,62 @@ class Engine:
         ast, n = parse(sql)
         return InfoSchemaPrepared(ast, n, sql).run(self, ())
 
+    def _database(self) -> str:
+        """The current database's name (1046 when there is none)."""
+        db = self.current_database(self._cur)
+        if db is None:
+            raise N.no_database()
+        return db
+
+    def _listed_db(self, name: str | None) -> str:
+        """The database a SHOW ... FROM db lists (the current one without FROM)."""
+        if name is None:
+            return self._database()
+        canon = self._resolve_db(name)
+        return N.HOME if canon is None else canon
+
     @staticmethod
-    def _database() -> str:
-        from .sql import functions as F
+    def _where_table(table: str) -> str:
+        """information_schema's condition for one engine table name."""
+        db, bare = N.split(table)
+        return f"TABLE_SCHEMA = '{_sql_str(db or N.HOME)}' AND TABLE_NAME = '{_sql_str(bare)}'"
 
-        return F.current_context().database or "noria"
+    def _engine_table_name(self, db: str | None, table: str) -> str:
+        """The engine name of ``table`` in database ``db`` (the current one when None)."""
+        if db is not None:
+            return N.engine_name(self._resolve_db(db), table)
+        cur = self._cur.database
+        if cur == "":
+            raise N.no_database()
+        return N.engine_name(cur, table)
 
-    def _show_tables(self, full: bool = False, like=None, where=None) -> Result:
-        col = f"Tables_in_{self._database()}"
+    def _use(self, name: str) -> Result:
+        self.use(name, self._cur)
+        return Result(rowcount=0)
+
+    def _show_databases(self, like=None) -> Result:
+        select = (
+            "SELECT SCHEMA_NAME AS `Database` FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME"
+        )
+        return self._show_info(select, like, "Database")
+
+    def _show_create_database(self, name: str) -> Result:
+        canon = self._resolve_db(name) if name.lower() != N.INFORMATION_SCHEMA else name
+        shown = N.HOME if canon is None else canon
+        text = (
+            f"CREATE DATABASE {_quote_ident(shown)} /*!40100 DEFAULT CHARACTER SET utf8mb4 "
+            f"COLLATE {current_collation_name()} */"
+        )
+        return Result(["Database", "Create Database"], ((shown, text),), ["VARCHAR"] * 2,
+                      [False, False], 1)  # fmt: skip
+
+    def _show_tables(self, full: bool = False, like=None, where=None, db=None) -> Result:
+        shown = self._listed_db(db)
+        col = f"Tables_in_{shown}"
         extra = ", TABLE_TYPE AS `Table_type`" if full else ""
         select = (
             f"SELECT TABLE_NAME AS {_quote_ident(col)}{extra} FROM information_schema.TABLES "
-            "WHERE TABLE_SCHEMA <> 'information_schema' ORDER BY TABLE_NAME"
+            f"WHERE TABLE_SCHEMA = '{_sql_str(shown)}' ORDER BY TABLE_NAME"
         )
         return self._show_info(select, like, col, where)
 
@@ -3791,7 +4034,7 @@ class Engine:
         select = (
             f"SELECT COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`{coll}, IS_NULLABLE AS `Null`, "
             f"COLUMN_KEY AS `Key`, COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`{more} "
-            f"FROM information_schema.COLUMNS WHERE TABLE_NAME = '{_sql_str(table)}' "
+            f"FROM information_schema.COLUMNS WHERE {self._where_table(table)} "
             "ORDER BY ORDINAL_POSITION"
         )
         return self._show_info(select, like, "Field", where)
@@ -3805,11 +4048,12 @@ class Engine:
             "`Packed`, NULLABLE AS `Null`, INDEX_TYPE AS `Index_type`, COMMENT AS `Comment`, "
             "INDEX_COMMENT AS `Index_comment`, IS_VISIBLE AS `Visible`, EXPRESSION AS "
             "`Expression` FROM information_schema.STATISTICS "
-            f"WHERE TABLE_NAME = '{_sql_str(table)}'"
+            f"WHERE {self._where_table(table)}"
         )
         return self._show_info(select, where=where)
 
-    def _show_table_status(self, like=None, where=None) -> Result:
+    def _show_table_status(self, like=None, where=None, db=None) -> Result:
+        shown = self._listed_db(db)
         select = (
             "SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, VERSION AS `Version`, ROW_FORMAT "
             "AS `Row_format`, TABLE_ROWS AS `Rows`, AVG_ROW_LENGTH AS `Avg_row_length`, "
@@ -3818,7 +4062,7 @@ class Engine:
             "CREATE_TIME AS `Create_time`, UPDATE_TIME AS `Update_time`, CHECK_TIME AS "
             "`Check_time`, TABLE_COLLATION AS `Collation`, CHECKSUM AS `Checksum`, "
             "CREATE_OPTIONS AS `Create_options`, TABLE_COMMENT AS `Comment` "
-            "FROM information_schema.TABLES WHERE TABLE_SCHEMA <> 'information_schema' "
+            f"FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{_sql_str(shown)}' "
             "ORDER BY TABLE_NAME"
         )
         return self._show_info(select, like, "Name", where)
@@ -3828,7 +4072,9 @@ class Engine:
         if low not in self.views:
             if low in self.storage.schemas:
                 raise E.ProgrammingError(
-                    f"'{self._database()}.{name}' is not of type 'VIEW'", 1347, "HY000"
+                    f"'{N.split(name)[0] or N.HOME}.{N.bare(name)}' is not of type 'VIEW'",
+                    1347,
+                    "HY000",
                 )
             raise E.no_such_table(name)
         real = self.view_names.get(low, name)
@@ -4012,8 +4258,11 @@ def _default_text(c) -> str | None:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def show_create_table(schema, collation: str) -> str:
-    """``SHOW CREATE TABLE`` text, MySQL 8's layout: running it creates the same table."""
+def show_create_table(schema, collation: str, shown: bool = False) -> str:
+    """``SHOW CREATE TABLE`` text, MySQL 8's layout: running it creates the same table. With
+    ``shown`` the table is named as SHOW CREATE TABLE names it (without its database, and a
+    parent in another database qualified); else by engine names, as the catalog keeps it."""
+    db = N.split(schema.name)[0]
     lines = []
     for c in schema.columns:
         part = f"  {_quote_ident(c.name)} {_mysql8_type(c.ctype)}"
@@ -4045,14 +4294,21 @@ def show_create_table(schema, collation: str) -> str:
     for name, key in zip(schema.index_names, schema.indexes):
         lines.append(f"  KEY {_quote_ident(name)} ({cols(key)})")
     for fk in schema.foreign_keys:
-        lines.append(f"  {fk.clause()}")
+        parent = _quote_ident(fk.ref_table)
+        ref_db, ref_t = N.split(fk.ref_table)
+        if shown and ref_db == db:
+            parent = _quote_ident(ref_t)
+        elif shown:
+            parent = f"{_quote_ident(ref_db or N.HOME)}.{_quote_ident(ref_t)}"
+        lines.append(f"  {fk.clause(parent)}")
     for name, expr, _col in schema.checks:
         lines.append(
             f"  CONSTRAINT {_quote_ident(name)} CHECK ({expr.sql('mysql', identify=True)})"
         )
     body = ",\n".join(lines)
+    name = N.bare(schema.name) if shown else schema.name
     return (
-        f"CREATE TABLE {_quote_ident(schema.name)} (\n{body}\n) "
+        f"CREATE TABLE {_quote_ident(name)} (\n{body}\n) "
         f"ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE={collation}"
     )
 
@@ -4177,7 +4433,7 @@ def _returning(stmt, schema: TableSchema):
     ret = stmt.args.get("returning")
     if ret is None:
         return None
-    scope = Scope([(schema.name, c.name, c.ctype.kind) for c in schema.columns])
+    scope = Scope([(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns])
     out = []
     for e in ret.expressions:
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
@@ -4526,7 +4782,7 @@ def _name_checks(table: str, checks: list, columns) -> None:
         if not chk[0]:
             while True:
                 n += 1
-                cand = f"{table}_chk_{n}"
+                cand = f"{N.bare(table)}_chk_{n}"
                 if cand.lower() not in taken:
                     break
             chk[0] = cand

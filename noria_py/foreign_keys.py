@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from . import errors as E
 from .sql import values as V
+from .sql.names import bare
 
 ACTIONS = ("RESTRICT", "CASCADE", "SET NULL", "NO ACTION", "SET DEFAULT")
 
@@ -29,15 +30,15 @@ class ForeignKey:
     on_delete: str = "RESTRICT"
     on_update: str = "RESTRICT"
 
-    def clause(self) -> str:
-        """As SHOW CREATE TABLE prints it."""
+    def clause(self, parent: str | None = None) -> str:
+        """As SHOW CREATE TABLE prints it (``parent``: the referenced table as quoted text)."""
 
         def cols(names):
             return ",".join(_q(n) for n in names)
 
         text = (
             f"CONSTRAINT {_q(self.name)} FOREIGN KEY ({cols(self.cols)}) REFERENCES "
-            f"{_q(self.ref_table)} ({cols(self.ref_cols)})"
+            f"{parent or _q(self.ref_table)} ({cols(self.ref_cols)})"
         )
         if self.on_delete != "RESTRICT":  # the default, left out (as MariaDB does)
             text += f" ON DELETE {self.on_delete}"
@@ -98,7 +99,7 @@ def name_keys(table: str, fks: list[ForeignKey], taken: set[str]) -> None:
             continue
         while True:
             n += 1
-            cand = f"{table}_ibfk_{n}"
+            cand = f"{bare(table)}_ibfk_{n}"
             if cand.lower() not in taken:
                 break
         fk.name = cand

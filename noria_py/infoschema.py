@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from . import errors as E
 from .result import Result
+from .sql import names as N
 from .sql import values as V
 
 S, I = V.STR, V.INT  # noqa: E741 - column kinds, short for the table below
@@ -239,32 +240,34 @@ def _default(c):
     return V.format_value(c.default)
 
 
-def build_rows(engine, database: str, counts: bool = True) -> dict[str, list[tuple]]:
+def build_rows(engine, counts: bool = True) -> dict[str, list[tuple]]:
     """Every information_schema table's rows, from the engine's catalog now. ``counts``:
-    count each table's rows (TABLE_ROWS, CARDINALITY); else those are NULL."""
+    count each table's rows (TABLE_ROWS, CARDINALITY); else those are NULL. Each table and
+    view is listed under its own database (sql/names.py)."""
     from .engine import current_collation_name
 
     coll = current_collation_name()
     out: dict[str, list[tuple]] = {t: [] for t in TABLES}
     out["SCHEMATA"] = [
-        ("def", "information_schema", "utf8mb3", "utf8mb3_general_ci", None, ""),
-        ("def", database, "utf8mb4", coll, None, ""),
-    ]
+        ("def", "information_schema", "utf8mb3", "utf8mb3_general_ci", None, "")
+    ] + [("def", db, "utf8mb4", coll, None, "") for db in engine.database_names()
+         if db != N.INFORMATION_SCHEMA]  # fmt: skip
     out["ENGINES"] = [
         ("InnoDB", "DEFAULT", "noria_py base storage with dataflow views", "YES", "NO", "YES")
     ]
     storage = engine.storage
     for schema in sorted(storage.schemas.values(), key=lambda s: s.name):
-        t = schema.name
+        db, t = N.split(schema.name)
+        database = db or N.HOME
         nrows = None
         if counts:
             try:
-                nrows = storage.count(t)
+                nrows = storage.count(schema.name)
             except sqlite3.Error:
                 pass
         auto = None
         if schema.auto_increment is not None:
-            auto = (storage.next_auto_value(t) or 0) + 1
+            auto = (storage.next_auto_value(schema.name) or 0) + 1
         out["TABLES"].append(
             ("def", database, t, "BASE TABLE", "InnoDB", 10, "Dynamic", nrows, 0, 0, 0, 0, 0,
              auto, None, None, None, coll, None, "", "")
@@ -325,11 +328,12 @@ def build_rows(engine, database: str, counts: bool = True) -> dict[str, list[tup
             out["TABLE_CONSTRAINTS"].append(
                 ("def", database, fk.name, database, t, "FOREIGN KEY", "YES")
             )
+            ref_db, ref_t = N.split(fk.ref_table)
+            ref_db = ref_db or N.HOME
             for seq, (c, rc) in enumerate(zip(fk.cols, fk.ref_cols), 1):
                 out["KEY_COLUMN_USAGE"].append(
-                    ("def", database, fk.name, "def", database, t, c, seq, seq, database,
-                     fk.ref_table, rc)
-                )  # fmt: skip
+                    ("def", database, fk.name, "def", database, t, c, seq, seq, ref_db, ref_t, rc)
+                )
             parent = storage.schemas.get(fk.ref_table.lower())
             unique_name = None
             if parent is not None:
@@ -341,10 +345,12 @@ def build_rows(engine, database: str, counts: bool = True) -> dict[str, list[tup
                         (n for n, u in zip(parent.unique_names, parent.uniques) if u == want), None
                     )
             out["REFERENTIAL_CONSTRAINTS"].append(
-                ("def", database, fk.name, "def", database, unique_name, "NONE", fk.on_update,
-                 fk.on_delete, t, fk.ref_table)
+                ("def", database, fk.name, "def", ref_db, unique_name, "NONE", fk.on_update,
+                 fk.on_delete, t, ref_t)
             )  # fmt: skip
-    for low, name in sorted(engine.view_names.items()):
+    for low, full in sorted(engine.view_names.items()):
+        db, name = N.split(full)
+        database = db or N.HOME
         sql = engine.view_sql.get(low, "")
         ast = engine.views.get(low)
         definition = ast.sql("mysql") if ast is not None else sql
@@ -352,7 +358,7 @@ def build_rows(engine, database: str, counts: bool = True) -> dict[str, list[tup
             ("def", database, name, "VIEW", None, None, None, None, None, None, None, None, None,
              None, None, None, None, None, None, None, "VIEW")
         )  # fmt: skip
-        entry = engine.queries.get(name)
+        entry = engine.queries.get(full)
         cq = entry.compiled if entry is not None else None
         if cq is not None:  # a view's columns, as far as their kinds tell their types
             vis = cq.visible or len(cq.names)
@@ -435,12 +441,7 @@ class InfoSchemaPrepared:
         self._query.param_kinds = rw.param_kinds
 
     def run(self, engine, params) -> Result:
-        from .sql import functions as F
-
-        database = F.current_context().database or "noria"
-        rows = build_rows(
-            engine, database, counts=bool({"TABLES", "STATISTICS"} & set(self.tables))
-        )
+        rows = build_rows(engine, counts=bool({"TABLES", "STATISTICS"} & set(self.tables)))
         conn = _connection()
         with _LOCK:
             for t in self.tables:

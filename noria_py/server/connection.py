@@ -717,6 +717,7 @@ class CommandProtocol(asyncio.Protocol):
             and engine.fast > 0  # no transaction writing, no failure, no commit to catch up
             and not engine.writes_queued
             and not plan.refused
+            and session.txn.database is None  # plans are keyed by text: the home database's
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
             self.state.questions += 1
@@ -790,7 +791,7 @@ class CommandProtocol(asyncio.Protocol):
         name = data[1:].decode("utf-8", "replace").strip().strip("`")
         if not name:
             raise errors.Error("No database selected", 1046, "3D000")
-        self.session.database = name
+        self.session.use(name)
         return [self.ok()]
 
     def com_field_list(self, data: bytes, seq: int) -> list[bytes]:
@@ -913,6 +914,7 @@ class CommandProtocol(asyncio.Protocol):
             and engine.fast > 0
             and not engine.writes_queued
             and not flags & 0x07
+            and session.txn.database is None
         ):
             self.state.questions += 1
             engine.fast -= 1

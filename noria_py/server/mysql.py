@@ -58,6 +58,7 @@ from mysql_mimic.server import MysqlServer
 from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities, ServerStatus
 
+from .. import errors
 from . import protocol as P
 from .connection import CommandProtocol, count_placeholders
 from .session import ServerState, Session, split_top_level, strip_statement
@@ -228,8 +229,16 @@ class WireConnection(MimicConnection):
             self._send_error_now(P.ER_HANDSHAKE_ERROR, "08S01", "Client must support protocol 4.1")
             return False
         self.eof_deprecated = Capabilities.CLIENT_DEPRECATE_EOF in self.capabilities
-        if session.database is None or session.database == "":
-            session.database = self.server.state.default_database
+        return self._use_database(session.database)
+
+    def _use_database(self, name: str | None) -> bool:
+        """The database the client named at login (the server's default without one); an
+        unknown one ends the login with 1049, as MySQL does."""
+        try:
+            self.wire_session.use(name or self.server.state.default_database)
+        except errors.Error as e:
+            self._send_error_now(e.errno, e.sqlstate, e.msg)
+            return False
         return True
 
     def _send_error_now(self, errno: int, sqlstate: str, msg: str) -> None:
@@ -256,7 +265,8 @@ class WireConnection(MimicConnection):
             self._send_error_now(P.ER_MALFORMED_PACKET, "08S01", "Malformed COM_CHANGE_USER")
             return False
         self.wire_session.reset()
-        self.wire_session.database = req.database or self.server.state.default_database
+        if not self._use_database(req.database):
+            return False
         await self.authenticate(
             username=req.username,
             auth_response=req.auth_response,

@@ -601,6 +601,10 @@ class Session:
         except (errors.Error, TypeError, ValueError):
             return 50.0
 
+    def use(self, name: str) -> None:
+        """USE name / COM_INIT_DB / the handshake's database: 1049 when it does not exist."""
+        self.database = self.engine.use(name, self.txn)
+
     def _bind_context(self) -> None:
         """Make this session's values what VERSION(), DATABASE(), LAST_INSERT_ID() ... read."""
         ctx = self.fn_context
@@ -832,7 +836,7 @@ def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 
 def _h_use(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    s.database = st.info
+    s.use(st.info)
     return Result()
 
 
@@ -851,8 +855,7 @@ def _h_error(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 def _h_show_simple(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     what, rest = st.info
     if what in ("databases", "schemas"):
-        names = sorted({s.state.default_database, s.database or s.state.default_database})
-        rows = [(n,) for n in names]
+        rows = [(n,) for n in s.engine.database_names()]
         m = re.match(r"\s*like\s+(.+)\Z", rest or "", re.I | re.S)
         if m:
             rx = like_to_regex(str(_literal_value(m.group(1))))

@@ -207,6 +207,10 @@ def test_session_statements(server):
         assert cur.fetchall() == (("lower_case_table_names", "0"),)
         cur.execute("SHOW DATABASES")
         assert ("noria",) in cur.fetchall()
+        with pytest.raises(pymysql.err.MySQLError) as info:
+            cur.execute("USE otherdb")
+        assert info.value.args[0] == 1049
+        cur.execute("CREATE DATABASE otherdb")
         cur.execute("USE otherdb")
         cur.execute("SELECT DATABASE()")
         assert cur.fetchone() == ("otherdb",)

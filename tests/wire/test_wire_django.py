@@ -94,6 +94,8 @@ def _run(tmp_path, port: int, db: str) -> str:
 def test_django_migrate_orm_and_inspectdb_match_mariadb(server, mariadb_oracle, tmp_path):
     mariadb_oracle.query("DROP DATABASE IF EXISTS django_oracle")
     mariadb_oracle.query("CREATE DATABASE django_oracle")
+    with server.pymysql() as conn, conn.cursor() as cur:  # a database of its own on ours too
+        cur.execute("CREATE DATABASE IF NOT EXISTS django_app")
     ours = _run(tmp_path / "noria", server.port, "django_app")
     theirs = _run(tmp_path / "maria", mariadb_oracle.port, "django_oracle")
     assert "books [('t1', Decimal('9.50')), ('t2', Decimal('0.00'))]" in ours

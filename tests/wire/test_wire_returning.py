@@ -19,6 +19,8 @@ SCRIPT = [
 
 
 def test_replace_and_returning_match_mariadb(server, mariadb_oracle):
+    with server.pymysql() as conn, conn.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS oracle")
     ours = server.pymysql(database="oracle")
     theirs = mariadb_oracle.connect()
     ddl = "CREATE TABLE ret_t (id INT AUTO_INCREMENT PRIMARY KEY, a INT, s VARCHAR(5), UNIQUE (a))"
