@@ -200,6 +200,7 @@ class WireConnection(MimicConnection):
         self.wire_session = session
         self.status_flags = ServerStatus(P.STATUS_AUTOCOMMIT)
         self.eof_deprecated = False
+        self._refused: errors.Error | None = None  # the login's database does not exist
 
     @property
     def server_charset(self) -> CharacterSet:
@@ -229,17 +230,16 @@ class WireConnection(MimicConnection):
             self._send_error_now(P.ER_HANDSHAKE_ERROR, "08S01", "Client must support protocol 4.1")
             return False
         self.eof_deprecated = Capabilities.CLIENT_DEPRECATE_EOF in self.capabilities
-        return self._use_database(session.database)
+        return self._refused is None
 
-    def _use_database(self, name: str | None) -> bool:
-        """The database the client named at login (the server's default without one); an
-        unknown one ends the login with 1049, as MySQL does."""
+    def _use_database(self, name: str | None) -> errors.Error | None:
+        """Enter the database the client named at login (the server's default without one);
+        the error when it does not exist (1049, as MySQL refuses the login)."""
         try:
             self.wire_session.use(name or self.server.state.default_database)
         except errors.Error as e:
-            self._send_error_now(e.errno, e.sqlstate, e.msg)
-            return False
-        return True
+            return e
+        return None
 
     def _send_error_now(self, errno: int, sqlstate: str, msg: str) -> None:
         try:
@@ -252,7 +252,12 @@ class WireConnection(MimicConnection):
         await super().authenticate(*args, **kwargs)
 
     def ok(self, **kwargs: Any) -> bytes:
-        """The OK packet mysql-mimic sends when authentication succeeds."""
+        """The OK packet mysql-mimic sends when authentication succeeds, or the error that
+        refuses the login when its database does not exist."""
+        self._refused = self._use_database(self.wire_session.database)
+        if self._refused is not None:
+            e = self._refused
+            return P.err_packet(e.errno, e.sqlstate, e.msg)
         return P.ok_packet(status=self.wire_session.status_flags)
 
     async def com_change_user(self, data: bytes) -> bool:
@@ -265,8 +270,7 @@ class WireConnection(MimicConnection):
             self._send_error_now(P.ER_MALFORMED_PACKET, "08S01", "Malformed COM_CHANGE_USER")
             return False
         self.wire_session.reset()
-        if not self._use_database(req.database):
-            return False
+        self.wire_session.database = req.database
         await self.authenticate(
             username=req.username,
             auth_response=req.auth_response,
@@ -274,7 +278,7 @@ class WireConnection(MimicConnection):
             connect_attrs=req.connect_attrs,
         )
         await self.stream.drain()
-        return self.wire_session.username is not None
+        return self.wire_session.username is not None and self._refused is None
 
 
 # ---------------------------------------------------------------------------------------------

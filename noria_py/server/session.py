@@ -212,6 +212,10 @@ def _unquote_ident(name: str) -> str:
     return name
 
 
+def _quoted(name: str) -> str:
+    return "`" + _unquote_ident(name).replace("`", "``") + "`"
+
+
 def classify(sql: str) -> Statement:
     text = strip_statement(sql)
     if not text:
@@ -240,18 +244,24 @@ def classify(sql: str) -> Statement:
     if word in ("describe", "desc", "explain"):
         m = _DESCRIBE.match(text)
         if m:
-            return Statement("engine", f"DESCRIBE `{_unquote_ident(m.group(2))}`", m.group(1))
+            table = _quoted(m.group(2))
+            if m.group(1):
+                table = f"{_quoted(m.group(1))}.{table}"
+            return Statement("engine", f"DESCRIBE {table}", m.group(1))
         return Statement("engine", text)
     if word == "show":
         m = _SHOW_COLUMNS.match(text)
         if m:
             full = "FULL " if re.match(r"show\s+full\b", text, re.I) else ""
-            return Statement("engine", f"SHOW {full}COLUMNS FROM `{_unquote_ident(m.group(2))}`")
+            db = m.group(1) or m.group(3)
+            where = f" FROM {_quoted(db)}" if db else ""
+            return Statement("engine", f"SHOW {full}COLUMNS FROM {_quoted(m.group(2))}{where}")
         m = _SHOW_TABLES.match(text)
-        if m:  # one namespace of tables: FROM db is dropped
+        if m:
             full = "FULL " if m.group(1) else ""
+            where = f" FROM {_quoted(m.group(2))}" if m.group(2) else ""
             like = f" {m.group(3)}" if m.group(3) else ""
-            return Statement("engine", f"SHOW {full}TABLES{like}")
+            return Statement("engine", f"SHOW {full}TABLES{where}{like}")
         m = _SHOW_VARIABLES.match(text)
         if m:
             return Statement("show_vars", text, (m.group(2).lower(), m.group(3), m.group(4)))
