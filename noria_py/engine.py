@@ -2293,14 +2293,25 @@ class Engine:
             if name == "ALTER":
                 alter = _alter_add_check(sql)
                 if alter is not None:
+                    self._qualify(alter, self._cur.database)
                     return FuncPrepared(lambda p: self._alter_table(alter), 0, kind="ddl")
                 raise E.NotSupportedError(f"This version doesn't yet support '{sql.strip()[:80]}'")
             if name == "SHOW" and rest.strip() == "CACHES":
                 return FuncPrepared(lambda p: self._show_caches(), 0)
-            m = re.match(r"\s*(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\s+(\S+)\s*\Z", rest, re.I)
+            text = ast.expression.name if hasattr(ast.expression, "name") else rest
+            m = re.match(
+                r"\s*(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\s+(?:(`(?:[^`]|``)+`|[\w$]+)\s*\.\s*)?"
+                r"(`(?:[^`]|``)+`|[\w$]+)(?:\s+(?:FROM|IN)\s+(`(?:[^`]|``)+`|[\w$]+))?\s*\Z",
+                text,
+                re.I,
+            )
             if name == "SHOW" and m:
-                text = ast.expression.name if hasattr(ast.expression, "name") else rest
-                tname = text.split()[2].strip("`")
+
+                def unq(s):
+                    return s[1:-1].replace("``", "`") if s and s.startswith("`") else s
+
+                db = unq(m.group(1) or m.group(3))
+                tname = self._engine_table_name(db, unq(m.group(2)))
                 return FuncPrepared(lambda p: self._show_index(tname, None), 0)
             raise E.NotSupportedError(f"statement not supported: {sql.strip()[:60]}")
         if isinstance(ast, (exp.Query, exp.DDL, exp.DML, exp.Command)):
@@ -2581,7 +2592,7 @@ class Engine:
         """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT."""
         from .load_data import NULL, split_rows
 
-        schema = self._schema(spec.table)
+        schema = self._schema(self._engine_table_name(spec.database, spec.table))
         try:
             with open(spec.path, encoding="utf-8", newline="") as f:
                 data = f.read()
@@ -4077,10 +4088,10 @@ class Engine:
                     "HY000",
                 )
             raise E.no_such_table(name)
-        real = self.view_names.get(low, name)
+        real = N.bare(self.view_names.get(low, name))
         text = (
             "CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW "
-            f"{_quote_ident(real)} AS {self.views[low].sql('mysql')}"
+            f"{_quote_ident(real)} AS {N.shown_sql(self.views[low])}"
         )
         coll = current_collation_name()
         return Result(
@@ -4359,7 +4370,9 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
 
 
 _ALTER_HEAD = re.compile(
-    r"\A\s*alter\s+table\s+(?P<t>`(?:[^`]|``)+`|[\w$]+)\s+(?P<rest>.*?)\s*;?\s*\Z", re.I | re.S
+    r"\A\s*alter\s+table\s+(?:(?P<db>`(?:[^`]|``)+`|[\w$]+)\s*\.\s*)?"
+    r"(?P<t>`(?:[^`]|``)+`|[\w$]+)\s+(?P<rest>.*?)\s*;?\s*\Z",
+    re.I | re.S,
 )
 _ADD_CHECK = re.compile(
     r"\A\s*add\s+(?:constraint\s+(?P<n>`(?:[^`]|``)+`|[\w$]+)\s+)?check\s*(?P<e>\(.*\))\s*\Z",
@@ -4424,7 +4437,10 @@ def _alter_add_check(sql: str):
             return None
         actions.extend(one.args.get("actions") or [])
         options.extend(one.args.get("options") or [])
-    return exp.Alter(this=exp.to_table(table), kind="TABLE", actions=actions, options=options)
+    target = exp.Table(this=exp.Identifier(this=table, quoted=True))
+    if head.group("db"):
+        target.set("db", exp.Identifier(this=ident(head.group("db")), quoted=True))
+    return exp.Alter(this=target, kind="TABLE", actions=actions, options=options)
 
 
 def _returning(stmt, schema: TableSchema):

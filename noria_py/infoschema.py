@@ -353,7 +353,7 @@ def build_rows(engine, counts: bool = True) -> dict[str, list[tuple]]:
         database = db or N.HOME
         sql = engine.view_sql.get(low, "")
         ast = engine.views.get(low)
-        definition = ast.sql("mysql") if ast is not None else sql
+        definition = N.shown_sql(ast) if ast is not None else sql
         out["TABLES"].append(
             ("def", database, name, "VIEW", None, None, None, None, None, None, None, None, None,
              None, None, None, None, None, None, None, "VIEW")

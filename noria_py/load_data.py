@@ -20,6 +20,7 @@ from . import errors as E
 class LoadSpec:
     path: str
     table: str
+    database: str | None = None  # INTO TABLE db.t
     local: bool = False
     mode: str = ""  # "", "REPLACE" or "IGNORE"
     field_term: str = "\t"
@@ -93,6 +94,7 @@ def parse_load(sql: str) -> LoadSpec | None:
     take(r"into\s+table\b", required=True)
     m = take(rf"({_IDENT})(?:\s*\.\s*({_IDENT}))?", required=True)
     spec.table = _ident(m.group(2) or m.group(1))
+    spec.database = _ident(m.group(1)) if m.group(2) else None
     if take(r"partition\b"):
         raise E.NotSupportedError("This version doesn't yet support 'LOAD DATA ... PARTITION'")
     if take(r"character\s+set\b"):

@@ -54,7 +54,7 @@ def bad_table_name(name: str) -> ProgrammingError:
 # A table named by these parents is a target that takes no alias (an INSERT's table, the table a
 # DDL statement names, a foreign key's parent).
 _NO_ALIAS = (exp.Schema, exp.Create, exp.Drop, exp.Insert, exp.Reference, exp.AlterRename,
-             exp.Alter, exp.TruncateTable, exp.Describe, exp.Show)  # fmt: skip
+             exp.Alter, exp.TruncateTable, exp.Describe, exp.Show, exp.OnProperty)  # fmt: skip
 
 
 def qualify(ast: exp.Expression, current: str | None, resolve: Callable[[str], str | None]) -> bool:
@@ -106,6 +106,9 @@ def qualify(ast: exp.Expression, current: str | None, resolve: Callable[[str], s
         ):
             if isinstance(t.parent, exp.Reference) or isinstance(t.parent.parent, exp.Reference):
                 db = owner_db
+        if isinstance(t.parent, exp.Drop) and (t.parent.args.get("kind") or "").upper() == "INDEX":
+            if t.arg_key != "cluster":  # DROP INDEX name ON t: the first is the index's name
+                continue
         if isinstance(t.parent, exp.Delete) and t.arg_key == "tables":
             # DELETE a, b FROM ...: the targets name tables of the FROM clause as it reads them
             if db:
@@ -184,3 +187,19 @@ def _created_names(ast: exp.Expression) -> list:
         if isinstance(r.this, exp.Table):
             out.append(r.this)
     return out
+
+
+def shown_sql(query: exp.Expression) -> str:
+    """A statement over engine names as MySQL shows a view's definition: every table named
+    with its database (``db`.`t``), under the alias it had."""
+    shown = query.copy()
+    for t in shown.find_all(exp.Table):
+        ident = t.this
+        if not isinstance(ident, exp.Identifier) or t.args.get("db") is not None:
+            continue
+        db, table = split(ident.this)
+        t.set("this", exp.Identifier(this=table, quoted=True))
+        t.set("db", exp.Identifier(this=db or HOME, quoted=True))
+        if t.alias and t.alias.lower() == table.lower():
+            t.set("alias", None)
+    return shown.sql("mysql")

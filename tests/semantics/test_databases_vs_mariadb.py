@@ -18,6 +18,8 @@ import noria_py
 from noria_py import errors as E
 
 DBS = ["ndb_a", "ndb_b"]
+# MariaDB's codes where MySQL 8 (which noria_py answers as) has its own
+_MYSQL_CODE = {4025: 3819}  # ER_CONSTRAINT_FAILED: MySQL's ER_CHECK_CONSTRAINT_VIOLATED
 
 SCRIPT = [
     "CREATE DATABASE ndb_a",
@@ -85,6 +87,13 @@ SCRIPT = [
     "SELECT * FROM ndb_a.copy2",
     "ALTER TABLE ndb_a.copy2 RENAME TO ndb_b.copy3",
     "SELECT COUNT(*) FROM copy3",
+    "ALTER TABLE ndb_a.items ADD CONSTRAINT qpos CHECK (qty >= 0)",
+    "INSERT INTO ndb_a.items VALUES (9, 'neg', -1)",  # 3819
+    "CREATE INDEX iname ON ndb_a.items (name)",
+    "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+    "WHERE TABLE_SCHEMA = 'ndb_a' AND TABLE_NAME = 'items'",
+    "DROP INDEX iname ON ndb_a.items",
+    "DROP INDEX iname ON ndb_a.items",  # 1091
     "TRUNCATE TABLE ndb_a.items",
     "SELECT * FROM mirror",
     "SELECT * FROM nosuchdb.items",  # 1049
@@ -137,7 +146,7 @@ class _Side:
             self.cur.execute(sql)
             return (_rows(self.cur.fetchall()) if self.cur.description else None), None
         except pymysql.MySQLError as e:
-            return None, e.args[0]
+            return None, _MYSQL_CODE.get(e.args[0], e.args[0])
         except E.Error as e:
             return None, e.errno
 
@@ -291,4 +300,25 @@ def test_databases_survive_a_reopen(tmp_path):
     c.execute("INSERT INTO shop.child2 VALUES (1, 1)")
     c.execute("USE shop")
     assert c.execute("SHOW TABLES").fetchall() == [("child",), ("child2",), ("items",), ("names",)]
+    c.close()
+
+
+def test_show_create_view_qualifies_every_table():
+    """A view's definition names each table with its database, so the text SHOW CREATE VIEW
+    gives recreates the same view from any database."""
+    c = noria_py.connect()
+    c.execute("CREATE TABLE t (id INT PRIMARY KEY, n INT)")
+    c.execute("INSERT INTO t VALUES (1, 10)")
+    c.execute("CREATE DATABASE s")
+    c.execute("USE s")
+    c.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(5))")
+    c.execute("INSERT INTO t VALUES (1, 'a')")
+    c.execute("CREATE VIEW v AS SELECT t.a, x.n FROM t JOIN noria.t AS x ON x.id = t.id")
+    name, text = c.execute("SHOW CREATE VIEW v").fetchall()[0][:2]
+    assert name == "v"
+    assert "FROM `s`.`t` JOIN `noria`.`t` AS x" in text
+    c.execute("USE noria")
+    c.execute(text.replace("VIEW `v`", "VIEW `v2`"))  # in noria now, over the same tables
+    assert c.execute("SELECT * FROM v2").fetchall() == c.execute("SELECT * FROM s.v").fetchall()
+    assert c.execute("SELECT * FROM v2").fetchall() == [("a", 10)]
     c.close()
