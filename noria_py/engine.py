@@ -3281,6 +3281,14 @@ class Engine:
 
             def apply():
                 found = pick(match(params), params)
+                if found and not ast.args.get("order") and schema.primary_key:
+                    if any(
+                        fk.ref_table.lower() == schema.name.lower() for fk in schema.foreign_keys
+                    ):
+                        # InnoDB deletes row by row in primary-key order, and a foreign key
+                        # of the table to itself is checked at each row (foreign_keys.py)
+                        pk = schema.primary_key
+                        found.sort(key=lambda f: tuple(ck(f[1][i]) for i in pk))
                 if found:
                     self.storage.delete_rows(schema.name, [rid for rid, _ in found])
                 n[0] = len(found)

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from . import errors as E
 from .sql import values as V
+from .sql.collation import ck_tuple
 from .sql.names import bare
 
 ACTIONS = ("RESTRICT", "CASCADE", "SET NULL", "NO ACTION", "SET DEFAULT")
@@ -200,6 +201,19 @@ class Enforcer:
             "23000",
         )
 
+    def _row_by_row(self, old_rows, pidx, cidx, child, fk) -> None:
+        """A DELETE of rows of a table referencing itself, as InnoDB runs it: row by row in
+        the order given, each checked when it goes, so a row still referenced by a row the
+        statement deletes later fails (1451), and so does a row referencing itself."""
+        later: set = set()
+        for old in reversed(old_rows):
+            ref = ck_tuple(tuple(old[i] for i in cidx))
+            if None not in ref:
+                later.add(ref)
+            key = ck_tuple(tuple(old[i] for i in pidx))
+            if None not in key and key in later:
+                raise self._parent_error(child.name, fk)
+
     def parent_changed(self, schema, old_rows: list, new_rows: list | None, depth=0) -> list:
         """Rows of ``schema`` deleted (``new_rows`` None) or updated (paired with
         ``new_rows``): children referencing their old keys are refused or changed.
@@ -229,6 +243,12 @@ class Enforcer:
             if not keys:
                 continue
             cidx = [child.index_of(c) for c in fk.cols]
+            if (
+                new_rows is None
+                and action in ("RESTRICT", "NO ACTION")
+                and child.name.lower() == schema.name.lower()
+            ):
+                self._row_by_row(old_rows, pidx, cidx, child, fk)
             where = " AND ".join(f"{q(c)} = ?" for c in fk.cols)
             for okey, nkey in keys:
                 # another parent row may still have the key (a non-unique parent index): only
