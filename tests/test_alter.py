@@ -191,14 +191,15 @@ def test_alter_while_other_threads_write_and_read():
 
     def writer(k):
         wc = c.cursor()
-        i = 0
-        while not stop.is_set():
+        done = 0
+        while not stop.is_set() or done < 8:  # every group gets rows, however fast the ALTERs
             try:
-                wc.execute("INSERT INTO t (g, v) VALUES (?, ?)", (i % 4, k))
+                wc.execute("INSERT INTO t (g, v) VALUES (?, ?)", (done % 4, k))
+                done += 1
             except E.Error as e:
                 if e.errno != 1054:  # v is briefly called w
                     errors.append(e)
-            i += 1
+                    return
 
     def reader():
         rc = c.cursor()
