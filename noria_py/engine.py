@@ -154,11 +154,12 @@ class SelectPrepared(Prepared):
             self._init_range()
         self._faults = cq.fault_source
         if self._faults is not None:
+            self._unchecked_rows = self.rows
             self.rows = self._checked_rows  # only a query whose rows may hold a Fault pays
 
     def _checked_rows(self, params) -> tuple:
         """``rows``, raising the error of a row MySQL could not compute (see ``Fault``)."""
-        rows = SelectPrepared.rows(self, params)
+        rows = self._unchecked_rows(params)
         if self._faults.faulted:
             raise_fault(rows)
         return rows

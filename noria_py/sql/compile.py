@@ -615,7 +615,7 @@ class Compiler:
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
         out = self.project_rel(rel, proj_exprs, proj_names, scope, faults)
-        if faults:
+        if out.node.faults:
             plan.fault_source = out.node
         if sel.args.get("distinct"):
             if sel.args["distinct"].args.get("on"):
@@ -869,7 +869,7 @@ class Compiler:
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
         out = self.project_rel(post, proj_exprs, proj_names, post_scope, faults)
-        if faults:
+        if out.node.faults:
             plan.fault_source = out.node
         if sel.args.get("distinct"):
             parent2 = out.node
