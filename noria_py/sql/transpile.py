@@ -117,6 +117,14 @@ def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
     return Rewritten(out.sql(dialect="sqlite"), r.param_kinds)
 
 
+def _plain_hex_item(node: exp.Expression) -> bool:
+    """A hex literal that is a whole select-list item: SQLite's blob is MySQL's binary string."""
+    parent = node.parent
+    if isinstance(parent, exp.Alias):
+        parent = parent.parent
+    return isinstance(node, exp.HexString) and isinstance(parent, exp.Select)
+
+
 def _call(name: str, args: list[exp.Expression]) -> exp.Expression:
     return exp.Anonymous(this=PREFIX + name, expressions=args)
 
@@ -138,6 +146,14 @@ class _Rewriter:
 
     # -- the walk ----------------------------------------------------------------------------
     def _visit(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
+        if isinstance(node, (exp.HexString, exp.BitString)) and not _plain_hex_item(node):
+            # SQLite reads X'..' as a blob with no numeric value, b'..' as a number: MySQL's
+            # binary string that is an unsigned integer in numeric context is neither
+            from ..errors import NotSupportedError
+
+            raise NotSupportedError(
+                "This version doesn't yet support 'hex and bit literals in expressions'"
+            )
         if isinstance(node, exp.Select):
             # the select list's items are the result's columns (a DECIMAL keeps its digits)
             self._children(node, select_scope(node, self.schemas), lambda key: key == "expressions")
