@@ -34,6 +34,7 @@ from .dataflow.graph import Graph
 from .dataflow.intervals import BOTTOM, TOP, int_cut
 from .dataflow.node import Node
 from .dataflow.ops.reader import has_ties
+from .dataflow.records import raise_fault
 from .result import Result
 from .sql import names as N
 from .sql import proxy_types, transpile
@@ -154,6 +155,17 @@ class SelectPrepared(Prepared):
             self._key = lambda p: tuple(_coerce_key(p[i], k) for i, k in zip(kp, kk))
         if cq.reader.range_col is not None:
             self._init_range()
+        self._faults = cq.fault_source
+        if self._faults is not None:
+            self._unchecked_rows = self.rows
+            self.rows = self._checked_rows  # only a query whose rows may hold a Fault pays
+
+    def _checked_rows(self, params) -> tuple:
+        """``rows``, raising the error of a row MySQL could not compute (see ``Fault``)."""
+        rows = self._unchecked_rows(params)
+        if self._faults.faulted:
+            raise_fault(rows)
+        return rows
 
     def rows(self, params) -> tuple:
         if self.simple:
@@ -778,6 +790,9 @@ class ProxyPrepared(Prepared):
             cur = conn.execute(self.sql, args)
             rows = cur.fetchall()
         except sqlite3.OperationalError as e:
+            raised = transpile.take_error()
+            if raised is not None:
+                raise raised from None  # a MySQL error of one of our functions (1690, ...)
             msg = str(e)
             if "no such table" in msg:
                 raise E.no_such_table(msg.split(":")[-1].strip()) from None
@@ -2851,7 +2866,7 @@ class Engine:
         """(column index, compiled expression) of the table's generated columns, in order."""
         got = self._gen_fns.get(id(schema))
         if got is None or got[0] is not schema:
-            scope = Scope([(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns])
+            scope = Scope(*V.scope_columns(schema))
             fns = []
             for i, c in enumerate(schema.columns):
                 if c.generated is not None:
@@ -2892,7 +2907,7 @@ class Engine:
         """CHECK constraints on new or changed rows: FALSE is error 3819 (NULL passes)."""
         fns = self._check_fns.get(id(schema))
         if fns is None or fns[0] is not schema:
-            scope = Scope([(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns])
+            scope = Scope(*V.scope_columns(schema))
             compiled = []
             for name, expr, _col in schema.checks:
                 try:
@@ -2946,9 +2961,7 @@ class Engine:
     def _matcher(self, schema: TableSchema, where: exp.Expression | None, alias: str = ""):
         """Return fn(params) -> [(rowid, row)] of rows matching WHERE, with MySQL semantics
         (columns qualified by ``alias``, else by the table's name)."""
-        scope = Scope(
-            [(alias or N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
-        )
+        scope = Scope(*V.scope_columns(schema, alias))
         if where is None:
             return lambda params: self.storage.select_with_rowid(schema.name, None)
         try:
@@ -3186,9 +3199,7 @@ class Engine:
         if not isinstance(table, exp.Table) or ast.args.get("from_") or ast.args.get("joins"):
             raise E.NotSupportedError("UPDATE ... FROM is not supported")
         schema = self._schema(table.name)
-        scope = Scope(
-            [(table.alias or N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
-        )
+        scope = Scope(*V.scope_columns(schema, table.alias))
         pick = self._order_limit(schema, ast, scope)
         sets = []
         for eq in ast.expressions:
@@ -3268,9 +3279,7 @@ class Engine:
         schema = self._schema(table.name)
         where = ast.args["where"].this if ast.args.get("where") else None
         match = self._matcher(schema, where, table.alias)
-        scope = Scope(
-            [(table.alias or N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
-        )
+        scope = Scope(*V.scope_columns(schema, table.alias))
         pick = self._order_limit(schema, ast, scope)
 
         returning = _returning(ast, schema)
@@ -4457,7 +4466,7 @@ def _returning(stmt, schema: TableSchema):
     ret = stmt.args.get("returning")
     if ret is None:
         return None
-    scope = Scope([(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns])
+    scope = Scope(*V.scope_columns(schema))
     out = []
     for e in ret.expressions:
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):

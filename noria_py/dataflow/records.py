@@ -42,3 +42,39 @@ def expand(bag: dict) -> list:
         else:
             out.extend([row] * c)
     return out
+
+
+class Fault:
+    """A value MySQL could not compute for a row (an integer overflow, error 1690): the view
+    keeps the row, with this in the column, and a read that returns the row raises the error,
+    as MySQL evaluates the expression when the query reads the row. Faults of the same error
+    are equal, so a retraction recomputes a record equal to the one it removes."""
+
+    __slots__ = ("msg", "errno", "sqlstate")
+
+    def __init__(self, error) -> None:
+        self.msg = error.msg
+        self.errno = error.errno
+        self.sqlstate = error.sqlstate
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Fault and (self.msg, self.errno) == (other.msg, other.errno)
+
+    def __hash__(self) -> int:
+        return hash((self.msg, self.errno))
+
+    def __repr__(self) -> str:
+        return f"Fault({self.errno}: {self.msg})"
+
+    def error(self):
+        from ..errors import DataError
+
+        return DataError(self.msg, self.errno, self.sqlstate)
+
+
+def raise_fault(rows) -> None:
+    """Raise the error of the first ``Fault`` among ``rows``' values, if any."""
+    for row in rows:
+        for v in row:
+            if type(v) is Fault:
+                raise v.error()

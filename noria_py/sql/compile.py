@@ -32,7 +32,7 @@ from ..dataflow.ops.reader import Reader
 from ..dataflow.ops.union import Union
 from ..errors import ProgrammingError, bad_field, no_such_table
 from . import values as V
-from .expr import Compiled, Scope, Unsupported, compile_expr, truthy
+from .expr import Compiled, Scope, Unsupported, compile_expr, int_range, truthy
 
 AGG_FUNCS = {
     exp.Count: "COUNT",
@@ -54,9 +54,10 @@ class Rel:
     # qualifier -> primary key column positions (for functional dependency in GROUP BY)
     pks: dict[str, list[int]] = field(default_factory=dict)
     scales: list | None = None  # DECIMAL scale per column (None: unknown)
+    ranges: list | None = None  # integer (lowest, highest, unsigned) per column (None: unknown)
 
     def scope(self) -> Scope:
-        return Scope(self.cols, self.scales)
+        return Scope(self.cols, self.scales, self.ranges)
 
 
 @dataclass
@@ -85,10 +86,17 @@ class CompiledQuery:
     limit: int | None = None
     offset: int = 0
     views: frozenset = frozenset()  # lower-case names of the views the query reads, inlined
+    fault_source: Node | None = None  # the projection whose rows may hold a Fault (1690)
 
     @property
     def multi_key(self) -> bool:
         return any(len(p) > 1 for p in self.key_params)
+
+
+def _joined(left: Rel, right: Rel) -> list | None:
+    if left.ranges is None and right.ranges is None:
+        return None
+    return (left.ranges or [None] * len(left.cols)) + (right.ranges or [None] * len(right.cols))
 
 
 def _flatten_and(e: exp.Expression | None) -> list[exp.Expression]:
@@ -175,7 +183,9 @@ class Compiler:
             finally:
                 self._view_stack.pop()
             q = alias or name
-            return Rel(rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {})
+            return Rel(
+                rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {}, None, rel.ranges
+            )
         schema = self.storage.schemas.get(low)
         if schema is None:
             raise no_such_table(name)
@@ -191,6 +201,7 @@ class Compiler:
             [c.nullable for c in schema.columns],
             {q.lower(): list(schema.primary_key)} if schema.primary_key else {},
             [c.ctype.scale if c.ctype.kind == V.DECIMAL else None for c in schema.columns],
+            [V.int_range(c.ctype) for c in schema.columns],
         )
         return rel
 
@@ -206,7 +217,9 @@ class Compiler:
             q = item.alias or None
             if q is None:
                 raise ProgrammingError("Every derived table must have its own alias", 1248, "42000")
-            return Rel(rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {})
+            return Rel(
+                rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {}, None, rel.ranges
+            )
         raise Unsupported(f"FROM item {type(item).__name__}")
 
     def relation_of_query(self, q: exp.Expression) -> Rel:
@@ -306,6 +319,7 @@ class Compiler:
             left.nullable + ([True] * len(right.cols) if outer else right.nullable),
             pks,
             left.scales + right.scales if left.scales and right.scales else None,
+            _joined(left, right),
         )
 
     def _qual_of(self, rel: Rel, name: str) -> str | None:
@@ -345,6 +359,10 @@ class Compiler:
             raise Unsupported("subquery in WHERE")
         scope = rel.scope()
         c = compile_expr(pred, scope, allow_params=False)
+        if c.faults:
+            # MySQL raises 1690 when it reads a row that overflows; which rows a read reaches
+            # depends on its plan, so base storage evaluates the condition as MySQL does
+            raise Unsupported("arithmetic that may overflow in a condition")
         fn = c.fn
 
         def pred_fn(r, p, fn=fn):
@@ -354,15 +372,26 @@ class Compiler:
         text = self.canon(pred, scope)
         parent = rel.node
         node = self._mk(f"filter({parent.signature};{text})", lambda: Filter(parent, pred_fn, text))
-        return Rel(node, rel.cols, rel.nullable, rel.pks, rel.scales)
+        return Rel(node, rel.cols, rel.nullable, rel.pks, rel.scales, rel.ranges)
 
     def project_rel(
-        self, rel: Rel, exprs: list[exp.Expression], names: list[str], scope=None
+        self,
+        rel: Rel,
+        exprs: list[exp.Expression],
+        names: list[str],
+        scope=None,
+        faults: frozenset = frozenset(),
     ) -> Rel:
+        """A projection of ``exprs``; the columns in ``faults`` (the query's visible result,
+        read by nothing but its reader) may hold a ``Fault`` for a row that overflows, others
+        must not be able to overflow."""
         scope = scope or rel.scope()
         compiled: list[Compiled] = []
-        for e in exprs:
-            compiled.append(compile_expr(e, scope, allow_params=False))
+        for i, e in enumerate(exprs):
+            c = compile_expr(e, scope, allow_params=False)
+            if c.faults and i not in faults:
+                raise Unsupported("arithmetic that may overflow feeding another operator")
+            compiled.append(c)
         cols = [c.col for c in compiled]
         if all(c is not None for c in cols):
             text = ",".join(f"#{c}" for c in cols)
@@ -374,11 +403,13 @@ class Compiler:
         nullable = []
         for c in compiled:
             nullable.append(rel.nullable[c.col] if c.col is not None else True)
+        catch = frozenset(i for i in faults if cols[i] is None)
         node = self._mk(
-            f"project({parent.signature};{text})",
-            lambda: Project(parent, fns, cols, list(names), kinds, text),
+            f"project({parent.signature};{text}{';faults' if catch else ''})",
+            lambda: Project(parent, fns, cols, list(names), kinds, text, catch),
         )
-        return Rel(node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {})
+        ranges = [int_range(c) if c.kind == V.INT else None for c in compiled]
+        return Rel(node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {}, None, ranges)
 
     # --- SELECT ----------------------------------------------------------------------------
     def from_rel(self, sel: exp.Select, where_conj: list[exp.Expression]) -> Rel:
@@ -490,9 +521,9 @@ class Compiler:
             plan.range_ops = range_ops
             key_exprs = key_exprs + [range_col]  # carried as a hidden column after the keys
         if is_agg:
-            self._plan_aggregate(plan, sel, rel, exprs, names, key_exprs, group, having, order)
+            self._plan_aggregate(plan, sel, rel, exprs, names, key_exprs, group, having, order, top)
         else:
-            self._plan_plain(plan, sel, rel, exprs, names, key_exprs, order)
+            self._plan_plain(plan, sel, rel, exprs, names, key_exprs, order, top)
         if range_col is not None:
             plan.range_pos = plan.key_pos[-1]
             plan.key_pos = plan.key_pos[:-1]
@@ -554,7 +585,15 @@ class Compiler:
                 items.append(("expr", e, desc))
         return items
 
-    def _plan_plain(self, plan, sel, rel: Rel, exprs, names, key_exprs, order):
+    @staticmethod
+    def _faults(top: bool, visible: int, order_spec: list) -> frozenset:
+        """The result columns that may hold a Fault: a top query's visible columns that the
+        reader does not sort by."""
+        if not top:
+            return frozenset()
+        return frozenset(range(visible)) - {i for i, _d in order_spec}
+
+    def _plan_plain(self, plan, sel, rel: Rel, exprs, names, key_exprs, order, top=False):
         scope = rel.scope()
         order_items = self._order_items(order, names, exprs)
         proj_exprs = list(exprs)
@@ -574,14 +613,17 @@ class Compiler:
                 order_spec.append((len(proj_exprs), desc))
                 proj_exprs.append(val)
                 proj_names.append(f"__order{len(order_spec)}")
-        out = self.project_rel(rel, proj_exprs, proj_names, scope)
+        faults = self._faults(top, len(exprs), order_spec)
+        out = self.project_rel(rel, proj_exprs, proj_names, scope, faults)
+        if out.node.faults:
+            plan.fault_source = out.node
         if sel.args.get("distinct"):
             if sel.args["distinct"].args.get("on"):
                 raise Unsupported("DISTINCT ON")
             parent = out.node
             node = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
-            out = Rel(node, out.cols, out.nullable, {})
-        plan.rel = Rel(out.node, out.cols, out.nullable, {})
+            out = Rel(node, out.cols, out.nullable, {}, None, out.ranges)
+        plan.rel = Rel(out.node, out.cols, out.nullable, {}, None, out.ranges)
         plan.visible = len(exprs)
         plan.key_pos = key_pos
         plan.order = order_spec
@@ -589,7 +631,9 @@ class Compiler:
         plan.kinds = [k for _, _, k in out.cols[: len(exprs)]]
         plan.nullable = out.nullable[: len(exprs)]
 
-    def _plan_aggregate(self, plan, sel, rel: Rel, exprs, names, key_exprs, group, having, order):
+    def _plan_aggregate(
+        self, plan, sel, rel: Rel, exprs, names, key_exprs, group, having, order, top=False
+    ):
         scope = rel.scope()
         # GROUP BY items may name select aliases or ordinals
         group_exprs: list[exp.Expression] = []
@@ -774,7 +818,16 @@ class Compiler:
         # the scope after aggregation: group slots then aggregate results
         post_cols = [(None, n, k) for n, k in zip(agg_names, agg_kinds)]
         post_nullable = list(pre.nullable[:ngroup]) + [s.func not in ("COUNT",) for s in specs]
-        post = Rel(agg_node, post_cols, post_nullable, {})
+        pre_ranges = pre.ranges or [None] * len(pre.cols)
+        post_ranges = list(pre_ranges[:ngroup]) + [
+            (0, V.I64_MAX, False)
+            if s.func == "COUNT"
+            else pre_ranges[s.args[0]]
+            if s.func in ("MIN", "MAX") and s.args
+            else None
+            for s in specs
+        ]
+        post = Rel(agg_node, post_cols, post_nullable, {}, None, post_ranges)
         post_scope = post.scope()
 
         def rewrite(e: exp.Expression) -> exp.Expression:
@@ -814,11 +867,14 @@ class Compiler:
                 order_spec.append((len(proj_exprs), desc))
                 proj_exprs.append(rewrite(val))
                 proj_names.append(f"__order{len(order_spec)}")
-        out = self.project_rel(post, proj_exprs, proj_names, post_scope)
+        faults = self._faults(top, len(exprs), order_spec)
+        out = self.project_rel(post, proj_exprs, proj_names, post_scope, faults)
+        if out.node.faults:
+            plan.fault_source = out.node
         if sel.args.get("distinct"):
             parent2 = out.node
             node = self._mk(f"distinct({parent2.signature})", lambda: Distinct(parent2))
-            out = Rel(node, out.cols, out.nullable, {})
+            out = Rel(node, out.cols, out.nullable, {}, None, out.ranges)
         plan.rel = out
         plan.visible = len(exprs)
         plan.key_pos = key_pos
@@ -1093,6 +1149,7 @@ class Compiler:
                 order=order,
                 limit=None if isinstance(limit, tuple) else limit,
                 offset=0 if isinstance(offset, tuple) else offset,
+                fault_source=plan.fault_source,
             )
         if multi and (order or limit is not None or offset):
             r_limit = None if limit is None else limit + offset
@@ -1122,6 +1179,7 @@ class Compiler:
             merge_limit=merge_limit,
             merge_distinct=plan.distinct and multi,
             visible=visible,
+            fault_source=plan.fault_source,
         )
         return cq
 
@@ -1162,6 +1220,7 @@ class _Plan:
         self.default_fn = None
         self.range_pos: int | None = None
         self.range_ops: list = []
+        self.fault_source = None
 
 
 def _transform_top_down(e: exp.Expression, fn) -> exp.Expression:

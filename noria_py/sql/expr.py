@@ -29,7 +29,7 @@ class Unsupported(Exception):
 
 
 class Compiled:
-    __slots__ = ("fn", "kind", "const", "col", "scale")
+    __slots__ = ("fn", "kind", "const", "col", "scale", "rng", "faults")
 
     def __init__(
         self,
@@ -38,12 +38,17 @@ class Compiled:
         const: bool = False,
         col: int | None = None,
         scale: int | None = None,
+        rng: tuple | None = None,
     ):
         self.fn = fn
         self.kind = kind
         self.const = const
         self.col = col  # the input column index when the expression is a bare column
         self.scale = 0 if scale is None and kind == V.INT else scale  # a DECIMAL's, when known
+        # an integer's (lowest, highest, unsigned) when known; None: BIGINT's whole range
+        self.rng = rng
+        # may raise an out-of-range error (1690) on some row: set by compile_expr
+        self.faults = False
 
 
 class Scope:
@@ -52,9 +57,15 @@ class Scope:
     ``columns`` is a list of (qualifier, name, kind); qualifier may be None.
     """
 
-    def __init__(self, columns: list[tuple[str | None, str, str]], scales: list | None = None):
+    def __init__(
+        self,
+        columns: list[tuple[str | None, str, str]],
+        scales: list | None = None,
+        ranges: list | None = None,
+    ):
         self.columns = columns
         self.scales = scales
+        self.ranges = ranges  # per column: an integer column's (lowest, highest, unsigned)
 
     def resolve(self, col: exp.Column) -> tuple[int, str]:
         name = col.name.lower()
@@ -107,6 +118,36 @@ def _nz(r):
     if type(r) is Decimal and not r and r.is_signed():
         return r.copy_abs()
     return r
+
+
+I64_MIN = -(1 << 63)
+I64_MAX = (1 << 63) - 1
+U64_MAX = (1 << 64) - 1
+SIGNED = (I64_MIN, I64_MAX, False)
+UNSIGNED = (0, U64_MAX, True)
+_INF = float("inf")
+
+
+def out_of_range(kind: str, node: exp.Expression):
+    """MySQL's error 1690 for ``node``, whose value does not fit ``kind``."""
+    from ..errors import DataError
+
+    text = node.sql("mysql") if isinstance(node, exp.Expression) else str(node)
+    return DataError(f"{kind} value is out of range in '{text}'", 1690, "22003")
+
+
+def int_range(c: Compiled) -> tuple | None:
+    """An integer expression's (lowest, highest, unsigned); None when it is not an integer."""
+    if c.const:
+        v = c.fn(None, None)
+        if type(v) is int:
+            return (v, v, bool(c.rng and c.rng[2]) or v > I64_MAX)
+        if v is None and c.kind == V.INT:
+            return (0, 0, False)
+        return None
+    if c.rng is not None:
+        return c.rng
+    return SIGNED if c.kind == V.INT else None
 
 
 def _add(a, b):
@@ -453,7 +494,8 @@ def literal_value(node: exp.Literal):
     if node.is_string:
         return text
     if re.fullmatch(r"[+-]?\d+", text):
-        return int(text)
+        v = int(text)
+        return v if -U64_MAX <= v <= U64_MAX else Decimal(text)  # beyond BIGINT UNSIGNED
     if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+)", text):
         return Decimal(text)
     try:
@@ -464,7 +506,9 @@ def literal_value(node: exp.Literal):
 
 def compile_expr(node: exp.Expression, scope: Scope, allow_params: bool = True) -> Compiled:
     """Compile a scalar expression over ``scope``'s columns."""
-    c = _Compiler(scope, allow_params).compile(node)
+    comp = _Compiler(scope, allow_params)
+    c = comp.compile(node)
+    c.faults = comp.faulty
     if c.kind == V.STR and not c.const and c.col is None and node.find(exp.Anonymous, exp.Interval):
         # a date computed from a string is a string column with a date inside; it leaves the
         # expression as the plain string MySQL sends
@@ -481,13 +525,47 @@ def compile_expr(node: exp.Expression, scope: Scope, allow_params: bool = True) 
     return c
 
 
+# Integer functions whose result is BIGINT UNSIGNED in MySQL (arithmetic on them is unsigned),
+# and those whose result is a small integer (arithmetic on them cannot overflow).
+_UNSIGNED_FUNCTIONS = {"CAST_UNSIGNED", "CRC32", "INET_ATON", "UUID_SHORT", "LAST_INSERT_ID",
+                       "CONNECTION_ID"}  # fmt: skip
+_SMALL_FUNCTIONS = {
+    "LENGTH", "OCTET_LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH", "BIT_LENGTH", "LOCATE", "INSTR",
+    "POSITION", "FIELD", "FIND_IN_SET", "ASCII", "SIGN", "BIT_COUNT", "YEAR", "MONTH", "DAY",
+    "DAYOFMONTH", "HOUR", "MINUTE", "SECOND", "DAYOFWEEK", "WEEKDAY", "DAYOFYEAR", "WEEK",
+    "WEEKOFYEAR", "QUARTER", "YEARWEEK", "TO_DAYS", "DATEDIFF", "STRCMP",
+}  # fmt: skip
+_SMALL = (-(1 << 40), 1 << 40, False)
+_PREDICATE_NODES = (exp.Predicate, exp.Connector, exp.Not, exp.Xor, exp.Is, exp.In, exp.Between)
+
+
+def _interval(op, ra: tuple, rb: tuple) -> tuple[int, int]:
+    """The range of ``a op b`` for a in ``ra``, b in ``rb`` (op: +, -, *)."""
+    if op is _add:
+        return ra[0] + rb[0], ra[1] + rb[1]
+    if op is _sub:
+        return ra[0] - rb[1], ra[1] - rb[0]
+    ends = [x * y for x in ra[:2] for y in rb[:2]]
+    return min(ends), max(ends)
+
+
+def _folds_as_literal(n: exp.Expression) -> bool:
+    """A number literal, possibly negated: MySQL's parser folds its negation into the literal."""
+    while isinstance(n, (exp.Neg, exp.Paren)):
+        n = n.this
+    return isinstance(n, exp.Literal) and not n.is_string
+
+
 class _Compiler:
     def __init__(self, scope: Scope, allow_params: bool):
         self.scope = scope
         self.allow_params = allow_params
+        self.faulty = False  # an operation may raise 1690 on some row
 
     def compile(self, n: exp.Expression) -> Compiled:
         c = self._compile(n)
+        if c.rng is None and c.kind == V.INT and not c.const and isinstance(n, _PREDICATE_NODES):
+            c.rng = (0, 1, False)
         inner = n.this if isinstance(n, exp.Escape) else n
         if isinstance(inner, exp.Expression) and inner.args.get("negate"):
             f = c.fn
@@ -524,7 +602,9 @@ class _Compiler:
 
         scales = self.scope.scales
         scale = 0 if kind == V.INT else (scales[i] if scales and kind == V.DECIMAL else None)
-        return Compiled(fn, kind, col=i, scale=scale)
+        ranges = self.scope.ranges
+        rng = ranges[i] if ranges and kind == V.INT else None
+        return Compiled(fn, kind, col=i, scale=scale, rng=rng)
 
     def c_Literal(self, n: exp.Literal) -> Compiled:
         v = literal_value(n)
@@ -584,7 +664,83 @@ class _Compiler:
             scale = a.scale + b.scale if f is _mul else max(a.scale, b.scale)
         if kind == V.INT:
             scale = 0
-        return Compiled(fn, kind, scale=scale)
+        if f is _mod or f is _div and kind != V.FLOAT:
+            return self._folded(Compiled(fn, kind, scale=scale), n)
+        return self._folded(self._checked(n, f, a, b, fn, kind, scale), n)
+
+    def _checked(self, n, f, a: Compiled, b: Compiled, fn, kind: str, scale) -> Compiled:
+        """``fn`` raising 1690 when its value leaves BIGINT (UNSIGNED when an operand is) or
+        DOUBLE, as MySQL's arithmetic does; unchecked when the operands' ranges rule it out."""
+        if kind == V.FLOAT:
+            self.faulty = True
+
+            def dbl(r, p):
+                try:
+                    v = fn(r, p)
+                except OverflowError:
+                    raise out_of_range("DOUBLE", n) from None
+                if (v == _INF or v == -_INF) and type(v) is float:
+                    raise out_of_range("DOUBLE", n)
+                return v
+
+            return Compiled(dbl, kind, scale=scale)
+        if kind != V.INT:
+            return Compiled(fn, kind, scale=scale)
+        ra, rb = int_range(a), int_range(b)
+        unsigned = bool(ra and ra[2]) or bool(rb and rb[2])
+        lo, hi = (0, U64_MAX) if unsigned else (I64_MIN, I64_MAX)
+        if ra is None or rb is None:
+            span = None
+        elif f is _intdiv_exact:
+            m = max(abs(ra[0]), abs(ra[1]))
+            span = (-m, m)
+        else:
+            span = _interval(f, ra, rb)
+        if span is not None and lo <= span[0] and span[1] <= hi:
+            return Compiled(fn, kind, scale=scale, rng=(span[0], span[1], unsigned))
+        self.faulty = True
+        what = "BIGINT UNSIGNED" if unsigned else "BIGINT"
+
+        def checked(r, p):
+            try:
+                v = fn(r, p)
+            except OverflowError:  # DIV of DOUBLEs whose quotient is infinite
+                raise out_of_range(what, n) from None
+            if type(v) is int and not lo <= v <= hi:
+                raise out_of_range(what, n)
+            return v
+
+        return Compiled(checked, kind, scale=scale, rng=(lo, hi, unsigned))
+
+    def _folded(self, c: Compiled, n) -> Compiled:
+        """``c`` computed now when its operands are constants (unless it raises: then on each
+        row, as MySQL does, so a query over no rows has no error)."""
+        if not all(self._is_const(x) for x in (n.this, n.expression)):
+            return c
+        from ..errors import DataError
+
+        try:
+            v = c.fn(None, None)
+        except DataError:
+            return c
+        out = self.const(v)
+        out.kind = c.kind
+        out.scale = c.scale if c.scale is not None else out.scale
+        return out
+
+    def _is_const(self, x: exp.Expression) -> bool:
+        """Is ``x`` a constant MySQL evaluates once (no column, parameter, subquery or
+        function whose value may change)?"""
+        if x.find(exp.Column, exp.Placeholder, exp.Subquery, exp.Select, exp.Star):
+            return False
+        for f in x.find_all(exp.Func):
+            if isinstance(f, (exp.Cast, exp.Paren)) or f.is_leaf():
+                continue
+            call = canonical_call(f)
+            fn = F.REGISTRY.get(call[0]) if call else None
+            if fn is not None and (not fn.deterministic or fn.context):
+                return False
+        return True
 
     def c_Add(self, n):
         if isinstance(n.expression, exp.Interval):
@@ -616,11 +772,48 @@ class _Compiler:
     def c_Neg(self, n):
         a = self.compile(n.this)
         fa = a.fn
-        if a.const:
-            c = self.const(_neg(fa(None, None)))
+        v = None
+        if not a.const and a.kind == V.INT and self._is_const(n.this):
+            from ..errors import DataError
+
+            try:
+                v = fa(None, None)
+            except DataError:
+                v = None
+        if a.const or type(v) is int:
+            v = fa(None, None) if a.const else v
+            if type(v) is int:
+                # MySQL folds the negation of a literal into it (a DECIMAL when it leaves
+                # BIGINT); a constant otherwise is negated as a DECIMAL when it is negative or
+                # beyond BIGINT (its unsigned reading is at least 2^63)
+                big = (
+                    not I64_MIN <= -v <= I64_MAX
+                    if _folds_as_literal(n.this)
+                    else v < 0 or v > I64_MAX
+                )
+                if big:
+                    c = self.const(Decimal(-v))
+                    c.scale = 0
+                    return c
+            c = self.const(_neg(v))
             c.kind = V.FLOAT if isinstance(n.this, exp.Null) else a.kind
             return c
-        return Compiled(lambda r, p: _neg(fa(r, p)), a.kind, scale=a.scale)
+        ra = int_range(a)
+        if a.kind == V.INT and ra is not None and I64_MIN <= -ra[1] and -ra[0] <= I64_MAX:
+            return Compiled(
+                lambda r, p: _neg(fa(r, p)), a.kind, scale=a.scale, rng=(-ra[1], -ra[0], False)
+            )
+        if a.kind not in (V.INT, V.FLOAT) and a.kind != V.NULL and a.kind != V.STR:
+            return Compiled(lambda r, p: _neg(fa(r, p)), a.kind, scale=a.scale)
+        self.faulty = True
+
+        def neg(r, p):
+            v = _neg(fa(r, p))
+            if type(v) is int and not I64_MIN <= v <= I64_MAX:
+                raise out_of_range("BIGINT", n)
+            return v
+
+        return Compiled(neg, a.kind, scale=a.scale, rng=SIGNED if a.kind == V.INT else None)
 
     # comparison
     def _cmp(self, n, f) -> Compiled:
@@ -974,8 +1167,23 @@ class _Compiler:
             v = call(*consts)
             c = self.const_kind(v, kind)
             c.scale = _scale(v) if type(v) is Decimal else (0 if type(v) is int else None)
+            if name in _UNSIGNED_FUNCTIONS and type(v) is int:
+                c.rng = (v, v, True)
             return c
         scale = _result_scale(name, comps, kind)
+        c = self._call_closure(call, fs, kind, scale)
+        if kind == V.INT:
+            c.rng = (
+                UNSIGNED
+                if name in _UNSIGNED_FUNCTIONS
+                else _SMALL
+                if name in _SMALL_FUNCTIONS
+                else None
+            )
+        return c
+
+    @staticmethod
+    def _call_closure(call, fs: list, kind: str, scale) -> Compiled:
         n = len(fs)
         if n == 0:
             return Compiled(lambda r, p: call(), kind, scale=scale)
@@ -1007,7 +1215,7 @@ class _Compiler:
                 return None
             return op(_u64(a), _u64(b)) & _U64
 
-        return Compiled(fn, V.INT)
+        return Compiled(fn, V.INT, rng=UNSIGNED)
 
     def c_BitwiseAnd(self, n):
         return self._bits(n, _op.and_)
@@ -1031,7 +1239,7 @@ class _Compiler:
             a = fa(r, p)
             return None if a is None else (~_u64(a)) & _U64
 
-        return Compiled(fn, V.INT)
+        return Compiled(fn, V.INT, rng=UNSIGNED)
 
     def c_Collate(self, n: exp.Collate):
         from . import collation as _C

@@ -36,7 +36,7 @@ def select_scope(sel: exp.Select, schemas: dict):
             cols.append((alias, c.name, c.ctype.kind))
             ctypes.append(c.ctype)
     scales = [c.scale if c.kind == V.DECIMAL else None for c in ctypes]
-    return Scope(cols, scales), ctypes
+    return Scope(cols, scales, [V.int_range(c) for c in ctypes]), ctypes
 
 
 def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:

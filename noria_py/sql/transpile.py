@@ -25,6 +25,7 @@ import threading
 
 from sqlglot import exp
 
+from ..errors import Error
 from . import functions as F
 from . import values as V
 from .expr import (
@@ -70,6 +71,20 @@ _PARAMS = threading.local()
 
 def set_params(params) -> None:
     _PARAMS.p = params
+    _PARAMS.error = None
+
+
+def failed(error: Exception) -> None:
+    """A function SQLite called raised ``error`` (a MySQL error such as 1690): SQLite reports
+    only that a function failed, ``take_error`` gives the statement's runner the real one."""
+    _PARAMS.error = error
+
+
+def take_error():
+    """The MySQL error a function raised during the statement on this thread, if any."""
+    e = getattr(_PARAMS, "error", None)
+    _PARAMS.error = None
+    return e
 
 
 def call_expr(k: int, *args):
@@ -78,7 +93,11 @@ def call_expr(k: int, *args):
     row = [None] * size
     for pos, conv, v in zip(positions, convs, args):
         row[pos] = v if conv is None or v is None else conv(v)
-    return fn(row, getattr(_PARAMS, "p", ()))
+    try:
+        return fn(row, getattr(_PARAMS, "p", ()))
+    except Error as e:
+        failed(e)
+        raise
 
 
 class Rewritten:
@@ -96,6 +115,14 @@ def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
     r = _Rewriter(schemas or {})
     out = r.run(tree.copy())
     return Rewritten(out.sql(dialect="sqlite"), r.param_kinds)
+
+
+def _plain_hex_item(node: exp.Expression) -> bool:
+    """A hex literal that is a whole select-list item: SQLite's blob is MySQL's binary string."""
+    parent = node.parent
+    if isinstance(parent, exp.Alias):
+        parent = parent.parent
+    return isinstance(node, exp.HexString) and isinstance(parent, exp.Select)
 
 
 def _call(name: str, args: list[exp.Expression]) -> exp.Expression:
@@ -119,6 +146,14 @@ class _Rewriter:
 
     # -- the walk ----------------------------------------------------------------------------
     def _visit(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
+        if isinstance(node, (exp.HexString, exp.BitString)) and not _plain_hex_item(node):
+            # SQLite reads X'..' as a blob with no numeric value, b'..' as a number: MySQL's
+            # binary string that is an unsigned integer in numeric context is neither
+            from ..errors import NotSupportedError
+
+            raise NotSupportedError(
+                "This version doesn't yet support 'hex and bit literals in expressions'"
+            )
         if isinstance(node, exp.Select):
             # the select list's items are the result's columns (a DECIMAL keeps its digits)
             self._children(node, select_scope(node, self.schemas), lambda key: key == "expressions")
@@ -189,6 +224,8 @@ class _Rewriter:
             return text.lstrip("-").isdigit() and abs(int(text)) < 2**53 or "e" in text.lower()
         if isinstance(node, exp.Paren):
             return self._native_exact(node.this, scope)
+        if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Neg)) and self._may_overflow(node, sc):
+            return False  # SQLite turns an overflowing integer into a REAL; MySQL raises 1690
         if isinstance(node, (exp.Add, exp.Sub, exp.Mul) + _COMPARISONS):
             if isinstance(node.expression, exp.Interval) or isinstance(node.this, exp.Interval):
                 return False
@@ -204,6 +241,13 @@ class _Rewriter:
         if isinstance(node, exp.Not):
             return self._native_exact(node.this, scope)
         return False
+
+    @staticmethod
+    def _may_overflow(node: exp.Expression, sc) -> bool:
+        try:
+            return compile_expr(node, sc, allow_params=True).faults
+        except Exception:  # noqa: BLE001 - not compilable: not SQLite's arithmetic either
+            return True
 
     def _native_ok(self, node: exp.Expression, scope) -> bool:
         """Does SQLite compare these operands as MySQL does? Only plain operands qualify."""

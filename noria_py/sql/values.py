@@ -30,6 +30,7 @@ TIME = "time"
 NULL = "null"
 
 NUMERIC_KINDS = frozenset((INT, DECIMAL, FLOAT))
+I64_MAX = 2**63 - 1
 
 _INT_TYPES = {
     "TINYINT": "TINYINT",
@@ -111,6 +112,25 @@ class ColumnType:
         if self.kind == BYTES:
             return "BLOB"
         return "TEXT"
+
+
+def int_range(ctype: ColumnType) -> tuple | None:
+    """An integer column's (lowest, highest, unsigned) for the expression compiler's overflow
+    checks (base storage stops BIGINT UNSIGNED at 2^63 - 1); None for other columns."""
+    if ctype.kind != INT:
+        return None
+    lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**63 - 1))
+    return (lo, min(hi, 2**63 - 1), ctype.unsigned)
+
+
+def scope_columns(schema, qualifier: str | None = None) -> tuple[list, list, list]:
+    """(columns, scales, ranges) of a table for an expression ``Scope``."""
+    from .names import bare
+
+    q = qualifier or bare(schema.name)
+    cols = [(q, c.name, c.ctype.kind) for c in schema.columns]
+    scales = [c.ctype.scale if c.ctype.kind == DECIMAL else None for c in schema.columns]
+    return cols, scales, [int_range(c.ctype) for c in schema.columns]
 
 
 def column_type_from_sqlglot(dtype) -> ColumnType:

@@ -12,10 +12,11 @@ import datetime as _dt
 import sqlite3
 from decimal import Decimal
 
+from ..errors import Error
 from ..sql import collation as C
 from ..sql import functions as F
 from ..sql.expr import bind_function
-from ..sql.transpile import PREFIX
+from ..sql.transpile import PREFIX, failed
 
 _I64_MAX = 2**63 - 1
 
@@ -49,7 +50,11 @@ def _scalar(fn: F.Fn):
     call = bind_function(fn)
 
     def adapter(*args):
-        return to_sqlite(call(*args))
+        try:
+            return to_sqlite(call(*args))
+        except Error as e:
+            failed(e)
+            raise
 
     return adapter
 

@@ -1,20 +1,37 @@
-"""Project: computes each output column from the input row (column picks or expressions)."""
+"""Project: computes each output column from the input row (column picks or expressions).
+
+A query's last projection may compute a value MySQL refuses (an integer overflow, 1690) for
+some row: the row keeps a ``Fault`` in that column (``faults`` marks the columns that may hold
+one) and the read that returns it raises the error, as MySQL's read would."""
 
 from __future__ import annotations
 
 from operator import itemgetter
 
+from ...errors import DataError
 from ..node import Node
 from ..partial import UNKNOWN, has_unknown, matches
+from ..records import Fault
 
 
 class Project(Node):
     kind = "project"
 
-    def __init__(self, parent: Node, fns: list, cols: list[int | None], names, kinds, text: str):
+    def __init__(
+        self,
+        parent: Node,
+        fns: list,
+        cols: list[int | None],
+        names,
+        kinds,
+        text: str,
+        faults: frozenset = frozenset(),
+    ):
         super().__init__([parent], names, kinds)
         self.fns = fns if fns and len(fns) == len(cols) else [None] * len(cols)
         self.text = text
+        self.faults = faults  # output columns that keep a Fault instead of raising
+        self.faulted = False  # a Fault was ever produced: readers then look for them
         self.source_cols = cols  # input column per output column, None when computed
         if not cols:
             self._map = lambda r: ()
@@ -34,7 +51,28 @@ class Project(Node):
         m = self._map
         if m is None:
             return batch
-        return [(m(r), k) for r, k in batch]
+        try:
+            return [(m(r), k) for r, k in batch]
+        except DataError:
+            if not self.faults:
+                raise
+        return [(self._row(r), k) for r, k in batch]
+
+    def _row(self, r) -> tuple:
+        """One output row, a Fault in a column that may hold one when computing it fails."""
+        out = []
+        for i, (f, c) in enumerate(zip(self.fns, self.source_cols)):
+            if c is not None:
+                out.append(r[c])
+                continue
+            try:
+                out.append(f(r, None))
+            except DataError as e:
+                if i not in self.faults:
+                    raise
+                self.faulted = True
+                out.append(Fault(e))
+        return tuple(out)
 
     def contents(self) -> list:
         return self.on_input(0, self.parents[0].contents())
@@ -58,7 +96,13 @@ class Project(Node):
                 elif unknown:
                     row.append(UNKNOWN)
                 else:
-                    row.append(f(r, None))
+                    try:
+                        row.append(f(r, None))
+                    except DataError:
+                        if not self.faults:
+                            raise
+                        row = list(self._row(r))
+                        break
             out.append(tuple(row))
         return out
 
