@@ -385,6 +385,8 @@ class SelectPrepared(Prepared):
         """The ``[lo, hi)`` cuts of the range parameters (``interval_of``, written out for
         speed); None when one is NULL."""
         kind = self.cq.range_kind
+        if kind.__class__ is V.MemberKind:
+            kind = kind.for_range()  # a number against it is a position: refused
         ints = kind == V.INT
         lo = BOTTOM
         hi = TOP
@@ -721,7 +723,12 @@ def _coerce_key_raw(v, kind):
             return n
         return v
     if kind == V.STR:
-        return v if isinstance(v, str) else V.format_value(v)
+        if isinstance(v, str):
+            return v
+        if kind.__class__ is V.MemberKind and not isinstance(v, bytes):
+            member = kind.member_for(v)  # a number is the member at that position
+            return _NoMatch if member is None else member
+        return V.format_value(v)
     if kind == V.DECIMAL:
         if isinstance(v, str):
             try:
@@ -4886,6 +4893,8 @@ def _pushdown(where: exp.Expression, schema: TableSchema):
         if i is None:
             return None
         k = schema.columns[i].ctype.kind
+        if k.__class__ is V.MemberKind:
+            return None  # a number compared with it is a position: the evaluator decides
         return k if k in (V.INT, V.STR) else None
 
     def val(e, kind):

@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal, DivisionByZero, InvalidOperation
 
 from sqlglot import exp
 
-from ..errors import bad_field
+from ..errors import NotSupportedError, bad_field
 from . import functions as F
 from . import values as V
 from .collation import ck as _ck
@@ -86,6 +86,70 @@ class Scope:
             )
         i = hits[0]
         return i, self.columns[i][2]
+
+
+# ---------------------------------------------------------------------------------------------
+# ENUM and SET columns: their text, unless MySQL reads them as numbers
+
+# parents under which such a column is read as its text
+_TEXT_PARENTS = (
+    exp.Select, exp.Alias, exp.Ordered, exp.Group, exp.Distinct, exp.Is, exp.Count, exp.Max,
+    exp.Min, exp.GroupConcat, exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Like,
+    exp.Coalesce, exp.Length, exp.Substring, exp.Trim, exp.Left, exp.Right,
+)  # fmt: skip
+_TEXT_FUNCTIONS = frozenset(
+    "CONCAT CONCAT_WS UPPER LOWER UCASE LCASE CHAR_LENGTH CHARACTER_LENGTH LENGTH OCTET_LENGTH "
+    "SUBSTRING SUBSTR MID LEFT RIGHT TRIM LTRIM RTRIM REPLACE REVERSE LPAD RPAD COALESCE IFNULL "
+    "INSTR LOCATE POSITION FIND_IN_SET FIELD HEX MD5 SHA1 SHA2 QUOTE".split()
+)
+_COMPARE = (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def member_in_string_context(col: exp.Column, scope) -> None:
+    """An ENUM or SET column is its text where MySQL reads it as a string (a string function,
+    GROUP BY, a comparison with a string or a parameter, ...); where MySQL reads it as a number
+    (arithmetic, a comparison with a number, SUM, ...) it is its position (SET: bit mask),
+    which this evaluator does not model: refused (1235) rather than answered from the text. A
+    parameter compared with it is mapped to the member at run time (``MemberKind``)."""
+    node = col
+    parent = col.parent
+    while isinstance(parent, exp.Paren):
+        node, parent = parent, parent.parent
+    if parent is None or isinstance(parent, _TEXT_PARENTS):
+        return  # (None: the whole expression, read as a value: a projection or a group key)
+    if isinstance(parent, exp.Anonymous) and str(parent.this).upper() in _TEXT_FUNCTIONS:
+        return
+    others: list = []
+    if isinstance(parent, _COMPARE):
+        others = [parent.expression if parent.this is node else parent.this]
+    elif isinstance(parent, exp.In) and not parent.args.get("query"):
+        others = list(parent.expressions) if parent.this is node else [parent.this]
+    elif isinstance(parent, exp.Between):
+        others = [parent.args.get("low"), parent.args.get("high")]
+    if others and all(_textual(o, scope) for o in others):
+        return
+    raise NotSupportedError(
+        "This version doesn't yet support 'an ENUM or SET column in numeric context "
+        f"(`{col.sql('mysql')}` read as its position)'"
+    )
+
+
+def _textual(e, scope) -> bool:
+    """Does MySQL compare an ENUM/SET column with ``e`` as strings?"""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.Literal):
+        return e.is_string
+    if isinstance(e, (exp.Placeholder, exp.Null)):
+        return True  # a parameter: mapped to a member at run time when it is a number
+    if isinstance(e, exp.Column):
+        try:
+            return scope.resolve(e)[1] == V.STR
+        except Exception:  # noqa: BLE001 - the column's own error comes when it is compiled
+            return True
+    if isinstance(e, (exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Substring, exp.Trim)):
+        return True
+    return isinstance(e, exp.Anonymous) and str(e.this).upper() in _TEXT_FUNCTIONS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -596,6 +660,8 @@ class _Compiler:
         if isinstance(n.this, exp.Star):
             raise Unsupported("* in an expression")
         i, kind = self.scope.resolve(n)
+        if kind.__class__ is V.MemberKind:
+            member_in_string_context(n, self.scope)
 
         def fn(r, p, i=i):
             return r[i]
@@ -630,10 +696,45 @@ class _Compiler:
         if idx is None:
             raise Unsupported("named parameter")
 
+        mk = self._member_partner(n)
+        if mk is not None:  # compared with an ENUM/SET column: a number is a position
+
+            def member(r, p, idx=idx, mk=mk):
+                v = p[idx]
+                if v is None or isinstance(v, (str, bytes)):
+                    return v
+                m = mk.member_for(v)
+                return V.NO_MEMBER if m is None else m
+
+            return Compiled(member, V.NULL)
+
         def fn(r, p, idx=idx):
             return p[idx]
 
         return Compiled(fn, V.NULL)
+
+    def _member_partner(self, n: exp.Expression):
+        """The MemberKind of the ENUM/SET column a parameter is compared with, if any."""
+        node, parent = n, n.parent
+        while isinstance(parent, exp.Paren):
+            node, parent = parent, parent.parent
+        other = None
+        if isinstance(parent, _COMPARE):
+            other = parent.expression if parent.this is node else parent.this
+        elif isinstance(parent, (exp.In, exp.Between)) and parent.this is not node:
+            other = parent.this
+        while isinstance(other, exp.Paren):
+            other = other.this
+        if not isinstance(other, exp.Column):
+            return None
+        try:
+            kind = self.scope.resolve(other)[1]
+        except Exception:  # noqa: BLE001 - the column's own error comes when it is compiled
+            return None
+        if kind.__class__ is not V.MemberKind:
+            return None
+        ranged = isinstance(parent, (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between))
+        return kind.for_range() if ranged else kind
 
     def c_Paren(self, n: exp.Paren) -> Compiled:
         return self.compile(n.this)

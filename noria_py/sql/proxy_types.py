@@ -146,4 +146,7 @@ def bind_as(v, kind: str):
         return t if t is not None else v
     if kind in (V.INT, V.DECIMAL, V.FLOAT) and isinstance(v, (str, bytes)):
         return C.to_num(v)
+    if kind.__class__ is V.MemberKind and not isinstance(v, (str, bytes)):
+        member = kind.member_for(v)  # a number compared with an ENUM/SET column: a position
+        return member if member is not None else V.NO_MEMBER
     return v

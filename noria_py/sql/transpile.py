@@ -34,6 +34,7 @@ from .expr import (
     cast_call,
     compile_expr,
     lookup_function,
+    member_in_string_context,
     unknown_function,
 )
 from .proxy_types import select_scope
@@ -162,8 +163,25 @@ class _Rewriter:
             replaced = self._compile(node, scope, top)
             if replaced is not None:
                 return replaced
+        if isinstance(node, exp.Column) and scope is not None:
+            try:
+                kind = scope[0].resolve(node)[1]
+            except Exception:  # noqa: BLE001 - SQLite names the column's own error
+                kind = None
+            if kind.__class__ is V.MemberKind:  # an ENUM/SET read as a number: refused
+                member_in_string_context(node, scope[0])
         if isinstance(node, _COMPARISONS) and scope is not None:
             self._note_param_kinds(node, scope)
+        elif isinstance(node, exp.In) and isinstance(node.this, exp.Column) and scope is not None:
+            try:
+                kind = scope[0].resolve(node.this)[1]
+            except Exception:  # noqa: BLE001 - SQLite names the column's own error
+                kind = None
+            if kind.__class__ is V.MemberKind:  # IN (?, ...): a number is a position
+                for e in node.expressions:
+                    idx = str(e.this or "") if isinstance(e, exp.Placeholder) else ""
+                    if idx.startswith("p") and idx[1:].isdigit():
+                        self.param_kinds[int(idx[1:])] = kind
         child_top = top and isinstance(node, exp.Alias)
         self._children(node, scope, lambda key: child_top)
         return self._replace(node)
@@ -335,6 +353,10 @@ class _Rewriter:
                     continue
                 idx = str(other.this or "")
                 if idx.startswith("p") and idx[1:].isdigit():
+                    if kind.__class__ is V.MemberKind and not isinstance(
+                        node, (exp.EQ, exp.NEQ, exp.NullSafeEQ)
+                    ):
+                        kind = kind.for_range()
                     self.param_kinds[int(idx[1:])] = kind
 
     # -- single functions --------------------------------------------------------------------

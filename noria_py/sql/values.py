@@ -78,6 +78,52 @@ _FLOAT_TYPES = {"FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"}
 _DECIMAL_TYPES = {"DECIMAL", "NUMERIC", "DEC", "UDECIMAL", "BIGDECIMAL", "MONEY"}
 
 
+# what a number that is no member's position compares as: text no ENUM/SET column holds
+NO_MEMBER = "\x00no member"
+
+
+class MemberKind(str):
+    """The kind of an ENUM or SET column. It is ``STR`` wherever a kind is compared or hashed
+    (the values are the members' text), and it travels with the column through the compiler,
+    so the places where MySQL reads such a column as a number (its position, or for SET its bit
+    mask) can tell: a number compared for equality with it means the member at that position
+    (:meth:`member_for`); any other numeric use is refused (1235, ``expr.py``) rather than
+    answered from the text."""
+
+    def __new__(cls, ctype, ranged: bool = False):
+        obj = super().__new__(cls, STR)
+        obj.ctype = ctype
+        obj.ranged = ranged  # compared by < or >: a number there cannot be a member
+        return obj
+
+    def __reduce__(self):
+        return (MemberKind, (self.ctype, self.ranged))
+
+    def for_range(self) -> MemberKind:
+        return MemberKind(self.ctype, True)
+
+    def member_for(self, v):
+        """The stored text a number compared with ``=`` to the column stands for, or None when
+        no row can hold it (not a whole number, or no member/mask of that value)."""
+        from ..errors import NotSupportedError
+
+        if self.ranged:
+            raise NotSupportedError(
+                "This version doesn't yet support 'an ENUM or SET column compared by < or > "
+                "with a number (its position)'"
+            )
+        try:
+            n = Decimal(v) if not isinstance(v, float) else Decimal(repr(v))
+        except (InvalidOperation, ValueError, TypeError):
+            return None
+        if not n.is_finite() or n != n.to_integral_value():
+            return None
+        try:
+            return _member_value(int(n), self.ctype, "")
+        except DataError:
+            return None
+
+
 class ColumnType:
     """A column's declared type: the internal kind plus what coercion and metadata need."""
 
@@ -100,6 +146,8 @@ class ColumnType:
         self.precision = precision
         self.scale = scale
         self.values = values  # ENUM and SET: the members, as declared
+        if values is not None and mysql_name in ("ENUM", "SET"):
+            self.kind = MemberKind(self)
 
     def __repr__(self) -> str:
         return f"ColumnType({self.mysql_name})"
