@@ -772,6 +772,7 @@ class ProxyPrepared(Prepared):
         self.entry = entry
         self.columns = None
         self.out_kinds = kinds or []
+        self.out_scales: list = []  # a DECIMAL column's scale, when known
         self._convs = None
 
     param_kinds: dict = {}
@@ -812,7 +813,8 @@ class ProxyPrepared(Prepared):
         self.entry.hits += 1
         if self._convs is None or len(self._convs) != len(names):
             ks = self.out_kinds if len(self.out_kinds) == len(names) else [None] * len(names)
-            self._convs = [proxy_types.converter(k) for k in ks]
+            sc = self.out_scales if len(self.out_scales) == len(names) else [None] * len(names)
+            self._convs = [proxy_types.converter(k, s) for k, s in zip(ks, sc)]
         convs = self._convs
         if any(c is not None for c in convs):
             rows = [
@@ -2545,6 +2547,7 @@ class Engine:
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
         prep = ProxyPrepared(text, nparams, entry, kinds)
+        prep.out_scales = proxy_types.infer_scales(ast, self.storage.schemas)
         prep.param_kinds = rw.param_kinds
         return prep
 
@@ -3372,10 +3375,13 @@ class Engine:
         return self._create_table(new_ast, text)
 
     def _create_table_as(self, ast: exp.Create, sql: str) -> Result:
-        """CREATE TABLE b AS SELECT ...: a table of the query's columns, holding its rows. Each
-        column must be a plain column of a base table (its type, NOT NULL and DEFAULT carry
-        over, as in MySQL); a computed one, whose type MySQL derives from the expression's
-        width, is refused (1235)."""
+        """CREATE TABLE b AS SELECT ...: a table of the query's columns, holding its rows. A
+        plain column of a base table keeps its type, NOT NULL and DEFAULT, as in MySQL. A
+        computed column gets a type that holds its values exactly (``_computed_column``):
+        MySQL derives the width from the expression (``bigint(12)``, ``decimal(15,2)``,
+        ``varchar(11)``), this engine the kind and, for DECIMAL, the scale of the values, with
+        the widest precision and text length, so the stored values are MySQL's while
+        DESCRIBE may show a wider type."""
         import dataclasses
 
         query = ast.expression
@@ -3390,16 +3396,35 @@ class Engine:
             raise E.ProgrammingError(
                 f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
-        cols = _plain_columns(query, self.storage.schemas)
-        if cols is None:
+        proxy = self._proxy(query, 0, query.sql("mysql"))
+        rows = proxy.run(self, ()).rows
+        cols = _select_columns(query, self.storage.schemas)
+        if cols is None or any(c is None for _n, c in cols):
+            names = _ctas_names(query, len(proxy.out_kinds))
+            cols = (
+                [(n, c) for n, (_m, c) in zip(names, cols)] if cols else [(n, None) for n in names]
+            )
+        outer = any(
+            (j.side or "").upper() in ("LEFT", "RIGHT") for j in query.args.get("joins") or []
+        )
+        if len(cols) != len(proxy.out_kinds):
             raise E.NotSupportedError(
-                "This version doesn't yet support 'CREATE TABLE ... AS SELECT' with a computed "
-                "column or a source other than base tables (list plain columns, or CREATE "
-                "TABLE then INSERT ... SELECT)"
+                "This version doesn't yet support 'CREATE TABLE ... AS SELECT' of this query"
             )
         defs = []
-        for out_name, c in cols:
+        for i, (out_name, c) in enumerate(cols):
+            if c is None:
+                scale = proxy.out_scales[i] if i < len(proxy.out_scales) else None
+                item = query.expressions[i] if i < len(query.expressions) else None
+                defs.append(
+                    _computed_column(
+                        out_name, proxy.out_kinds[i], [r[i] for r in rows], scale, item
+                    )
+                )
+                continue
             d = dataclasses.replace(c, name=out_name)
+            if outer:  # an outer join's missing side is NULL
+                d.nullable = True
             if d.auto_increment:  # the key's counter stays with the source; 0 is the default
                 d.auto_increment = False
                 d.has_default, d.default = True, 0
@@ -3408,7 +3433,6 @@ class Engine:
         text = show_create_table(schema, current_collation_name())
         new_ast, _ = parse(text)
         self._create_table(new_ast, text)
-        rows = self._proxy(query, 0, query.sql("mysql")).run(self, ()).rows
         if rows:
             self._write(
                 name,
@@ -4567,19 +4591,59 @@ def _select_columns(query, schemas: dict):
     return out
 
 
-def _plain_columns(query, schemas: dict):
-    """(output name, ColumnDef) per output column of a SELECT whose columns are all plain
-    columns of base tables; None otherwise."""
-    cols = _select_columns(query, schemas)
-    if (
-        not cols
-        or any(c is None for _n, c in cols)
-        or query.args.get("group")
-        or query.find(exp.AggFunc) is not None
-        or query.args.get("from_") is None
-    ):
-        return None
-    return cols
+def _ctas_names(query, n: int) -> list[str]:
+    """A SELECT's output column names, as MySQL names them (the alias, else the text)."""
+    names = []
+    for e in query.expressions if isinstance(query, exp.Select) else []:
+        if isinstance(e, exp.Alias):
+            names.append(e.alias)
+        elif isinstance(e, exp.Column) and not isinstance(e.this, exp.Star):
+            names.append(e.name)
+        else:
+            names.append(e.sql("mysql"))
+    if len(names) != n or any(not x for x in names):
+        raise E.NotSupportedError(
+            "This version doesn't yet support 'CREATE TABLE ... AS SELECT' of this select list"
+        )
+    if len({x.lower() for x in names}) < len(names):
+        dup = next(x for x in names if sum(y.lower() == x.lower() for y in names) > 1)
+        raise E.ProgrammingError(f"Duplicate column name '{dup}'", 1060, "42S21")
+    return names
+
+
+def _computed_column(name: str, kind: str, values: list, scale, item):
+    """The column CREATE TABLE ... AS SELECT makes for a computed expression: a type that
+    holds every value of its kind exactly (BIGINT, DECIMAL(65, MySQL's scale for the
+    expression), DOUBLE, LONGTEXT, DATE, DATETIME, TIME); NOT NULL for what MySQL knows is
+    never NULL (a constant, COUNT)."""
+    present = [v for v in values if v is not None]
+    if kind == V.INT:
+        text = "BIGINT"
+    elif kind == V.DECIMAL:
+        if scale is None:  # not typed by the compiler: the values' own
+            scale = max((max(0, -v.as_tuple().exponent) for v in present), default=0)
+        if scale > 30:
+            raise E.NotSupportedError(
+                f"This version doesn't yet support 'a computed DECIMAL column of scale {scale}'"
+            )
+        text = f"DECIMAL(65,{scale})"
+    elif kind == V.FLOAT:
+        text = "DOUBLE"
+    elif kind == V.STR:
+        text = "LONGTEXT"
+    elif kind in (V.DATE, V.DATETIME, V.TIME):
+        text = {V.DATE: "DATE", V.DATETIME: "DATETIME(6)", V.TIME: "TIME(6)"}[kind]
+    else:
+        raise E.NotSupportedError(
+            f"This version doesn't yet support 'CREATE TABLE ... AS SELECT' of column '{name}' "
+            "(NULL or of no type)"
+        )
+    ctype = V.column_type_from_sqlglot(exp.DataType.build(text, dialect="mysql"))
+    inner = item.this if isinstance(item, exp.Alias) else item
+    never_null = isinstance(inner, exp.Count) or (
+        isinstance(inner, exp.Literal) and not isinstance(inner, exp.Null)
+    )
+    return ColumnDef(name, ctype, nullable=not never_null)
 
 
 _DECLARED_NAMES = frozenset(

@@ -200,6 +200,23 @@ def out_of_range(kind: str, node: exp.Expression):
     return DataError(f"{kind} value is out of range in '{text}'", 1690, "22003")
 
 
+def _magnitude(c: Compiled) -> float | None:
+    """A bound on an operand's absolute value (an integer's range, a constant's own), or None
+    when it has none (a DOUBLE or DECIMAL column)."""
+    if c.const:
+        v = c.fn(None, None)
+        if v is None:
+            return 0.0
+        if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool):
+            m = abs(float(v))
+            return m if m < 1e300 else None
+        return None
+    if c.kind == V.INT:
+        r = int_range(c)
+        return float(max(abs(r[0]), abs(r[1]))) if r is not None else None
+    return None
+
+
 def int_range(c: Compiled) -> tuple | None:
     """An integer expression's (lowest, highest, unsigned); None when it is not an integer."""
     if c.const:
@@ -773,6 +790,11 @@ class _Compiler:
         """``fn`` raising 1690 when its value leaves BIGINT (UNSIGNED when an operand is) or
         DOUBLE, as MySQL's arithmetic does; unchecked when the operands' ranges rule it out."""
         if kind == V.FLOAT:
+            ma, mb = _magnitude(a), _magnitude(b)
+            if ma is not None and mb is not None and f in (_add, _sub, _mul):
+                bound = ma * mb if f is _mul else ma + mb
+                if bound < 1e300:  # operands bounded (integer ranges, constants): no overflow
+                    return Compiled(fn, kind, scale=scale)
             self.faulty = True
 
             def dbl(r, p):
@@ -1208,7 +1230,18 @@ class _Compiler:
                     return v
             return None
 
-        return _unified(fn, [c.kind for c in parts], [c.scale for c in parts])
+        out = _unified(fn, [c.kind for c in parts], [c.scale for c in parts])
+        if out.kind == V.INT:
+            # the value is one of the arguments': its range spans theirs (COALESCE(count, 0)
+            # stays non-negative, so subtracting two of them cannot overflow)
+            ranges = [int_range(c) for c in parts if c.kind != V.NULL]
+            if ranges and all(r is not None for r in ranges):
+                out.rng = (
+                    min(r[0] for r in ranges),
+                    max(r[1] for r in ranges),
+                    all(r[2] for r in ranges),
+                )
+        return out
 
     def c_Nullif(self, n):
         a = self.compile(n.this)
@@ -1281,6 +1314,10 @@ class _Compiler:
                 if name in _SMALL_FUNCTIONS
                 else None
             )
+            if name == "CAST_SIGNED" and comps[0].kind == V.INT:
+                r = int_range(comps[0])  # a signed integer keeps its value, so its range
+                if r is not None and r[1] <= I64_MAX:
+                    c.rng = (r[0], r[1], False)
         return c
 
     @staticmethod

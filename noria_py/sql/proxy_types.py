@@ -8,7 +8,7 @@ schemas of the tables in FROM (and the registry's result kinds); a kind that can
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from sqlglot import exp
 
@@ -55,6 +55,48 @@ def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:
     return out
 
 
+def infer_scales(select: exp.Expression, schemas: dict) -> list[int | None]:
+    """The scale of each DECIMAL output column of a SELECT over base tables, as MySQL types
+    it (None: not a DECIMAL, or unknown): a column's own, SUM/MIN/MAX keep their argument's,
+    AVG adds ``div_precision_increment`` (4), an expression has the evaluator's."""
+    if not isinstance(select, exp.Select):
+        return []
+    found = select_scope(select, schemas)
+    if found is None:
+        return [None] * len(select.expressions)
+    scope = found[0]
+    out: list[int | None] = []
+    for e in select.expressions:
+        if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+            return [None] * max(len(scope.columns), 1)
+        out.append(_scale(e, scope) if _kind(e, scope) == V.DECIMAL else None)
+    return out
+
+
+def _scale(e: exp.Expression, scope: Scope) -> int | None:
+    if isinstance(e, exp.Alias):
+        return _scale(e.this, scope)
+    if isinstance(e, (exp.Sum, exp.Avg, exp.Min, exp.Max)):
+        inner = e.this.this if isinstance(e.this, exp.Distinct) else e.this
+        if isinstance(inner, list):
+            return None
+        s = _scale(inner, scope) if _kind(inner, scope) in (V.DECIMAL, V.INT) else None
+        if s is None and _kind(inner, scope) == V.INT:
+            s = 0
+        if s is None:
+            return None
+        return min(s + 4, 30) if isinstance(e, exp.Avg) else s
+    if e.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window):
+        return None
+    try:
+        c = compile_expr(e, scope, allow_params=True)
+    except Exception:  # noqa: BLE001 - anything the compiler cannot type is "unknown"
+        return None
+    if c.kind == V.INT:
+        return 0
+    return c.scale if c.kind == V.DECIMAL else None
+
+
 def _kind(e: exp.Expression, scope: Scope) -> str | None:
     if isinstance(e, exp.Alias):
         return _kind(e.this, scope)
@@ -81,8 +123,20 @@ def _kind(e: exp.Expression, scope: Scope) -> str | None:
         return None
 
 
-def converter(kind: str | None):
-    """A function turning SQLite's value into the Python value of ``kind`` (None: as is)."""
+def converter(kind: str | None, scale: int | None = None):
+    """A function turning SQLite's value into the Python value of ``kind`` (None: as is); a
+    DECIMAL of known ``scale`` shows that many digits, as MySQL's does (SQLite hands back a
+    number: ``1.5`` for a DECIMAL(5,2)'s 1.50, AVG's double)."""
+    if kind == V.DECIMAL and scale is not None:
+        unit = Decimal(1).scaleb(-scale)
+
+        def to_scaled(v):
+            d = _to_decimal(v)
+            if isinstance(d, Decimal) and d.is_finite():
+                return d.quantize(unit, rounding=ROUND_HALF_UP)
+            return d
+
+        return to_scaled
     if kind == V.DECIMAL:
         return _to_decimal
     if kind == V.DATE:

@@ -115,6 +115,10 @@ def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
     """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring)."""
     r = _Rewriter(schemas or {})
     out = r.run(tree.copy())
+    for a in out.find_all(exp.Alias, exp.TableAlias):
+        ident = a.args.get("alias") if isinstance(a, exp.Alias) else a.this
+        if isinstance(ident, exp.Identifier):
+            ident.set("quoted", True)  # an alias may be one of SQLite's keywords (`nothing`)
     return Rewritten(out.sql(dialect="sqlite"), r.param_kinds)
 
 
