@@ -3,6 +3,12 @@
 STDDEV/VARIANCE keep the exact count, sum and sum of squares (``Fraction``), so retracting a
 row gives exactly the state of never having seen it. BIT_AND/BIT_OR keep a count per bit,
 BIT_XOR its running value. The JSON aggregates keep their elements in arrival order.
+
+The dataflow maintains every aggregate here whose value does not depend on the order rows
+arrive (``dataflow/ops/aggregate.py`` wraps the accumulator, multiplicities as repeated
+``step``/``inverse``). JSON_ARRAYAGG and JSON_OBJECTAGG are registered with ``arrival_order``:
+MariaDB lists the elements in the order its plan feeds the rows, which a view maintained under
+deletes and refills cannot reproduce, so the compiler leaves those queries to base storage.
 """
 
 from __future__ import annotations
@@ -196,7 +202,7 @@ class BitXor:
         return self.acc
 
 
-@register_agg("JSON_ARRAYAGG", ret=STR, args=1)
+@register_agg("JSON_ARRAYAGG", ret=STR, args=1, arrival_order=True)
 class JsonArrayAgg:
     """The values as a JSON array (NULLs as null); NULL for no rows."""
 
@@ -217,7 +223,7 @@ class JsonArrayAgg:
         return JsonText("[" + ",".join(self.items) + "]")
 
 
-@register_agg("JSON_OBJECTAGG", ret=STR, args=2)
+@register_agg("JSON_OBJECTAGG", ret=STR, args=2, arrival_order=True)
 class JsonObjectAgg:
     """Key/value pairs as a JSON object (rows with a NULL key are skipped)."""
 
