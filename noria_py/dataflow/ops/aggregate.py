@@ -25,6 +25,7 @@ from sortedcontainers import SortedKeyList
 
 from ...sql import functions as F
 from ...sql import values as V
+from ...sql.functions import aggregates as _registered  # noqa: F401 - registers STD, BIT_OR, ...
 from ..node import FULL, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, keyer, matches
 

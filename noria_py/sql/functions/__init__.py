@@ -74,6 +74,8 @@ class Agg:
 
     ``options``: ``arrival_order=True`` when the value depends on the order rows are fed (the
     JSON aggregates); the dataflow maintains only aggregates without it (``maintainable``).
+    ``type_name``: the SQL type of the result where the kind does not say it (the BIT_
+    aggregates are BIGINT UNSIGNED: MariaDB's type, and how the wire encodes 2**64 - 1).
     """
 
     name: str

@@ -165,7 +165,7 @@ class _BitCounts:
         self._add(v, -1)
 
 
-@register_agg("BIT_AND", ret=INT, args=1)
+@register_agg("BIT_AND", ret=INT, args=1, type_name="BIGINT UNSIGNED")
 class BitAnd(_BitCounts):
     """AND of all bits (18446744073709551615 for no rows)."""
 
@@ -174,7 +174,7 @@ class BitAnd(_BitCounts):
         return sum(1 << i for i, c in enumerate(self.counts) if c == n)
 
 
-@register_agg("BIT_OR", ret=INT, args=1)
+@register_agg("BIT_OR", ret=INT, args=1, type_name="BIGINT UNSIGNED")
 class BitOr(_BitCounts):
     """OR of all bits (0 for no rows)."""
 
@@ -182,7 +182,7 @@ class BitOr(_BitCounts):
         return sum(1 << i for i, c in enumerate(self.counts) if c > 0)
 
 
-@register_agg("BIT_XOR", ret=INT, args=1)
+@register_agg("BIT_XOR", ret=INT, args=1, type_name="BIGINT UNSIGNED")
 class BitXor:
     """XOR of all values (0 for no rows)."""
 
