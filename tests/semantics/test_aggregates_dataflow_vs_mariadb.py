@@ -380,5 +380,10 @@ def test_json_aggregates_stay_exact_through_base_storage(mariadb_oracle, table):
         got = conn.execute(sql.replace("%s", "?"), ("a",)).fetchall()
         want, _ = mariadb_oracle.query(sql, ("a",))
         assert [tuple(r) for r in want] == got == [("[3,null]", 0.0)]
+        # over no rows SQLite never creates the accumulator: BIT_AND must still be 2**64 - 1
+        sql = f"SELECT JSON_ARRAYAGG(qty), BIT_AND(qty), BIT_OR(qty), BIT_XOR(qty) FROM {t} WHERE cat = %s"
+        got = conn.execute(sql.replace("%s", "?"), ("none",)).fetchall()
+        want, _ = mariadb_oracle.query(sql, ("none",))
+        assert [tuple(r) for r in want] == got == [(None, 2**64 - 1, 0, 0)]
     finally:
         conn.close()
