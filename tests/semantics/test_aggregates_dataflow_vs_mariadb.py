@@ -387,3 +387,50 @@ def test_json_aggregates_stay_exact_through_base_storage(mariadb_oracle, table):
         assert [tuple(r) for r in want] == got == [(None, 2**64 - 1, 0, 0)]
     finally:
         conn.close()
+
+
+def test_in_expressions_having_order_by_and_views(mariadb_oracle, table):
+    t = table
+    conn = noria_py.connect()
+    try:
+        conn.execute(f"CREATE TABLE {t} ({COLUMNS})")
+        mariadb_oracle.query(f"DELETE FROM {t}")
+        data = [(i, "abc"[i % 3], i * 0.5, i * i - 7, Decimal(i) / 4, -i) for i in range(10)]
+        for r in data:
+            conn.execute(f"INSERT INTO {t} VALUES (?, ?, ?, ?, ?, ?)", r)
+            mariadb_oracle.query(f"INSERT INTO {t} VALUES (%s, %s, %s, %s, %s, %s)", r)
+        conn.execute(f"CREATE VIEW {t}_v AS SELECT cat, VAR_POP(qty) AS vp, BIT_OR(qty) AS bo"
+                     f" FROM {t} GROUP BY cat")  # fmt: skip
+        cases = [
+            (f"SELECT cat, ROUND(STD(qty), 2), BIT_OR(qty) | 1 FROM {t} GROUP BY cat"
+             " HAVING VAR_SAMP(qty) > 10 ORDER BY STD(qty) DESC LIMIT 2", ()),
+            (f"SELECT cat, vp > 100, bo FROM {t}_v WHERE cat = ?", ("b",)),
+            (f"SELECT cat, BIT_XOR(flags) FROM {t} WHERE price > ? GROUP BY cat", ()),
+        ]  # fmt: skip
+        cases[2] = (cases[2][0].replace("?", "1"), ())
+        for sql, params in cases:
+            plan = conn.execute("EXPLAIN " + sql).fetchall()
+            assert "proxied" not in [r[1] for r in plan], sql
+            mine = conn.execute(sql, params).fetchall()
+            if "_v" in sql:
+                theirs_sql = (
+                    f"SELECT cat, VAR_POP(qty) > 100, BIT_OR(qty) FROM {t} WHERE cat = %s"
+                    " GROUP BY cat"
+                )
+            else:
+                theirs_sql = sql.replace("?", "%s")
+            theirs, _ = mariadb_oracle.query(theirs_sql, params or None)
+
+            def norm(rows, ordered=("ORDER BY" in sql)):
+                out = [tuple(float(v) if isinstance(v, Decimal) else v for v in r) for r in rows]
+                return out if ordered else sorted(out)
+
+            assert norm(theirs) == norm(mine), sql
+            for stmt in (f"DELETE FROM {t} WHERE id = 4", f"UPDATE {t} SET qty = 50 WHERE id = 5"):
+                conn.execute(stmt)
+                mariadb_oracle.query(stmt)
+        with pytest.raises(noria_py.Error) as info:
+            conn.execute(f"SELECT STD(SUM(qty)) FROM {t}")
+        assert info.value.errno == 1111
+    finally:
+        conn.close()
