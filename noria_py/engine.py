@@ -36,6 +36,7 @@ from .dataflow.node import Node
 from .dataflow.ops.reader import has_ties
 from .dataflow.records import raise_fault
 from .result import Result
+from .sql import functions as F
 from .sql import names as N
 from .sql import proxy_types, transpile
 from .sql import values as V
@@ -776,6 +777,7 @@ class ProxyPrepared(Prepared):
         self._convs = None
 
     param_kinds: dict = {}
+    declared: list | None = None  # per output column: a type the kind does not say, or None
 
     def run(self, engine: Engine, params) -> Result:
         conn = engine.storage.conn
@@ -830,6 +832,9 @@ class ProxyPrepared(Prepared):
                         k = V.kind_of_value(r[i])
                         break
             kinds.append(V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR"))
+        declared = self.declared
+        if declared is not None and len(declared) == len(kinds):
+            kinds = [d or k for d, k in zip(declared, kinds)]
         return Result(names, rows, kinds, [True] * len(names), len(rows), None, "proxied")
 
 
@@ -2549,6 +2554,7 @@ class Engine:
         prep = ProxyPrepared(text, nparams, entry, kinds)
         prep.out_scales = proxy_types.infer_scales(ast, self.storage.schemas)
         prep.param_kinds = rw.param_kinds
+        prep.declared = _aggregate_types(ast, len(kinds) if kinds else -1)
         return prep
 
     # --- writes ------------------------------------------------------------------------------
@@ -4655,16 +4661,34 @@ _DECLARED_NAMES = frozenset(
 def _declared_types(ast, kinds: list, schemas: dict) -> list | None:
     """For each output column that is a plain column of a base table: its declared type's
     name (``INT``, ``VARCHAR`` ...), which the wire protocol reports as MySQL does (an INT
-    column is a LONG, not a LONGLONG). None where the column is computed."""
+    column is a LONG, not a LONGLONG); for a call of an aggregate with a type of its own, that
+    type (``_aggregate_types``). None where the column is otherwise computed."""
     cols = _select_columns(ast, schemas)
+    aggs = _aggregate_types(ast, len(kinds))
     if cols is None or len(cols) < len(kinds):
-        return None
+        return aggs
     out = []
-    for (_n, c), kind in zip(cols, kinds):
+    for i, ((_n, c), kind) in enumerate(zip(cols, kinds)):
         name = c.ctype.mysql_name.upper() if c is not None else None
         ok = c is not None and c.ctype.kind == kind and name in _DECLARED_NAMES
-        out.append(name if ok else None)
+        out.append(name if ok else (aggs[i] if aggs else None))
     return out
+
+
+def _aggregate_types(ast, n: int) -> list | None:
+    """Per output column of a SELECT: the SQL type of an aggregate whose type the kind does not
+    say (BIT_AND/BIT_OR/BIT_XOR are BIGINT UNSIGNED, ``Agg.options["type_name"]``), else None.
+    None when no column is one."""
+    if not isinstance(ast, exp.Select) or len(ast.expressions) != n:
+        return None
+    out = []
+    for e in ast.expressions:
+        inner = e.this if isinstance(e, exp.Alias) else e
+        agg = None
+        if type(inner) is exp.Anonymous:
+            agg = F.AGGREGATES.get(str(inner.this).upper())
+        out.append(agg.options.get("type_name") if agg is not None else None)
+    return out if any(out) else None
 
 
 def _extra(c) -> str:

@@ -18,8 +18,9 @@ computed in Spark instead:
    (``sql/expr.py``); they run inside Spark through ``mapInArrow`` calling the very same
    closures on the very same Python values, so they cannot disagree with the in-process
    replay. The node's own operator is not translated: aggregates (COUNT, SUM, AVG, MIN, MAX,
-   COUNT DISTINCT, GROUP_CONCAT), join state and reader order/limit stay in the node's Python
-   code, which receives the Spark result exactly as it would receive a replay.
+   COUNT DISTINCT, GROUP_CONCAT, STD/VARIANCE and their forms, BIT_AND/BIT_OR/BIT_XOR), join
+   state and reader order/limit stay in the node's Python code, which receives the Spark result
+   exactly as it would receive a replay (a consolidated row of multiplicity m counts m times).
 2. **Snapshot.** The base tables the plan reads are exported to Parquet with pyarrow (only the
    columns the plan uses), through base storage's own connection, so the snapshot holds exactly
    the rows an in-process replay would read.

@@ -31,9 +31,13 @@ from ..dataflow.ops.project import Project
 from ..dataflow.ops.reader import Reader
 from ..dataflow.ops.union import Union
 from ..errors import ProgrammingError, bad_field, no_such_table
+from . import functions as F
 from . import values as V
 from .expr import Compiled, Scope, Unsupported, compile_expr, int_range, truthy
 
+# the aggregates the Aggregate operator implements itself, by their sqlglot class; the others
+# (STD, VARIANCE, BIT_OR, JSON_ARRAYAGG, ...) parse as calls by name (``sql/dialect.py``) and are
+# maintained with their registered accumulator when ``Agg.maintainable`` (``sql/functions``)
 AGG_FUNCS = {
     exp.Count: "COUNT",
     exp.Sum: "SUM",
@@ -42,6 +46,35 @@ AGG_FUNCS = {
     exp.Max: "MAX",
     exp.GroupConcat: "GROUP_CONCAT",
 }
+_TYPED_REGISTERED = {exp.JSONObjectAgg: "JSON_OBJECTAGG"}  # registered, but parsed to a class
+
+
+def agg_name(n: exp.Expression) -> str | None:
+    """The MySQL name of the aggregate ``n`` calls, or None when ``n`` is no aggregate call."""
+    name = AGG_FUNCS.get(type(n))
+    if name is not None:
+        return name
+    if type(n) is exp.Anonymous:
+        name = str(n.this).upper()
+        return name if name in F.AGGREGATES else None
+    return _TYPED_REGISTERED.get(type(n))
+
+
+def _has_agg(e: exp.Expression) -> bool:
+    return any(agg_name(n) is not None for n in e.walk())
+
+
+def _agg_calls(e: exp.Expression) -> list[exp.Expression]:
+    return [n for n in e.walk() if agg_name(n) is not None]
+
+
+def _inside_agg(n: exp.Expression) -> bool:
+    p = n.parent
+    while p is not None:
+        if agg_name(p) is not None:
+            return True
+        p = p.parent
+    return False
 
 
 @dataclass
@@ -504,9 +537,7 @@ class Compiler:
         having = sel.args.get("having")
         order = sel.args.get("order")
         group = sel.args.get("group")
-        is_agg = (
-            bool(group) or any(e.find(*AGG_FUNCS.keys()) for e in exprs) or (having is not None)
-        )
+        is_agg = bool(group) or any(_has_agg(e) for e in exprs) or (having is not None)
         if order is not None:
             for o in order.expressions:
                 if o.find(exp.Placeholder):
@@ -652,7 +683,7 @@ class Compiler:
                         if not hits:
                             raise
                         g = exprs[hits[0]]
-                if g.find(*AGG_FUNCS.keys()):
+                if _has_agg(g):
                     raise ProgrammingError("Can't group on an aggregate", 1056, "42000")
                 group_exprs.append(g)
         implicit = group is None
@@ -686,16 +717,9 @@ class Compiler:
         agg_canon: list[str] = []
 
         def collect(e: exp.Expression):
-            for a in e.find_all(*AGG_FUNCS.keys()):
-                if (
-                    a.find_ancestor(*AGG_FUNCS.keys()) is not None
-                    and a.find_ancestor(*AGG_FUNCS.keys()) is not a
-                ):
-                    parent = a.parent
-                    while parent is not None and not isinstance(parent, tuple(AGG_FUNCS.keys())):
-                        parent = parent.parent
-                    if parent is not None:
-                        raise ProgrammingError("Invalid use of group function", 1111, "HY000")
+            for a in _agg_calls(e):
+                if _inside_agg(a):
+                    raise ProgrammingError("Invalid use of group function", 1111, "HY000")
                 c = self.canon(a, scope)
                 if c not in agg_canon:
                     agg_canon.append(c)
@@ -717,7 +741,7 @@ class Compiler:
         # bare columns outside aggregates must be grouped (or functionally dependent)
         def check_bare(e: exp.Expression):
             for col in e.find_all(exp.Column):
-                if col.find_ancestor(*AGG_FUNCS.keys()):
+                if _inside_agg(col):
                     continue
                 c = self.canon(col, scope)
                 if c in group_canon:
@@ -746,8 +770,11 @@ class Compiler:
         pre_exprs = list(group_exprs)
         specs: list[AggSpec] = []
         for a in aggs:
-            func = AGG_FUNCS[type(a)]
-            arg = a.this
+            func = agg_name(a)
+            if func in F.AGGREGATES:
+                arg = self._registered_agg_args(func, a)
+            else:
+                arg = a.this
             distinct = False
             order_spec = []
             separator = ","
@@ -766,6 +793,8 @@ class Compiler:
                 arg_list = list(arg.expressions)
             elif arg is None or isinstance(arg, exp.Star):
                 arg_list = []
+            elif isinstance(arg, list):
+                arg_list = arg
             else:
                 arg_list = [arg]
             if func != "COUNT" and not arg_list:
@@ -817,7 +846,7 @@ class Compiler:
         agg_node = self._mk(sig, lambda: Aggregate(parent, ngroup, specs, agg_names, agg_kinds))
         # the scope after aggregation: group slots then aggregate results
         post_cols = [(None, n, k) for n, k in zip(agg_names, agg_kinds)]
-        post_nullable = list(pre.nullable[:ngroup]) + [s.func not in ("COUNT",) for s in specs]
+        post_nullable = list(pre.nullable[:ngroup]) + [s.nullable() for s in specs]
         pre_ranges = pre.ranges or [None] * len(pre.cols)
         post_ranges = list(pre_ranges[:ngroup]) + [
             (0, V.I64_MAX, False)
@@ -834,7 +863,7 @@ class Compiler:
             e = e.copy()
 
             def repl(n):
-                if isinstance(n, tuple(AGG_FUNCS.keys())):
+                if agg_name(n) is not None:
                     c = self.canon(n, scope)
                     return exp.column(f"__agg{agg_canon.index(c)}")
                 if isinstance(n, exp.Expression) and not isinstance(n, (exp.Literal, exp.Star)):
@@ -907,6 +936,23 @@ class Compiler:
                 return (tuple(f(row, None) for f in proj_fns),)
 
             plan.default_fn = default_fn
+
+    @staticmethod
+    def _registered_agg_args(func: str, a: exp.Expression) -> list[exp.Expression]:
+        """The arguments of a call of a registered aggregate the dataflow maintains; any other
+        form stays with base storage, which runs the same accumulator (or reports the error)."""
+        agg = F.AGGREGATES[func]
+        if not agg.maintainable:
+            raise Unsupported(
+                f"{func}: MariaDB gives its elements in the order rows arrive, which a "
+                "maintained view cannot reproduce"
+            )
+        args = list(a.expressions) if type(a) is exp.Anonymous else []
+        if not args or any(isinstance(x, (exp.Distinct, exp.Order, exp.Star)) for x in args):
+            raise Unsupported(f"{func} with DISTINCT, ORDER BY or *")
+        if len(args) < agg.min_args or (agg.max_args is not None and len(args) > agg.max_args):
+            raise Unsupported(f"{func} with {len(args)} arguments")
+        return args
 
     def _column_type(self, rel: Rel, i: int):
         node = rel.node

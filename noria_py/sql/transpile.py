@@ -134,6 +134,19 @@ def _call(name: str, args: list[exp.Expression]) -> exp.Expression:
     return exp.Anonymous(this=PREFIX + name, expressions=args)
 
 
+def _registered_agg(name: str, args: list[exp.Expression]) -> exp.Expression:
+    """A call of a registered aggregate. SQLite finalizes an aggregate that saw no rows without
+    ever creating its accumulator, as NULL; where the value over no rows is not NULL (BIT_AND is
+    18446744073709551615, BIT_OR and BIT_XOR 0) and no row gives NULL, COALESCE supplies it."""
+    call = _call(name, args)
+    empty = F.AGGREGATES[name].factory().value()
+    if empty is None:
+        return call
+    assert type(empty) is int  # the BIT_ aggregates; text beyond 64 signed bits, as results are
+    lit = exp.Literal.number(empty) if empty < 2**63 else exp.Literal.string(str(empty))
+    return exp.Coalesce(this=call, expressions=[lit])
+
+
 def _storage_converter(ctype):
     if ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME, V.TIME):
         return lambda v, c=ctype: V.from_storage(v, c)
@@ -396,7 +409,7 @@ class _Rewriter:
             if name.startswith(PREFIX.upper()):
                 return node
             if name in F.AGGREGATES:
-                return _call(name, list(node.expressions))
+                return _registered_agg(name, list(node.expressions))
             if isinstance(node.parent, exp.Window):
                 return node  # ROW_NUMBER() and friends: SQLite's window functions
             call = canonical_call(node)

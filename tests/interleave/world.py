@@ -17,6 +17,7 @@ from decimal import Decimal
 import noria_py
 from noria_py.dataflow.audit import audit
 from noria_py.dataflow.scheduler import TestScheduler, filled_keys
+from noria_py.sql.functions import AGGREGATES
 
 TABLES = [
     "CREATE TABLE users (id INT PRIMARY KEY, grp INT)",
@@ -51,6 +52,11 @@ QUERIES = {
     "chained_unions": "SELECT id, score FROM v3 WHERE author = ?",
     "count": "SELECT author, COUNT(*) FROM stories WHERE author = ? GROUP BY author",
     "distinct": "SELECT DISTINCT author, score FROM stories WHERE author = ?",
+    # registered aggregates maintained by the dataflow; SQLite gets the same accumulators
+    "stats": "SELECT author, VAR_SAMP(score), STD(score), BIT_AND(score), BIT_XOR(id) "
+    "FROM stories WHERE author = ? GROUP BY author",
+    "stats_over_join": "SELECT u.grp, VARIANCE(s.score), BIT_OR(s.score) FROM stories s "
+    "JOIN users u ON s.author = u.id WHERE u.grp = ? GROUP BY u.grp",
 }
 KEYS = range(5)  # parameter values (ids, authors, groups)
 
@@ -75,6 +81,22 @@ def _norm(v):
 
 def _bag(rows) -> Counter:
     return Counter(tuple(_norm(v) for v in r) for r in rows)
+
+
+def _from_scratch(factory):
+    """A SQLite aggregate running a registered accumulator over all rows (no retraction)."""
+
+    class Agg:
+        def __init__(self):
+            self.acc = factory()
+
+        def step(self, *args):
+            self.acc.step(*args)
+
+        def finalize(self):
+            return self.acc.value()
+
+    return Agg
 
 
 def initial_rows(rng: random.Random) -> list[tuple[str, tuple]]:
@@ -187,6 +209,8 @@ class World:
 
     def oracle(self) -> sqlite3.Connection:
         db = sqlite3.connect(":memory:")
+        for name, agg in AGGREGATES.items():
+            db.create_aggregate(name, -1, _from_scratch(agg.factory))
         self._copy_into(db)
         return db
 

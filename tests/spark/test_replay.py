@@ -137,6 +137,26 @@ def test_vote_count_view_is_computed_in_spark_and_stays_live(spark):
     assert sorted(bulk.execute(sql).fetchall()) == sorted(want)
 
 
+def test_variance_and_bit_aggregates_take_the_spark_result_and_stay_live(spark):
+    # Spark hands over each distinct (story, vote) once with its count: the accumulators must
+    # count it that many times, and retract exactly afterwards
+    rows = vote_rows(2000, stories=30, seed=5)
+    plain, bulk = twin(load_votes(rows))
+    sql = (
+        "SELECT story_id, VAR_POP(vote), STDDEV_SAMP(vote), BIT_AND(vote), BIT_OR(vote),"
+        " BIT_XOR(vote) FROM votes GROUP BY story_id"
+    )
+    install_both(plain, bulk, sql)
+    records = [r for r in bulk.engine.graph.bulk_replay.records if r.path == "spark"]
+    assert len(records) == 1 and records[0].records < 2000
+    assert_same_state(plain, bulk)
+    for c in (plain, bulk):
+        c.execute("DELETE FROM votes WHERE story_id = ?", (3,))
+        c.execute("UPDATE votes SET vote = -vote WHERE story_id = ?", (8,))
+    assert_same_state(plain, bulk)
+    assert sorted(bulk.execute(sql).fetchall()) == sorted(plain.execute(sql).fetchall())
+
+
 def test_filtered_and_parameterized_views_over_spark_computed_aggregates(spark):
     plain, bulk = twin(load_votes(vote_rows(800, stories=20, seed=5)))
     install_both(plain, bulk, COUNT_VIEW.replace("story_id = ?", "story_id > 0"))
@@ -329,8 +349,12 @@ AGGS = [
     "MAX(t1.d * 2)",
     "GROUP_CONCAT(t1.s)",
     "GROUP_CONCAT(DISTINCT t1.s ORDER BY t1.s DESC SEPARATOR '|')",
+    "VAR_POP(t1.f)",
+    "STDDEV_SAMP(t1.d)",
+    "BIT_OR(t1.g)",
+    "BIT_XOR(t1.d)",
 ]
-JOINED_AGGS = ["SUM(t2.d2)", "COUNT(t2.id)", "MAX(t2.s2)", "AVG(t2.d2)"]
+JOINED_AGGS = ["SUM(t2.d2)", "COUNT(t2.id)", "MAX(t2.s2)", "AVG(t2.d2)", "VARIANCE(t2.d2)"]
 PREDICATES = [
     "t1.d > 0",
     "t1.s LIKE 'a%'",

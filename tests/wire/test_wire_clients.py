@@ -133,6 +133,22 @@ def test_connector_prepared_metadata_null_params_and_types(server, people):
     conn.close()
 
 
+@pytest.mark.parametrize("prepared", [False, True])
+def test_bit_aggregates_are_unsigned_on_the_wire(server, people, prepared):
+    # BIT_AND over no rows is 2**64 - 1: a BIGINT UNSIGNED column, maintained or proxied
+    conn = server.connector()
+    cur = conn.cursor(prepared=prepared)
+    for sql in (
+        "SELECT BIT_AND(age), BIT_OR(age), VAR_POP(age) FROM people WHERE id = %s",
+        "SELECT BIT_AND(age), BIT_XOR(age), JSON_ARRAYAGG(age) FROM people WHERE id = %s",
+    ):
+        cur.execute(sql, (-5,))
+        assert list(cur.fetchall()[0][:2]) == [2**64 - 1, 0], sql
+        unsigned = [bool(d[7] & 32) for d in cur.description]  # UNSIGNED_FLAG
+        assert unsigned[:2] == [True, True], sql
+    conn.close()
+
+
 def test_connector_plain_cursor(server, people):
     conn = server.connector()
     cur = conn.cursor()

@@ -1,4 +1,6 @@
-"""Grouped aggregation: COUNT, COUNT(DISTINCT), SUM, AVG, MIN, MAX, GROUP_CONCAT.
+"""Grouped aggregation: COUNT, COUNT(DISTINCT), SUM, AVG, MIN, MAX, GROUP_CONCAT, and the
+registered aggregates the dataflow can maintain (STD/STDDEV/VARIANCE and their _POP/_SAMP forms,
+BIT_AND, BIT_OR, BIT_XOR: ``sql/functions/aggregates.py``).
 
 The input row is ``group columns + aggregate arguments`` (a Project below prepares it); the output
 row is ``group columns + one value per aggregate``. For each group the operator keeps the row
@@ -7,7 +9,10 @@ output row and emits the new one.
 
 MIN and MAX keep every value of the group in a sorted list, so deleting the current extreme
 yields the next one exactly. SUM over doubles accumulates exactly (as fractions) so retractions
-leave no rounding residue. With no GROUP BY the single group always exists and its row is
+leave no rounding residue. A registered aggregate runs the very accumulator base storage runs
+for a proxied query (a row of multiplicity m is m ``step`` calls, -m is m ``inverse`` calls);
+those accumulators retract exactly (the moments as integers or fractions, the bits as counts), so
+a maintained value equals the one computed from scratch. With no GROUP BY the single group always exists and its row is
 emitted even when the input is empty (COUNT(*) = 0, SUM = NULL), as SQL requires.
 """
 
@@ -18,7 +23,9 @@ from fractions import Fraction
 
 from sortedcontainers import SortedKeyList
 
+from ...sql import functions as F
 from ...sql import values as V
+from ...sql.functions import aggregates as _registered  # noqa: F401 - registers STD, BIT_OR, ...
 from ..node import FULL, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, keyer, matches
 
@@ -59,7 +66,15 @@ class AggSpec:
             return V.FLOAT if self.kind in (V.FLOAT, V.STR) else V.DECIMAL
         if f == "GROUP_CONCAT":
             return V.STR
+        registered = F.AGGREGATES.get(f)
+        if registered is not None:
+            return registered.result_kind([self.kind])
         return self.kind
+
+    def nullable(self) -> bool:
+        """Can the value be NULL: exactly when the value over no rows is (COUNT and the BIT_
+        aggregates never are)."""
+        return self.new().value() is None
 
     def describe(self) -> str:
         d = "DISTINCT " if self.distinct else ""
@@ -78,6 +93,8 @@ class AggSpec:
             return _ExtremeAcc(self)
         if f == "GROUP_CONCAT":
             return _ConcatAcc(self)
+        if f in F.AGGREGATES:
+            return _RegisteredAcc(self)
         raise ValueError(f)
 
 
@@ -221,6 +238,25 @@ class _ExtremeAcc:
         if not self.vals:
             return None
         return self.vals[-1] if self.is_max else self.vals[0]
+
+
+class _RegisteredAcc:
+    """A registered aggregate's accumulator (``sql/functions``) fed with signed multiplicities."""
+
+    __slots__ = ("acc", "cols")
+
+    def __init__(self, spec: AggSpec):
+        self.acc = F.AGGREGATES[spec.func].factory()
+        self.cols = spec.args
+
+    def add(self, row, m):
+        args = [row[c] for c in self.cols]
+        f = self.acc.step if m > 0 else self.acc.inverse
+        for _ in range(m if m > 0 else -m):
+            f(*args)
+
+    def value(self):
+        return self.acc.value()
 
 
 class _Desc:

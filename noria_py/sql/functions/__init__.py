@@ -70,7 +70,13 @@ class Fn:
 @dataclass(slots=True)
 class Agg:
     """An aggregate: ``factory()`` returns a fresh accumulator with ``step(*args)``,
-    ``inverse(*args)`` (or None when it cannot retract), and ``value()``."""
+    ``inverse(*args)`` (or None when it cannot retract), and ``value()``.
+
+    ``options``: ``arrival_order=True`` when the value depends on the order rows are fed (the
+    JSON aggregates); the dataflow maintains only aggregates without it (``maintainable``).
+    ``type_name``: the SQL type of the result where the kind does not say it (the BIT_
+    aggregates are BIGINT UNSIGNED: MariaDB's type, and how the wire encodes 2**64 - 1).
+    """
 
     name: str
     factory: Callable
@@ -83,6 +89,14 @@ class Agg:
         if not callable(self.ret):
             return self.ret
         return self.ret(arg_kinds, consts if consts is not None else [NOT_CONST] * len(arg_kinds))
+
+    @property
+    def maintainable(self) -> bool:
+        """The dataflow can keep it under inserts and deletes: it retracts exactly and its
+        value does not depend on the order of the rows."""
+        if self.options.get("arrival_order"):
+            return False
+        return getattr(self.factory(), "inverse", None) is not None
 
 
 REGISTRY: dict[str, Fn] = {}

@@ -3,6 +3,12 @@
 STDDEV/VARIANCE keep the exact count, sum and sum of squares (``Fraction``), so retracting a
 row gives exactly the state of never having seen it. BIT_AND/BIT_OR keep a count per bit,
 BIT_XOR its running value. The JSON aggregates keep their elements in arrival order.
+
+The dataflow maintains every aggregate here whose value does not depend on the order rows
+arrive (``dataflow/ops/aggregate.py`` wraps the accumulator, multiplicities as repeated
+``step``/``inverse``). JSON_ARRAYAGG and JSON_OBJECTAGG are registered with ``arrival_order``:
+MariaDB lists the elements in the order its plan feeds the rows, which a view maintained under
+deletes and refills cannot reproduce, so the compiler leaves those queries to base storage.
 """
 
 from __future__ import annotations
@@ -159,7 +165,7 @@ class _BitCounts:
         self._add(v, -1)
 
 
-@register_agg("BIT_AND", ret=INT, args=1)
+@register_agg("BIT_AND", ret=INT, args=1, type_name="BIGINT UNSIGNED")
 class BitAnd(_BitCounts):
     """AND of all bits (18446744073709551615 for no rows)."""
 
@@ -168,7 +174,7 @@ class BitAnd(_BitCounts):
         return sum(1 << i for i, c in enumerate(self.counts) if c == n)
 
 
-@register_agg("BIT_OR", ret=INT, args=1)
+@register_agg("BIT_OR", ret=INT, args=1, type_name="BIGINT UNSIGNED")
 class BitOr(_BitCounts):
     """OR of all bits (0 for no rows)."""
 
@@ -176,7 +182,7 @@ class BitOr(_BitCounts):
         return sum(1 << i for i, c in enumerate(self.counts) if c > 0)
 
 
-@register_agg("BIT_XOR", ret=INT, args=1)
+@register_agg("BIT_XOR", ret=INT, args=1, type_name="BIGINT UNSIGNED")
 class BitXor:
     """XOR of all values (0 for no rows)."""
 
@@ -196,7 +202,7 @@ class BitXor:
         return self.acc
 
 
-@register_agg("JSON_ARRAYAGG", ret=STR, args=1)
+@register_agg("JSON_ARRAYAGG", ret=STR, args=1, arrival_order=True)
 class JsonArrayAgg:
     """The values as a JSON array (NULLs as null); NULL for no rows."""
 
@@ -217,7 +223,7 @@ class JsonArrayAgg:
         return JsonText("[" + ",".join(self.items) + "]")
 
 
-@register_agg("JSON_OBJECTAGG", ret=STR, args=2)
+@register_agg("JSON_OBJECTAGG", ret=STR, args=2, arrival_order=True)
 class JsonObjectAgg:
     """Key/value pairs as a JSON object (rows with a NULL key are skipped)."""
 
