@@ -913,7 +913,11 @@ class InsertPrepared(Prepared):
         if conflict is not None:
             if not conflict.args.get("duplicate"):
                 raise E.NotSupportedError("only ON DUPLICATE KEY UPDATE is supported")
-            self.upsert = self._compile_upsert(schema, conflict.expressions or [])
+            values = ins.expression
+            alias = values.args.get("alias") if isinstance(values, exp.Values) else None
+            self.upsert = self._compile_upsert(
+                schema, conflict.expressions or [], alias, cols or [c.name for c in schema.columns]
+            )
         ncols = len(schema.columns)
         if cols is None:
             positions = list(range(ncols))
@@ -958,15 +962,35 @@ class InsertPrepared(Prepared):
         self.has_generated = any(c.generated is not None for c in schema.columns)
 
     @staticmethod
-    def _compile_upsert(schema: TableSchema, assignments) -> list:
+    def _compile_upsert(schema: TableSchema, assignments, alias=None, inserted=()) -> list:
         """``col = expr`` pairs evaluated over (existing row + the row that was to be inserted);
-        ``VALUES(col)`` names the latter."""
+        ``VALUES(col)`` names the latter, and so does MySQL 8's row alias: ``VALUES (...) AS
+        new`` makes it ``new.col``, ``AS new(x, y)`` names the inserted columns ``x``, ``y``."""
         scope = Scope(
             [(N.bare(schema.name), c.name, c.ctype.kind) for c in schema.columns]
             + [("__new", f"__new_{c.name}", c.ctype.kind) for c in schema.columns]
         )
+        row = alias.name.lower() if alias is not None and alias.name else None
+        renamed: dict[str, str] = {}  # a column alias -> the inserted column it names
+        if alias is not None and alias.columns:
+            if len(alias.columns) != len(inserted):
+                raise E.ProgrammingError(
+                    "In definition of view, derived table or common table expression, SELECT "
+                    "list and column names list have different column counts",
+                    1353,
+                    "HY000",
+                )
+            renamed = {a.name.lower(): c for a, c in zip(alias.columns, inserted)}
 
         def repl(node):
+            if row is not None and isinstance(node, exp.Column):
+                if node.table.lower() == row:
+                    name = renamed.get(node.name.lower(), node.name) if renamed else node.name
+                    if renamed and node.name.lower() not in renamed:
+                        raise E.bad_field(f"{node.table}.{node.name}")
+                    return exp.column(f"__new_{name}")
+                if not node.table and node.name.lower() in renamed:
+                    return exp.column(f"__new_{renamed[node.name.lower()]}")
             if isinstance(node, exp.Anonymous) and str(node.this).upper() == "VALUES":
                 arg = node.expressions[0] if node.expressions else None
                 name = arg.name if arg is not None else ""
