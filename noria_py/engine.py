@@ -695,6 +695,35 @@ def _use_collation(name: str | None, engine) -> None:
     _ENGINES.add(engine)
 
 
+def _lock_file(path: str, exclusive: bool):
+    """Hold ``path``'s companion lock file: shared by engines that follow each other's commits
+    through the change log, exclusive for one that does not (``domains="threads"`` or
+    ``shared=False``), whose cached views would otherwise go stale when another connection
+    or process writes the file. A conflict is refused at open, never a stale view."""
+    import fcntl
+
+    f = open(f"{path}-noria.lock", "a+")  # noqa: SIM115 - held open until close()
+    try:
+        fcntl.flock(f, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        how = (
+            "it is open elsewhere, and this connection (domains='threads' or shared=False) "
+            "does not follow other connections' writes"
+            if exclusive
+            else "a connection that does not follow other connections' writes "
+            "(domains='threads' or shared=False) has it open"
+        )
+        raise E.OperationalError(
+            f"database file {path} is in use: {how}; close the other connection, or open "
+            "every connection with domains='inline' (the default), which keeps each one's "
+            "views current through the change log",
+            1105,
+            "HY000",
+        ) from None
+    return f
+
+
 def _coerce_key(v, kind):
     """A parameter as a reader key: brought to its column's kind, a string as its collation key
     (``dataflow/partial.py``)."""
@@ -1270,6 +1299,13 @@ class Engine:
         self._thread: threading.Thread | None = None
         # --- several processes on one file: a change log every process tails (see _catch_up)
         self.shared = bool(path and options.get("shared", True) and self.domains == "inline")
+        # without the change log this engine's views see no other connection's writes: it must
+        # be alone on the file; with it, any number of such engines may share the file
+        try:
+            self._file_lock = _lock_file(path, exclusive=not self.shared) if path else None
+        except E.Error:
+            self.storage.close()
+            raise
         self._origin = ""
         self._applied = 0  # the last change-log entry the dataflow reflects
         self._pin_stale = False  # this process committed since the snapshot was pinned
@@ -1759,6 +1795,8 @@ class Engine:
         for n in list(self.graph.nodes.values()):
             n.on_removed()
         self.storage.close()
+        if self._file_lock is not None:
+            self._file_lock.close()  # releases the lock
 
     @property
     def closed(self) -> bool:

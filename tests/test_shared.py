@@ -365,3 +365,41 @@ def test_every_column_kind_crosses_the_change_log(tmp_path):
     assert want[0][0] == Decimal("12.30")
     a.close()
     b.close()
+
+
+def test_a_connection_without_the_change_log_is_alone_on_its_file(tmp_path):
+    """domains='threads' and shared=False keep views that do not follow other connections'
+    writes: such a connection and any other on the same file refuse each other at open (in
+    one process and across processes), instead of one serving stale views."""
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "alone.db")
+    _setup(path)
+    a = noria_py.connect(path)
+    b = noria_py.connect(path)  # two connections that follow each other: fine
+    for options in ({"domains": "threads"}, {"shared": False}):
+        with pytest.raises(noria_py.OperationalError) as info:
+            noria_py.connect(path, **options)
+        assert "in use" in str(info.value)
+    a.close()
+    b.close()
+    t = noria_py.connect(path, domains="threads")
+    with pytest.raises(noria_py.OperationalError):
+        noria_py.connect(path)
+    probe = (
+        "import sys, noria_py\n"
+        "try:\n"
+        "    noria_py.connect(sys.argv[1])\n"
+        "except noria_py.OperationalError as e:\n"
+        "    print('refused', e.errno)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, path], capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.strip() == "refused 1105", out.stderr[-2000:]
+    t.execute("UPDATE counters SET n = 7 WHERE id = 1")
+    t.close()
+    again = noria_py.connect(path)  # released at close
+    assert again.execute(ROW, (1,)).fetchall() == [(7,)]
+    again.close()
