@@ -1039,7 +1039,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ' with " and then hold separators and newlines, and "" inside quotes is one quote. Like'
         " MySQL's LOAD DATA ... FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY"
         " '' IGNORE 1 LINES, an empty field is the empty string (an error for a number or a date),"
-        ' an unquoted NULL is NULL and a quoted "NULL" the text. A row with too few or too many'
+        ' an unquoted NULL is NULL and a quoted "NULL" the text (a file holding both is refused:'
+        " name the NULL text with --null-value). A row with too few or too many"
         " fields, an unterminated quote, or a header name the table lacks is an error naming the"
         " row or the column; nothing is loaded. A DATETIME with a UTC offset (2020-01-01"
         " 05:06:07+02:00, or Z) is converted to UTC, as a Parquet timestamp is.",
