@@ -589,7 +589,7 @@ def _checks(df, targets: list[_Target], raws: dict, casts: dict, csv: _Csv | Non
         if t.source is None:
             continue
         src, raw, cast = df[t.source], raws[c.name], casts[c.name]
-        shown = src.try_cast("string")
+        shown = (raw if csv is not None else src).try_cast("string")
         found = [(f"cannot be converted to {c.ctype.mysql_name}", raw.isNotNull() & cast.isNull())]
         bounds = None
         if c.ctype.kind == V.INT:
