@@ -11,16 +11,23 @@
 
 How a backfill runs:
 
-1. Spark reads the source (schema only; nothing is loaded yet).
+1. Spark reads the source (schema only; nothing is loaded yet). A CSV file is read as RFC 4180
+   with a header, every field as text, the way MySQL's ``LOAD DATA ... FIELDS TERMINATED BY ','
+   OPTIONALLY ENCLOSED BY '"' ESCAPED BY ''`` reads it (see ``_read_csv``); one pass over its
+   files then refuses malformed rows (too few or too many fields, an unterminated quote) by
+   row number, before anything else.
 2. Each column of the table is taken from the source column of the same name (case-insensitive)
    and cast to the Spark type matching the column's kind. A table column the source lacks is
-   left to its default (an error if it has none and is NOT NULL); source columns the table does
-   not have are ignored.
+   left to its default (an error if it has none and is NOT NULL); a source column the table does
+   not have is an error (a misspelt header), unless ``ignore_columns`` names it. Text with a UTC
+   offset for a DATETIME is converted to UTC, as a zoned Parquet timestamp is.
 3. Validation in Spark (``validate=True``): one aggregation over the source counts values that
    casting turns into NULL (``'abc'`` for an INT), integers out of the column's range, strings
    longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` a group-by
-   per primary or unique key finds keys the source repeats. Any of these raises before a single row is loaded, naming the column
-   (or key) and an example value.
+   per primary or unique key finds keys the source repeats. Any of these raises before a single
+   row is loaded, listing up to MAX_ERRORS rows (row number for CSV), columns and values. With
+   ``validate=False`` each batch carries its rows' problems and a bad batch is refused the same
+   way, after the batches before it were loaded.
 4. Loading, a second pass: on the executors ``mapInArrow`` packs the cast rows into Arrow IPC
    messages of ``batch_rows`` rows; the driver streams them partition by partition
    (``toLocalIterator``: one small record per *batch*, never a Python object per data row) and
