@@ -11,16 +11,23 @@
 
 How a backfill runs:
 
-1. Spark reads the source (schema only; nothing is loaded yet).
+1. Spark reads the source (schema only; nothing is loaded yet). A CSV file is read as RFC 4180
+   with a header, every field as text, the way MySQL's ``LOAD DATA ... FIELDS TERMINATED BY ','
+   OPTIONALLY ENCLOSED BY '"' ESCAPED BY ''`` reads it (see ``_read_csv``); one pass over its
+   files then refuses malformed rows (too few or too many fields, an unterminated quote) by
+   row number, before anything else.
 2. Each column of the table is taken from the source column of the same name (case-insensitive)
    and cast to the Spark type matching the column's kind. A table column the source lacks is
-   left to its default (an error if it has none and is NOT NULL); source columns the table does
-   not have are ignored.
+   left to its default (an error if it has none and is NOT NULL); a source column the table does
+   not have is an error (a misspelt header), unless ``ignore_columns`` names it. Text with a UTC
+   offset for a DATETIME is converted to UTC, as a zoned Parquet timestamp is.
 3. Validation in Spark (``validate=True``): one aggregation over the source counts values that
    casting turns into NULL (``'abc'`` for an INT), integers out of the column's range, strings
    longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` a group-by
-   per primary or unique key finds keys the source repeats. Any of these raises before a single row is loaded, naming the column
-   (or key) and an example value.
+   per primary or unique key finds keys the source repeats. Any of these raises before a single
+   row is loaded, listing up to MAX_ERRORS rows (row number for CSV), columns and values. With
+   ``validate=False`` each batch carries its rows' problems and a bad batch is refused the same
+   way, after the batches before it were loaded.
 4. Loading, a second pass: on the executors ``mapInArrow`` packs the cast rows into Arrow IPC
    messages of ``batch_rows`` rows; the driver streams them partition by partition
    (``toLocalIterator``: one small record per *batch*, never a Python object per data row) and
@@ -57,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import functools
 import operator
 import os
@@ -114,6 +122,7 @@ def backfill(
     progress: bool = True,
     validate: bool = True,
     on_batch: Callable[[Any, int], None] | None = None,
+    ignore_columns: list[str] | tuple[str, ...] = (),
 ) -> int:
     """Load ``table`` from ``source`` through Spark; return the number of rows handed to the engine.
 
@@ -123,8 +132,11 @@ def backfill(
     ``header`` defaults to true). ``spark_master`` and ``spark_config`` apply when this call
     starts the Spark session. ``on_duplicate``: ``"error"``, ``"ignore"`` or ``"replace"`` (see
     the module docs). ``progress`` shows rows, rows/s and the time left on stderr.
-    ``validate=False`` skips the checking pass (the engine still rejects bad batches, but batches
-    before a bad one stay loaded). ``on_batch(arrow_table, rows_so_far)`` runs after each batch.
+    ``validate=False`` skips the checking pass: values are then checked batch by batch while
+    loading, and a bad one stops the load at its batch (batches before it stay loaded); a CSV
+    file's rows are still checked for their shape first. ``on_batch(arrow_table, rows_so_far)``
+    runs after each batch. ``ignore_columns`` names source columns to leave out (any other
+    source column the table lacks is an error).
 
     Raises DataError (a column missing, not convertible, out of range, too long), IntegrityError
     (NULL in a NOT NULL column, duplicate keys), ProgrammingError (unknown table, bad options) and
@@ -140,15 +152,31 @@ def backfill(
     require_pyspark()
     import pyarrow as pa
 
-    df = read_source(
+    df, csv = _read(
         source, format=format, options=options, master=spark_master, config=spark_config
     )
-    targets = _match_columns(schema, df)
-    casts = {t.column.name: _cast_expr(df, t) for t in targets if t.source is not None}
+    targets = _match_columns(schema, df, csv, ignore_columns)
+    raws = {t.column.name: _raw_expr(df, t, csv) for t in targets if t.source is not None}
+    casts = {
+        name: _cast_expr(df, t, raws[name]) for t in targets if (name := t.column.name) in raws
+    }
     if not casts:
         raise E.DataError(f"the source has none of the columns of table '{schema.name}'")
-    total = _validate(df, schema, targets, casts, on_duplicate) if validate else None
+    checks = _checks(df, targets, raws, casts, csv)
+    problem = _problem_expr(checks)
+    report = _Report(schema.name, df, csv, problem)
+    if csv is not None:
+        _check_csv_files(df, csv, report)
+    total = (
+        _validate(df, schema, targets, casts, on_duplicate, checks, report) if validate else None
+    )
     cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()])
+    if not validate:
+        # Each batch carries its rows' problems (NULL for a good row) and is refused with them.
+        extra = [problem.alias(_PROBLEM)]
+        if csv is not None:
+            extra += [df[_ROWID], df[_FILE]]
+        cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()], *extra)
     if total is not None:
         # The driver receives a whole partition at a time: keep partitions small enough to hold.
         wanted = -(-total * len(casts) // MAX_CELLS_PER_PARTITION)
@@ -168,6 +196,8 @@ def backfill(
                 if record.rows == 0:
                     continue
                 arrow = pa.ipc.open_stream(pa.py_buffer(record.ipc)).read_all()
+                if not validate:
+                    arrow = report.refuse_bad_rows(arrow, loaded)
                 try:
                     with lock:
                         loaded += engine.load_arrow(schema.name, [arrow], on_duplicate)
@@ -202,6 +232,31 @@ def backfill(
 # --- reading ---------------------------------------------------------------------------------
 
 
+# Internal columns a CSV source gets: Spark's text of a malformed record, an id that counts the
+# records of each file in order (a multi-line CSV file is read whole by one task), the file.
+_MALFORMED = "__noria_malformed"
+_ROWID = "__noria_rowid"
+_FILE = "__noria_file"
+_PROBLEM = "__noria_problem"
+_INTERNAL = (_MALFORMED, _ROWID, _FILE, _PROBLEM)
+# What Spark is told stands for NULL: text no file holds, so every NULL it produces is an
+# unquoted empty field (or a field a malformed record lacks).
+_NO_NULL = "\u0000noria-no-null\u0000"
+# RFC 4180, which Python's csv module, pandas and spreadsheets write.
+CSV_DEFAULTS = {"header": "true", "sep": ",", "quote": '"', "escape": '"', "multiLine": "true"}
+# How many problems (bad rows or values) an error lists.
+MAX_ERRORS = 10
+
+
+@dataclass(slots=True)
+class _Csv:
+    """What reading a CSV source adds: its columns, its NULL marker and where its files are."""
+
+    columns: list[str]  # the header's names
+    null_marker: str  # an unquoted field with this text is NULL ("": an unquoted empty field)
+    path: str
+
+
 def read_source(
     source,
     *,
@@ -211,11 +266,23 @@ def read_source(
     config: dict[str, str] | None = None,
 ):
     """A Spark DataFrame over ``source`` (path, JDBC URL or DataFrame), nothing read yet."""
+    return _read(source, format=format, options=options, master=master, config=config)[0]
+
+
+def _read(
+    source,
+    *,
+    format: str | None = None,  # noqa: A002
+    options: dict[str, Any] | None = None,
+    master: str | None = None,
+    config: dict[str, str] | None = None,
+):
+    """(DataFrame, _Csv or None): a CSV source gets its internal columns and reading rules."""
     require_pyspark()
     from pyspark.sql import DataFrame
 
     if isinstance(source, DataFrame):
-        return source
+        return source, None
     opts = {k: str(v) if not isinstance(v, str) else v for k, v in (options or {}).items()}
     text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     if text is None:
@@ -231,18 +298,57 @@ def read_source(
             )
     else:
         fmt = format or _guess_format(text)
-        if fmt == "csv":
-            opts.setdefault("header", "true")
-            if text.lower().endswith(".tsv"):
-                opts.setdefault("sep", "\t")
     spark = get_session(master, config)
-    reader = spark.read.format(fmt).options(**opts)
     try:
-        return reader.load() if fmt == "jdbc" else reader.load(text)
+        if fmt == "csv":
+            return _read_csv(spark, text, opts)
+        reader = spark.read.format(fmt).options(**opts)
+        return (reader.load() if fmt == "jdbc" else reader.load(text)), None
     except _spark_errors() as e:
         raise E.OperationalError(
             f"Spark could not read {_describe(text, fmt)}: {_hint(e, fmt)}"
         ) from e
+
+
+def _read_csv(spark, path: str, opts: dict[str, str]):
+    """A CSV file read as MySQL's LOAD DATA reads it with ``FIELDS TERMINATED BY ','
+    OPTIONALLY ENCLOSED BY '"' ESCAPED BY ''`` (and ``IGNORE 1 LINES`` for the header).
+
+    Every column is text; an unquoted empty field comes back NULL and a quoted one '' (the
+    casts make both '', as LOAD DATA does), an unquoted ``NULL`` is NULL. A record with too few
+    or too many fields (an unterminated quote makes one) keeps its text in ``_MALFORMED``.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    lowered = {k.lower(): k for k in opts}
+    for banned in ("mode", "columnnameofcorruptrecord", "inferschema", "emptyvalue"):
+        if banned in lowered:
+            raise E.ProgrammingError(
+                f"the CSV option {lowered[banned]} cannot be set: a malformed row is always an"
+                " error, every field is read as text and cast to its column's type"
+            )
+    if path.lower().endswith(".tsv") and "sep" not in lowered and "delimiter" not in lowered:
+        opts["sep"] = "\t"
+    for key, value in CSV_DEFAULTS.items():
+        if key.lower() not in lowered and not (key == "sep" and "delimiter" in lowered):
+            opts[key] = value
+    null_key = lowered.get("nullvalue")
+    null_marker = opts.pop(null_key) if null_key else "NULL"
+    opts.update(nullValue=_NO_NULL, emptyValue="", mode="PERMISSIVE")
+    names = spark.read.options(**opts).csv(path).columns
+    schema = T.StructType(
+        [T.StructField(n, T.StringType()) for n in names]
+        + [T.StructField(_MALFORMED, T.StringType())]
+    )
+    df = (
+        spark.read.schema(schema)
+        .options(**opts, columnNameOfCorruptRecord=_MALFORMED)
+        .csv(path)
+        .withColumn(_ROWID, F.monotonically_increasing_id())
+        .withColumn(_FILE, F.input_file_name())
+    )
+    return df, _Csv(names, null_marker, path)
 
 
 def _guess_format(path: str) -> str:
@@ -326,21 +432,49 @@ def _first_line(error: BaseException) -> str:
 # --- casting ---------------------------------------------------------------------------------
 
 
-def _match_columns(schema, df) -> list[_Target]:
+def _match_columns(schema, df, csv: _Csv | None, ignore=()) -> list[_Target]:
+    """Pair each table column with its source column; a source column the table lacks (a typo
+    in a CSV header, say) is an error, unless ``ignore`` names it."""
+    ignored = {n.lower() for n in ignore}
     by_lower: dict[str, str] = {}
     for name in df.columns:
+        if name in _INTERNAL or name.lower() in ignored:
+            continue
         if name.lower() in by_lower:
             raise E.DataError(
                 f"the source has two columns named '{name}' (names are case-insensitive)"
             )
         by_lower[name.lower()] = name
+    table_names = {c.name.lower() for c in schema.columns}
+    unknown = [n for low, n in by_lower.items() if low not in table_names]
+    if unknown:
+        absent = [c.name for c in schema.columns if c.name.lower() not in by_lower]
+        where = "the CSV header" if csv is not None else "the source"
+        msg = (
+            f"{where} names column(s) {', '.join(repr(n) for n in unknown)} that table"
+            f" '{schema.name}' does not have"
+        )
+        guesses = [
+            f"'{n}' for '{m[0]}'"
+            for n in unknown
+            if (m := difflib.get_close_matches(n.lower(), [a.lower() for a in absent], 1, 0.6))
+        ]
+        if guesses:
+            msg += f" (did you mean {', '.join(guesses)}?)"
+        msg += (
+            f"; the table's columns missing from the source: {', '.join(absent) or 'none'};"
+            " nothing was loaded (leave a source column out with --ignore-column /"
+            " ignore_columns=[...])"
+        )
+        raise E.DataError(msg, E.ER_BAD_FIELD_ERROR)
     targets = []
     for c in schema.columns:
         src = by_lower.get(c.name.lower())
         if src is None and not (c.nullable or c.has_default or c.auto_increment):
+            shown = [n for n in by_lower.values()]
             raise E.DataError(
                 f"column '{c.name}' of table '{schema.name}' is missing from the source and has no"
-                f" default (source columns: {', '.join(df.columns) or 'none'})",
+                f" default (source columns: {', '.join(shown) or 'none'})",
                 E.ER_NO_DEFAULT_FOR_FIELD,
             )
         targets.append(_Target(c, src))
@@ -369,13 +503,30 @@ def _spark_type(ctype):
     return T.StringType()  # str, time
 
 
-def _cast_expr(df, target: _Target):
+def _raw_expr(df, target: _Target, csv: _Csv | None):
+    """The source column before casting, with a CSV file's NULLs and empty fields as LOAD DATA
+    reads them: an empty field (quoted or not) is '', the NULL marker (unquoted) is NULL."""
+    from pyspark.sql import functions as F
+
+    src = df[target.source]
+    if csv is None:
+        return src
+    if csv.null_marker == "":
+        return src  # an unquoted empty field is NULL, a quoted "" is ''
+    return F.when(src.isNull(), F.lit("")).when(src == csv.null_marker, F.lit(None)).otherwise(src)
+
+
+# A time of day followed by a UTC offset (or Z) ends a timestamp that names its zone.
+_OFFSET = r"\d:\d\d(:\d\d(\.\d*)?)?\s*(Z|[+-]\d\d(:?\d\d)?)$"
+
+
+def _cast_expr(df, target: _Target, raw):
     """The source column cast to the table column's Spark type (NULL where it cannot be)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     col = target.column
-    src = df[target.source]
+    src = raw
     src_type = df.schema[target.source].dataType
     want = _spark_type(col.ctype)
     is_text = isinstance(src_type, T.StringType)
@@ -391,6 +542,12 @@ def _cast_expr(df, target: _Target):
             expr = src.try_cast(want)
     elif col.ctype.kind == V.BYTES and not isinstance(src_type, (T.StringType, T.BinaryType)):
         expr = src.try_cast(T.StringType()).try_cast(want)
+    elif col.ctype.kind == V.DATETIME and is_text:
+        # Text naming its zone is converted to the session's zone (UTC), as a Parquet or Spark
+        # timestamp (an instant) is: the same instant gives the same DATETIME on every path.
+        expr = F.when(src.rlike(_OFFSET), src.try_cast(T.TimestampType()).try_cast(want)).otherwise(
+            src.try_cast(want)
+        )
     else:
         expr = src.try_cast(want)
     try:
@@ -407,25 +564,40 @@ def _cast_expr(df, target: _Target):
 # --- validation ------------------------------------------------------------------------------
 
 
-def _validate(df, schema, targets: list[_Target], casts: dict, on_duplicate: str) -> int:
-    """Check the whole source in one Spark pass (plus one per key); return its row count."""
+@dataclass(slots=True)
+class _Check:
+    column: str
+    problem: str  # "cannot be converted to INT", ...
+    cond: Any  # true on a row with the problem
+    shown: Any  # the value the error quotes
+    null: bool = False  # a NULL in a NOT NULL column (IntegrityError rather than DataError)
+
+
+def _checks(df, targets: list[_Target], raws: dict, casts: dict, csv: _Csv | None) -> list[_Check]:
+    """What makes a source row unloadable, one check per column and problem."""
     from pyspark.sql import functions as F
 
-    checks: list[tuple[str, str, Any, Any]] = []  # (column, problem, condition, shown value)
+    checks: list[_Check] = []
+    whole = None
+    if csv is not None:
+        bad_shape = df[_MALFORMED].isNotNull()
+        checks.append(
+            _Check(
+                "",
+                f"is malformed: not {len(csv.columns)} fields as in the header, or an"
+                " unterminated quote",
+                bad_shape,
+                df[_MALFORMED],
+            )
+        )
+        whole = ~bad_shape  # the other checks are about well-formed rows only
     for t in targets:
         c = t.column
         if t.source is None:
             continue
-        src, cast = df[t.source], casts[c.name]
-        shown = src.try_cast("string")
-        checks.append(
-            (
-                c.name,
-                f"cannot be converted to {c.ctype.mysql_name}",
-                src.isNotNull() & cast.isNull(),
-                shown,
-            )
-        )
+        src, raw, cast = df[t.source], raws[c.name], casts[c.name]
+        shown = (raw if csv is not None else src).try_cast("string")
+        found = [(f"cannot be converted to {c.ctype.mysql_name}", raw.isNotNull() & cast.isNull())]
         bounds = None
         if c.ctype.kind == V.INT:
             if c.ctype.mysql_name == "BIGINT" and c.ctype.unsigned:
@@ -440,41 +612,231 @@ def _validate(df, schema, targets: list[_Target], casts: dict, on_duplicate: str
             outside = cast < F.lit(Decimal(lo))
             if hi is not None:
                 outside = outside | (cast > F.lit(Decimal(hi)))
-            checks.append(
-                (
-                    c.name,
-                    f"out of range for {_type_name(c.ctype)}",
-                    cast.isNotNull() & outside,
-                    shown,
-                )
-            )
+            found.append((f"out of range for {_type_name(c.ctype)}", cast.isNotNull() & outside))
         if c.ctype.kind == V.STR and c.ctype.length is not None:
             too_long = F.char_length(cast) > F.lit(c.ctype.length)
-            checks.append((c.name, f"longer than {c.ctype.length} characters", too_long, shown))
+            found.append((f"longer than {c.ctype.length} characters", too_long))
+        for problem, cond in found:
+            checks.append(_Check(c.name, problem, cond if whole is None else whole & cond, shown))
         if not c.nullable and not c.auto_increment:
+            cond = cast.isNull() & raw.isNull()
             checks.append(
-                (c.name, "NULL in a NOT NULL column", cast.isNull() & src.isNull(), F.lit("NULL"))
+                _Check(
+                    c.name,
+                    "in a NOT NULL column",
+                    cond if whole is None else whole & cond,
+                    F.lit(None),
+                    null=True,
+                )
+            )
+    return checks
+
+
+def _quoted(value):
+    """A Spark expression quoting ``value`` for an error message (shortened past 60 characters)."""
+    from pyspark.sql import functions as F
+
+    short = F.when(F.char_length(value) > 60, F.concat(F.substring(value, 1, 60), F.lit("...")))
+    return F.concat(F.lit("'"), short.otherwise(value), F.lit("'"))
+
+
+def _problem_expr(checks: list[_Check]):
+    """Per row: its problems as text ("column 'qty' value 'oops' cannot be ..."), NULL if none."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    for ch in checks:
+        value = F.lit("NULL") if ch.null else F.coalesce(_quoted(ch.shown), F.lit("NULL"))
+        what = F.lit(f"column '{ch.column}' value ") if ch.column else F.lit("")
+        parts.append(F.when(ch.cond, F.concat(what, value, F.lit(f" {ch.problem}"))))
+    text = F.concat_ws("; ", *parts)
+    return F.when(text != "", text)
+
+
+class _Report:
+    """Names the rows of a source in errors: "row N" of a CSV file counts its records from 1
+    after the header, as LOAD DATA's "at row N" does."""
+
+    def __init__(self, table: str, df, csv: _Csv | None, problem):
+        self.table = table
+        self.df = df
+        self.csv = csv
+        self.problem = problem
+        self.first_ids: dict[str, int] = {}  # file -> the row id of its first record
+
+    def label(self, rowid: int | None, file: str | None) -> str:
+        if rowid is None or file not in self.first_ids:
+            return ""
+        row = f"row {rowid - self.first_ids[file] + 1}"
+        if len(self.first_ids) > 1:
+            row = f"{os.path.basename(file)} {row}"
+        return row + ": "
+
+    def examples(self, cond=None) -> list[str]:
+        """Up to MAX_ERRORS problem lines, in the source's order (a second pass, on error only)."""
+        from pyspark.sql import functions as F
+
+        bad = self.df.where(self.problem.isNotNull() if cond is None else cond)
+        if self.csv is None:
+            rows = bad.select(self.problem.alias("p")).limit(MAX_ERRORS).collect()
+            return [r["p"] for r in rows]
+        rows = (
+            bad.select(self.problem.alias("p"), F.col(_ROWID).alias("i"), F.col(_FILE).alias("f"))
+            .orderBy("i")
+            .limit(MAX_ERRORS)
+            .collect()
+        )
+        return [self.label(r["i"], r["f"]) + r["p"] for r in rows]
+
+    def fail(self, total: int, lines: list[str], null_column: str | None, loaded: int = 0):
+        """Raise the error listing ``lines`` of ``total`` problems."""
+        rows = "row" if self.csv is not None else "value"
+        done = (
+            f"the load stopped after {loaded} rows were loaded, which stay loaded"
+            if loaded
+            else "nothing was loaded"
+        )
+        msg = f"{total} bad {rows}(s) in the source of '{self.table}'; {done}:"
+        msg += "".join(f"\n  {line}" for line in lines)
+        if total > len(lines):
+            msg += f"\n  (and {total - len(lines)} more)"
+        if null_column is not None:
+            raise E.IntegrityError(
+                f"Column '{null_column}' cannot be null: {msg}", E.ER_BAD_NULL_ERROR, "23000"
+            )
+        raise E.DataError(msg, E.ER_TRUNCATED_WRONG_VALUE)
+
+    def refuse_bad_rows(self, arrow, loaded: int):
+        """``arrow`` without its internal columns, or the error naming its bad rows."""
+        problems = arrow.column(_PROBLEM)
+        if problems.null_count < arrow.num_rows:
+            found = [i for i, p in enumerate(problems.to_pylist()) if p is not None]
+            lines = []
+            for i in found[:MAX_ERRORS]:
+                where = ""
+                if self.csv is not None:
+                    where = self.label(
+                        arrow.column(_ROWID)[i].as_py(), arrow.column(_FILE)[i].as_py()
+                    )
+                lines.append(where + problems[i].as_py())
+            nulls_only = all(" in a NOT NULL column" in line and ";" not in line for line in lines)
+            column = None
+            if nulls_only:
+                column = lines[0].split("column '", 1)[1].split("'", 1)[0]
+            self.fail(len(found), lines, column, loaded)
+        keep = [n for n in arrow.schema.names if n not in _INTERNAL]
+        return arrow.select(keep)
+
+
+def _check_csv_files(df, csv: _Csv, report: _Report) -> None:
+    """One pass over a CSV source's files, before anything is loaded: each file's first row
+    (for row numbers), malformed rows, an unterminated quote in the last field of the last
+    row (which a parser cannot see: it runs to the end of the file), and the word NULL in
+    quotes, which LOAD DATA reads as text while this reader would take it for NULL."""
+    from pyspark.sql import functions as F
+
+    bad_shape = df[_MALFORMED].isNotNull()
+    last = df[csv.columns[-1]] if csv.columns else F.lit(None)
+    aggs = [
+        F.min(_ROWID).alias("first"),
+        F.max(_ROWID).alias("last"),
+        F.max_by(last, df[_ROWID]).alias("tail"),
+        F.max_by(df[_MALFORMED], df[_ROWID]).alias("tail_bad"),
+        F.sum(F.when(bad_shape, 1).otherwise(0)).alias("malformed"),
+    ]
+    if csv.null_marker == "NULL" and csv.columns:
+        words = functools.reduce(
+            operator.add, [F.when(df[c] == "NULL", 1).otherwise(0) for c in csv.columns]
+        )
+        aggs.append(F.sum(words).alias("nulls"))
+    try:
+        files = df.groupBy(_FILE).agg(*aggs).collect()
+    except _spark_errors() as e:
+        raise E.OperationalError(
+            f"Spark failed while reading the CSV source: {_first_line(e)}"
+        ) from e
+    report.first_ids = {r[_FILE]: r["first"] for r in files}
+    malformed = sum(r["malformed"] for r in files)
+    if malformed:
+        report.fail(malformed, report.examples(bad_shape), None)
+    for r in files:
+        if (
+            r["tail_bad"] is None
+            and r["tail"] is not None
+            and _runs_to_the_end(r[_FILE], r["tail"])
+        ):
+            line = report.label(r["last"], r[_FILE]) + (
+                f"an unterminated quote: the last field runs to the end of the file ({r['tail'][:60]!r})"
+            )
+            report.fail(1, [line], None)
+    if len(aggs) > 5 and any(r["nulls"] for r in files):
+        quoted = None
+        with contextlib.suppress(*_spark_errors()):
+            spark = df.sparkSession
+            quoted = (
+                spark.read.text(csv.path)
+                .where(F.col("value").contains('"NULL"'))
+                .limit(1)
+                .collect()
+            )
+        if quoted is None or quoted:
+            raise E.DataError(
+                "the CSV source holds the word NULL both as a field (NULL, which LOAD DATA reads as"
+                ' NULL) and in quotes ("NULL", which LOAD DATA reads as the text NULL), and this'
+                " reader cannot tell the two apart; name the text that means NULL with"
+                " --null-value / options={'nullValue': ...} (e.g. '\\N', or '' for an unquoted"
+                " empty field) and the word NULL is then text; nothing was loaded",
+                E.ER_TRUNCATED_WRONG_VALUE,
             )
 
+
+def _runs_to_the_end(uri: str, tail: str) -> bool:
+    """Whether a local file ends with a quote opening ``tail`` that is never closed."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("", "file"):
+        return False
+    path = unquote(parsed.path)
+    if not os.path.isfile(path):
+        return False
+    want = b'"' + tail.encode("utf-8")
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        if size < len(want):
+            return False
+        f.seek(size - len(want))
+        end = f.read()
+    if end != want:
+        return False
+    # '""' closing an empty field is not an unterminated quote.
+    return tail != "" or not end.endswith(b'""')
+
+
+def _validate(
+    df, schema, targets: list[_Target], casts: dict, on_duplicate: str, checks, report: _Report
+) -> int:
+    """Check the whole source in one Spark pass (plus one per key); return its row count."""
+    from pyspark.sql import functions as F
+
     aggs = [F.count(F.lit(1)).alias("rows")]
-    for i, (_, _, cond, shown) in enumerate(checks):
-        aggs.append(F.sum(F.when(cond, 1).otherwise(0)).alias(f"n{i}"))
-        aggs.append(F.first(F.when(cond, shown), ignorenulls=True).alias(f"e{i}"))
+    for i, ch in enumerate(checks):
+        aggs.append(F.sum(F.when(ch.cond, 1).otherwise(0)).alias(f"n{i}"))
     try:
         summary = df.agg(*aggs).toArrow().to_pylist()[0]
+        bad = {i: summary[f"n{i}"] for i in range(len(checks)) if summary[f"n{i}"]}
+        lines = report.examples() if bad else []
     except _spark_errors() as e:
         raise E.OperationalError(f"Spark failed while checking the source: {_first_line(e)}") from e
-    for i, (name, problem, _, _) in enumerate(checks):
-        bad = summary[f"n{i}"]
-        if bad:
-            example = summary[f"e{i}"]
-            msg = f"column '{name}': {bad} source value(s) {problem} (for example {example!r});"
-            msg += " nothing was loaded"
-            if problem.startswith("NULL"):
-                raise E.IntegrityError(
-                    f"Column '{name}' cannot be null: {msg}", E.ER_BAD_NULL_ERROR, "23000"
-                )
-            raise E.DataError(msg, E.ER_TRUNCATED_WRONG_VALUE)
+    if bad:
+        failing = [checks[i] for i in bad]
+        null_column = failing[0].column if all(ch.null for ch in failing) else None
+        if report.csv is None:
+            total = sum(bad.values())
+        else:  # rows, not values
+            total = df.where(report.problem.isNotNull()).count()
+        report.fail(total, lines, null_column)
     if on_duplicate == "error":
         _check_keys(df, schema, targets, casts)
     return int(summary["rows"])
@@ -664,7 +1026,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-validate",
         action="store_true",
-        help="skip the checking pass over the source (faster; a bad row then stops the load midway)",
+        help="skip the checking pass over the source (faster): values are then checked batch by"
+        " batch while loading, and a bad one stops the load at its batch, with the rows of"
+        " earlier batches loaded; the error names each bad row, column and value (up to"
+        f" {MAX_ERRORS}). A CSV file's rows are checked for their shape before loading either way",
+    )
+    parser.add_argument(
+        "--ignore-column",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a source column to leave out (repeatable); any other source column the table does"
+        " not have is an error",
+    )
+    csv = parser.add_argument_group(
+        "CSV dialect",
+        "A CSV file is read as RFC 4180 (what Python's csv module, pandas and spreadsheets write):"
+        " a header line names the columns, fields are separated by commas, a field may be quoted"
+        ' with " and then hold separators and newlines, and "" inside quotes is one quote. Like'
+        " MySQL's LOAD DATA ... FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY"
+        " '' IGNORE 1 LINES, an empty field is the empty string (an error for a number or a date),"
+        ' an unquoted NULL is NULL and a quoted "NULL" the text (a file holding both is refused:'
+        " name the NULL text with --null-value). A row with too few or too many"
+        " fields, an unterminated quote, or a header name the table lacks is an error naming the"
+        " row or the column; nothing is loaded. A DATETIME with a UTC offset (2020-01-01"
+        " 05:06:07+02:00, or Z) is converted to UTC, as a Parquet timestamp is.",
+    )
+    csv.add_argument(
+        "--sep", metavar="CHAR", help="the field separator (default ',', TAB for .tsv)"
+    )
+    csv.add_argument("--quote", metavar="CHAR", help='the quote character (default ")')
+    csv.add_argument(
+        "--escape",
+        metavar="CHAR",
+        help='the character escaping a quote inside quotes (default ", i.e. a doubled quote;'
+        " give \\ for backslash-escaped quotes)",
+    )
+    csv.add_argument(
+        "--null-value",
+        metavar="TEXT",
+        help="the field text that means NULL (default: the unquoted word NULL); with '' an"
+        ' unquoted empty field is NULL (a quoted "" stays the empty string)',
+    )
+    csv.add_argument(
+        "--no-header",
+        action="store_true",
+        help="the file has no header line (its columns are then _c0, _c1, ...)",
     )
     parser.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
 
@@ -694,6 +1101,11 @@ def run_from_args(args: argparse.Namespace) -> int:
             source, fmt = args.parquet, "parquet"
         else:
             source, fmt = args.csv, "csv"
+            dialect = {"sep": args.sep, "quote": args.quote, "escape": args.escape}
+            dialect["nullValue"] = args.null_value
+            if args.no_header:
+                dialect["header"] = "false"
+            options.update({k: v for k, v in dialect.items() if v is not None})
         conn = connect(args.data)
     except (E.Error, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -711,6 +1123,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             batch_rows=args.batch_rows,
             progress=not args.no_progress,
             validate=not args.no_validate,
+            ignore_columns=args.ignore_column,
         )
     except E.Error as e:
         print(f"error {e.errno}: {e}", file=sys.stderr)

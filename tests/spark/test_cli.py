@@ -52,6 +52,9 @@ def test_help_lists_every_source():
     assert out.returncode == 0
     for flag in ("--parquet", "--csv", "--jdbc", "--dbtable", "--spark-master", "--on-duplicate"):
         assert flag in out.stdout
+    for flag in ("--sep", "--quote", "--escape", "--null-value", "--no-header", "--ignore-column"):
+        assert flag in out.stdout
+    assert "RFC 4180" in out.stdout and "unterminated quote" in out.stdout
 
 
 def test_unknown_table_exits_with_an_error(tmp_path):
@@ -73,6 +76,31 @@ def test_csv_load_on_local_spark(tmp_path):
     assert out.returncode == 0, out.stderr
     assert re.search(r"loaded 500 rows into votes .* with Spark master local\[1\]", out.stdout)
     assert stored_votes(db) == sorted(rows)
+
+
+def test_csv_dialect_flags_and_a_clean_error_for_a_malformed_row(spark, tmp_path, capsys):
+    import argparse
+
+    from noria_py.spark import backfill as bf
+
+    db = make_db(tmp_path / "app.db")
+    parser = argparse.ArgumentParser()
+    bf.add_arguments(parser)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("user_id,story_id,vote\n1,2,1\n2,3\n")
+    args = ["votes", "--data", db, "--csv", str(bad), "--no-progress", "--no-validate"]
+    assert bf.run_from_args(parser.parse_args(args)) == 1
+    err = capsys.readouterr().err
+    assert "row 2: '2,3' is malformed" in err and "Traceback" not in err and "at org." not in err
+    good = tmp_path / "votes.txt"
+    good.write_text("user_id;story_id;vote;note\n1;'2';-1;x\n3;'4';\\N;y\n")
+    flags = ["--sep", ";", "--quote", "'", "--null-value", "\\N", "--ignore-column", "note"]
+    args = ["votes", "--data", db, "--csv", str(good), "--no-progress", *flags]
+    assert bf.run_from_args(parser.parse_args(args)) == 1  # vote is NOT NULL
+    assert "row 2: column 'vote' value NULL" in capsys.readouterr().err
+    good.write_text("user_id;story_id;vote;note\n1;'2';-1;x\n3;'4';1;y\n")
+    assert bf.run_from_args(parser.parse_args(args)) == 0
+    assert stored_votes(db) == [(1, 2, -1), (3, 4, 1)]
 
 
 def test_run_from_args_reports_errors_and_options(spark, tmp_path, capsys):
