@@ -620,3 +620,20 @@ def test_a_view_first_built_inside_a_transaction_counts_its_writes_once(ending, 
         assert cur.execute(counts).fetchall() == [(1, 2), (2, 1)]
         assert [tuple(map(int, r)) for r in cur.execute(sums).fetchall()] == [(1, 2), (2, 3)]
     conn.close()
+
+
+def test_computed_columns_are_named_alike_on_both_paths():
+    """An unaliased computed column is named by its text, whether the dataflow or base
+    storage answers it (base storage's rewritten form, ``nf_EXPR(...)``, never shows)."""
+    import noria_py
+
+    sql = "SELECT STD(f), BIT_AND(id), UPPER('x'), id + 1, d * 2, COUNT(*) FROM t GROUP BY id"
+    names = []
+    for flow in (True, False):
+        c = noria_py.connect(dataflow=flow)
+        c.execute("CREATE TABLE t (id INT PRIMARY KEY, f DOUBLE, d DECIMAL(5,2))")
+        c.execute("INSERT INTO t VALUES (1, 2.5, 1.5)")
+        names.append([d[0] for d in c.execute(sql).description])
+        c.close()
+    assert names[0] == names[1]
+    assert names[0] == ["STD(f)", "BIT_AND(id)", "UPPER('x')", "id + 1", "d * 2", "COUNT(*)"]

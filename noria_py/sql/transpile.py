@@ -111,10 +111,25 @@ class Rewritten:
         self.param_kinds = param_kinds
 
 
+def _name_items(tree: exp.Expression) -> None:
+    """Give each computed result column its name as the dataflow names it (the expression's
+    text), so rewriting it into SQLite's terms (``nf_EXPR(...)``) does not rename it."""
+    first = tree
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    if not isinstance(first, exp.Select):
+        return
+    for e in list(first.expressions):
+        if not isinstance(e, (exp.Alias, exp.Column, exp.Star)):
+            e.replace(exp.alias_(e.copy(), e.sql("mysql"), quoted=True))
+
+
 def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
     """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring)."""
     r = _Rewriter(schemas or {})
-    out = r.run(tree.copy())
+    tree = tree.copy()
+    _name_items(tree)
+    out = r.run(tree)
     for a in out.find_all(exp.Alias, exp.TableAlias):
         ident = a.args.get("alias") if isinstance(a, exp.Alias) else a.this
         if isinstance(ident, exp.Identifier):
