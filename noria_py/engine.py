@@ -695,6 +695,17 @@ def _use_collation(name: str | None, engine) -> None:
     _ENGINES.add(engine)
 
 
+def _row_length_error(k: int, short: bool) -> E.Error:
+    """LOAD DATA's error for row ``k`` with too few (1261) or too many (1262) fields."""
+    if short:
+        return E.DataError(f"Row {k} doesn't contain data for all columns", 1261, "01000")
+    return E.DataError(
+        f"Row {k} was truncated; it contained more data than there were input columns",
+        1262,
+        "01000",
+    )
+
+
 def _lock_file(path: str, exclusive: bool):
     """Hold ``path``'s companion lock file: shared by engines that follow each other's commits
     through the change log, exclusive for one that does not (``domains="threads"`` or
@@ -2781,15 +2792,7 @@ class Engine:
                 )
             elif sets or len(plain_cols) != len(inputs):
                 first_bad(len(params))  # a short or long row, with variables or SET
-                if len(values) < len(inputs):
-                    raise E.DataError(
-                        f"Row {k} doesn't contain data for all columns", 1261, "01000"
-                    )
-                raise E.DataError(
-                    f"Row {k} was truncated; it contained more data than there were input columns",
-                    1262,
-                    "01000",
-                )
+                raise _row_length_error(k, len(values) < len(inputs))
             if len(values) != len(names):
 
                 def this_row(values=values, k=k):
@@ -2807,15 +2810,7 @@ class Engine:
                             raise at_row(row_err, k) from None
 
                 first_bad(len(params), this_row)
-                if len(values) < len(names):
-                    raise E.DataError(
-                        f"Row {k} doesn't contain data for all columns", 1261, "01000"
-                    )
-                raise E.DataError(
-                    f"Row {k} was truncated; it contained more data than there were input columns",
-                    1262,
-                    "01000",
-                )
+                raise _row_length_error(k, len(values) < len(names))
             params.append(values)
         if not params:
             return Result(rowcount=0)

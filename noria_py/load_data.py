@@ -81,12 +81,16 @@ def parse_load(sql: str) -> LoadSpec | None:
         pos = m.end()
         return m
 
+    def string() -> str:
+        """The quoted string that must come next, unquoted."""
+        return _unquote_string(take(_STRING, required=True).group(0).strip())
+
     if take(r"load\s+data\b") is None:
         return None
     take(r"(?:low_priority|concurrent)\b")
     local = take(r"local\b") is not None
     take(r"infile\b", required=True)
-    path = _unquote_string(take(_STRING, required=True).group(0).strip())
+    path = string()
     spec = LoadSpec(path=path, table="", local=local)
     m = take(r"(replace|ignore)\b")
     if m is not None:
@@ -107,14 +111,14 @@ def parse_load(sql: str) -> LoadSpec | None:
         seen = False
         while True:
             if take(r"terminated\s+by\b"):
-                spec.field_term = _unquote_string(take(_STRING, required=True).group(0).strip())
+                spec.field_term = string()
             elif take(r"optionally\s+enclosed\s+by\b"):
-                spec.enclosed = _unquote_string(take(_STRING, required=True).group(0).strip())
+                spec.enclosed = string()
                 spec.optionally = True
             elif take(r"enclosed\s+by\b"):
-                spec.enclosed = _unquote_string(take(_STRING, required=True).group(0).strip())
+                spec.enclosed = string()
             elif take(r"escaped\s+by\b"):
-                spec.escaped = _unquote_string(take(_STRING, required=True).group(0).strip())
+                spec.escaped = string()
             else:
                 break
             seen = True
@@ -127,9 +131,9 @@ def parse_load(sql: str) -> LoadSpec | None:
     if take(r"lines\b"):
         while True:
             if take(r"starting\s+by\b"):
-                spec.line_start = _unquote_string(take(_STRING, required=True).group(0).strip())
+                spec.line_start = string()
             elif take(r"terminated\s+by\b"):
-                spec.line_term = _unquote_string(take(_STRING, required=True).group(0).strip())
+                spec.line_term = string()
             else:
                 break
     m = take(r"ignore\s+(\d+)\s+(?:lines|rows)\b")

@@ -41,35 +41,32 @@ def select_scope(sel: exp.Select, schemas: dict):
 
 def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:
     """One kind (or None: unknown) per output column of a SELECT over base tables."""
-    if not isinstance(select, exp.Select):
-        return []
-    found = select_scope(select, schemas)
-    if found is None:
-        return [None] * len(select.expressions)
-    scope = found[0]
-    out: list[str | None] = []
-    for e in select.expressions:
-        if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
-            return [None] * max(len(scope.columns), 1)
-        out.append(_kind(e, scope))
-    return out
+    return _per_item(select, schemas, _kind)
 
 
 def infer_scales(select: exp.Expression, schemas: dict) -> list[int | None]:
     """The scale of each DECIMAL output column of a SELECT over base tables, as MySQL types
     it (None: not a DECIMAL, or unknown): a column's own, SUM/MIN/MAX keep their argument's,
     AVG adds ``div_precision_increment`` (4), an expression has the evaluator's."""
+    return _per_item(
+        select, schemas, lambda e, sc: _scale(e, sc) if _kind(e, sc) == V.DECIMAL else None
+    )
+
+
+def _per_item(select: exp.Expression, schemas: dict, fn) -> list:
+    """``fn(item, scope)`` per output column of a SELECT over base tables (None for each when
+    a FROM item is not a base table or the list holds ``*``)."""
     if not isinstance(select, exp.Select):
         return []
     found = select_scope(select, schemas)
     if found is None:
         return [None] * len(select.expressions)
     scope = found[0]
-    out: list[int | None] = []
+    out: list = []
     for e in select.expressions:
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
             return [None] * max(len(scope.columns), 1)
-        out.append(_scale(e, scope) if _kind(e, scope) == V.DECIMAL else None)
+        out.append(fn(e, scope))
     return out
 
 
