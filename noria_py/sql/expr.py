@@ -951,6 +951,14 @@ class _Compiler:
         if b_dt and a.const:
             av = self._to_temporal(fa(None, None), b.kind)
             return Compiled(lambda r, p: f(av, fb(r, p)), V.INT)
+        # a DECIMAL against a string constant compares as DECIMAL (the constant converted,
+        # as MySQL converts a constant to the other side's type), not as DOUBLE
+        if a.kind == V.DECIMAL and not a.const and b.const and type(fb(None, None)) is str:
+            bv = _coerce.to_decimal(fb(None, None))
+            return Compiled(lambda r, p: f(fa(r, p), bv), V.INT)
+        if b.kind == V.DECIMAL and not b.const and a.const and type(fa(None, None)) is str:
+            av = _coerce.to_decimal(fa(None, None))
+            return Compiled(lambda r, p: f(av, fb(r, p)), V.INT)
         return Compiled(lambda r, p: f(fa(r, p), fb(r, p)), V.INT)
 
     @staticmethod
@@ -1071,6 +1079,13 @@ class _Compiler:
             ]
         if all(it.const for it in items):
             consts = [it.fn(None, None) for it in items]
+            if (
+                fa.kind == V.DECIMAL
+                and not fa.const
+                and consts
+                and all(type(c) is str or c is None for c in consts)
+            ):  # string constants against a DECIMAL: DECIMALs (a mixed list: DOUBLE)
+                consts = [None if c is None else _coerce.to_decimal(c) for c in consts]
             has_null = any(c is None for c in consts)
             nonnull = [c for c in consts if c is not None]
             all_int = all(type(c) is int for c in nonnull)
@@ -1127,6 +1142,15 @@ class _Compiler:
             if hi.const:
                 hv = self._to_temporal(fh(None, None), x.kind)
                 fh = lambda r, p, hv=hv: hv  # noqa: E731
+        kinds = {x.kind, lo.kind, hi.kind} - {V.NULL}
+        if (
+            kinds & {V.INT, V.DECIMAL}
+            and kinds <= {V.INT, V.DECIMAL, V.FLOAT, V.STR}
+            and kinds & {V.FLOAT, V.STR}
+        ):
+            # MySQL compares the three as one type: a DOUBLE or a string among numbers makes
+            # it DOUBLE (an exact bound must not decide alone)
+            fx, fl, fh = (lambda r, p, f=f: _coerce.to_float(f(r, p)) for f in (fx, fl, fh))
 
         def fn(r, p):
             v = fx(r, p)

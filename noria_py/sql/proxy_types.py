@@ -70,12 +70,20 @@ def _per_item(select: exp.Expression, schemas: dict, fn) -> list:
     return out
 
 
+def _argument(agg: exp.Expression) -> exp.Expression | None:
+    """An aggregate's one argument (``SUM(DISTINCT x)``'s ``x``), None when not one."""
+    arg = agg.this
+    if isinstance(arg, exp.Distinct):
+        return arg.expressions[0] if len(arg.expressions) == 1 else None
+    return arg if isinstance(arg, exp.Expression) else None
+
+
 def _scale(e: exp.Expression, scope: Scope) -> int | None:
     if isinstance(e, exp.Alias):
         return _scale(e.this, scope)
     if isinstance(e, (exp.Sum, exp.Avg, exp.Min, exp.Max)):
-        inner = e.this.this if isinstance(e.this, exp.Distinct) else e.this
-        if isinstance(inner, list):
+        inner = _argument(e)
+        if inner is None:
             return None
         s = _scale(inner, scope) if _kind(inner, scope) in (V.DECIMAL, V.INT) else None
         if s is None and _kind(inner, scope) == V.INT:
@@ -100,8 +108,8 @@ def _kind(e: exp.Expression, scope: Scope) -> str | None:
     if isinstance(e, exp.Count):
         return V.INT
     if isinstance(e, (exp.Sum, exp.Avg)):
-        inner = e.this.this if isinstance(e.this, exp.Distinct) else e.this
-        k = _kind(inner, scope) if not isinstance(inner, list) else None
+        inner = _argument(e)
+        k = _kind(inner, scope) if inner is not None else None
         if k in (V.INT, V.DECIMAL):
             return V.DECIMAL
         return V.FLOAT if k is not None else None
@@ -195,7 +203,9 @@ def bind_as(v, kind: str):
     if kind == V.TIME:
         t = C.to_time(v)
         return t if t is not None else v
-    if kind in (V.INT, V.DECIMAL, V.FLOAT) and isinstance(v, (str, bytes)):
+    if kind == V.DECIMAL and isinstance(v, (str, bytes)):
+        return C.to_decimal(v)  # a DECIMAL against a string constant compares as DECIMAL
+    if kind in (V.INT, V.FLOAT) and isinstance(v, (str, bytes)):
         return C.to_num(v)
     if kind.__class__ is V.MemberKind and not isinstance(v, (str, bytes)):
         member = kind.member_for(v)  # a number compared with an ENUM/SET column: a position

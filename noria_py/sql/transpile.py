@@ -191,6 +191,12 @@ class _Rewriter:
             # the select list's items are the result's columns (a DECIMAL keeps its digits)
             self._children(node, select_scope(node, self.schemas), lambda key: key == "expressions")
             return node
+        if (
+            isinstance(node, (exp.Sum, exp.Avg))
+            and scope is not None
+            and self._decimal_argument(node.this, scope)
+        ):
+            return self._decimal_aggregate(node, scope, top)
         if scope is not None and self._scalar_candidate(node, scope):
             replaced = self._compile(node, scope, top)
             if replaced is not None:
@@ -217,6 +223,33 @@ class _Rewriter:
         child_top = top and isinstance(node, exp.Alias)
         self._children(node, scope, lambda key: child_top)
         return self._replace(node)
+
+    @staticmethod
+    def _decimal_argument(arg: exp.Expression, scope) -> bool:
+        """Is a SUM's or AVG's argument a DECIMAL (its values then cross SQLite as exact
+        text where a double would lose digits)?"""
+        if isinstance(arg, exp.Distinct):
+            if len(arg.expressions) != 1:
+                return False
+            arg = arg.expressions[0]
+        if arg.find(*_NOT_SCALAR):
+            return False
+        try:
+            return compile_expr(arg, scope[0], allow_params=True).kind == V.DECIMAL
+        except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
+            return False
+
+    def _decimal_aggregate(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
+        """SUM/AVG of a DECIMAL, exact: as a result column its value is the exact text (the
+        result's converter reads it), inside an expression a number."""
+        arg = node.this
+        distinct = isinstance(arg, exp.Distinct)
+        inner = arg.expressions[0] if distinct else arg
+        inner = self._visit(inner, scope, True)  # a compiled argument keeps its digits
+        if distinct:
+            inner = exp.Distinct(expressions=[inner])
+        name = "DSUM" if isinstance(node, exp.Sum) else "DAVG"
+        return _call(name + ("_TEXT" if top else ""), [inner])
 
     def _children(self, node: exp.Expression, scope, top_of) -> None:
         """Visit ``node``'s children in place; ``top_of(key)``: are those result columns?"""
@@ -315,15 +348,17 @@ class _Rewriter:
         cols = [o for o in operands if isinstance(o, exp.Column)]
         if not cols:
             return False  # literal against literal: evaluate with MySQL's rules
-        sc, _ctypes = scope
+        sc, ctypes = scope
         families = set()
+        wide = 0
         for o in operands:
             if isinstance(o, exp.Column):
                 try:
-                    kind = sc.resolve(o)[1]
+                    i, kind = sc.resolve(o)
                 except Exception:  # noqa: BLE001 - an outer or unknown column
                     return False
                 families.add(_FAMILY.get(kind, kind))
+                wide += ctypes[i].wide_decimal
             elif isinstance(o, exp.Literal):
                 if o.is_string:
                     families.add(_CANONICAL_TEMPORAL(o.this) or "str")
@@ -335,6 +370,18 @@ class _Rewriter:
             families = {"datetime" if f == "datetime-text" else f for f in families}
         if len(families) > 1:
             return False
+        if wide == 0:
+            return True
+        # a wide DECIMAL is text compared by value: against exact numeric literals, given as
+        # their text (SQLite would round a number literal to a double), and other wide DECIMALs
+        # only (SQLite would compare it with a numeric column as a double)
+        if wide != len(cols):
+            return False
+        lits = [o for o in operands if isinstance(o, exp.Literal)]
+        if any("e" in str(o.this).lower() for o in lits):
+            return False  # a DOUBLE literal: compared as a double
+        for o in lits:
+            o.replace(exp.Literal.string(str(o.this)))
         return True
 
     def _compile(self, node: exp.Expression, scope, top: bool):

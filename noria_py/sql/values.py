@@ -124,6 +124,12 @@ class MemberKind(str):
             return None
 
 
+# A double keeps any 15 significant digits exactly: a DECIMAL of up to 15 digits is stored as a
+# SQLite number; a wider one as its text, compared by the DECIMAL_COLLATION (by value).
+EXACT_DOUBLE_DIGITS = 15
+DECIMAL_COLLATION = "noria_decimal"
+
+
 class ColumnType:
     """A column's declared type: the internal kind plus what coercion and metadata need."""
 
@@ -152,11 +158,18 @@ class ColumnType:
     def __repr__(self) -> str:
         return f"ColumnType({self.mysql_name})"
 
+    @property
+    def wide_decimal(self) -> bool:
+        """A DECIMAL with more digits than a double keeps (SQLite stores it as text)."""
+        return self.kind == DECIMAL and (self.precision or 10) > EXACT_DOUBLE_DIGITS
+
     def sqlite_affinity(self) -> str:
         if self.kind == INT:
             return "INTEGER"
         if self.kind in (FLOAT, DECIMAL):
-            return "REAL" if self.kind == FLOAT else "NUMERIC"
+            if self.kind == FLOAT:
+                return "REAL"
+            return "TEXT" if self.wide_decimal else "NUMERIC"
         if self.kind == BYTES:
             return "BLOB"
         return "TEXT"
@@ -494,7 +507,7 @@ def format_value(v) -> str:
 def to_storage(v):
     """Value as stored in SQLite."""
     if isinstance(v, Decimal):
-        return str(v)
+        return format(v, "f")
     if isinstance(v, (_dt.datetime, _dt.date, _dt.timedelta)):
         return format_value(v)
     if type(v) is int and not -(2**63) <= v < 2**63:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import sqlite3
-from decimal import Decimal
+from decimal import Context, Decimal
 
 from ..errors import Error
 from ..sql import collation as C
 from ..sql import functions as F
 from ..sql.expr import bind_function
 from ..sql.transpile import PREFIX, failed
+from ..sql.values import DECIMAL_COLLATION
 
 _I64_MAX = 2**63 - 1
 
@@ -115,6 +116,52 @@ class _Avg(_Sum):
         return float(q)
 
 
+class _DecimalSum:
+    """SUM over a DECIMAL argument: a wide column's text and an exact expression's text are
+    its digits (``_Sum`` must read a string argument as MySQL reads text: a double)."""
+
+    def __init__(self):
+        self.total = None
+        self.n = 0
+
+    def step(self, v):
+        if v is None:
+            return
+        if isinstance(v, str):
+            v = Decimal(v)
+        elif isinstance(v, float):
+            v = Decimal(repr(v))
+        self.n += 1
+        self.total = v if self.total is None else self.total + v
+
+    def finalize(self):
+        return None if self.total is None else to_sqlite(self.total)
+
+
+class _DecimalSumText(_DecimalSum):
+    """The same, as a result column: the sum's exact text."""
+
+    def finalize(self):
+        return None if self.total is None else to_sqlite_exact(Decimal(self.total))
+
+
+_AVG_CONTEXT = Context(prec=100)
+
+
+class _DecimalAvg(_DecimalSum):
+    def finalize(self):
+        if self.total is None:
+            return None
+        return float(_AVG_CONTEXT.divide(Decimal(self.total), self.n))
+
+
+class _DecimalAvgText(_DecimalSum):
+    def finalize(self):
+        if self.total is None:
+            return None
+        return to_sqlite_exact(_AVG_CONTEXT.divide(Decimal(self.total), self.n))
+
+
 def register(conn: sqlite3.Connection) -> None:
     """Register every MySQL function, aggregate and collation into ``conn``."""
     F.load_all()
@@ -127,8 +174,33 @@ def register(conn: sqlite3.Connection) -> None:
     conn.create_function(PREFIX + "EXPR", -1, call_expr, deterministic=True)
     conn.create_aggregate(PREFIX + "SUM", 1, _Sum)
     conn.create_aggregate(PREFIX + "AVG", 1, _Avg)
+    conn.create_aggregate(PREFIX + "DSUM", 1, _DecimalSum)
+    conn.create_aggregate(PREFIX + "DSUM_TEXT", 1, _DecimalSumText)
+    conn.create_aggregate(PREFIX + "DAVG", 1, _DecimalAvg)
+    conn.create_aggregate(PREFIX + "DAVG_TEXT", 1, _DecimalAvgText)
     for name, coll in C.COLLATIONS.items():
         conn.create_collation(name, _collation_cmp(coll))
+    conn.create_collation(DECIMAL_COLLATION, decimal_cmp)
+
+
+def _as_decimal(text: str):
+    try:
+        d = Decimal(text)
+        if d.is_finite():
+            return d
+    except ArithmeticError:
+        pass
+    return F.coerce.to_decimal(text)  # not written by noria_py: MySQL's leading number
+
+
+def decimal_cmp(a: str, b: str) -> int:
+    """The collation of a wide DECIMAL column's text: by value (``'1.10'`` equals ``'1.1'``)."""
+    if a == b:
+        return 0
+    x, y = _as_decimal(a), _as_decimal(b)
+    if x is None or y is None:  # not a number at all: after every number, by text
+        return (x is None) - (y is None) or (a > b) - (a < b)
+    return (x > y) - (x < y)
 
 
 def _collation_cmp(coll: C.Collation):

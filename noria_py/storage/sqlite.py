@@ -405,6 +405,8 @@ class SQLiteStorage:
             if c.ctype.kind == V.STR:
                 # text compares, sorts, groups and is unique under the engine's collation
                 part += f" COLLATE {q(coll)}"
+            elif c.ctype.wide_decimal:
+                part += f" COLLATE {q(V.DECIMAL_COLLATION)}"  # its text compares by value
             if inline_pk and i == pk[0]:
                 part += " PRIMARY KEY AUTOINCREMENT"
             elif not c.nullable:

@@ -178,6 +178,18 @@ def to_int(v) -> int | None:
 
 
 def to_decimal(v) -> Decimal | None:
+    """A value as a DECIMAL: a string's numeric prefix keeps every digit (as a string compared
+    with a DECIMAL is converted), others through their number."""
+    t = type(v)
+    if t is str or t is bytes:
+        m = _NUM_PREFIX.match(v if t is str else v.decode("utf-8", "replace"))
+        if m:
+            try:
+                d = Decimal(m.group(1))
+            except ArithmeticError:
+                d = None
+            if d is not None and d.is_finite():
+                return d
     n = to_num(v)
     if n is None:
         return None
