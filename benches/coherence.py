@@ -15,6 +15,7 @@ Three measurements, all on one file on this machine:
 
     python benches/coherence.py                 # 500 delay samples at 100 writes/s
     python benches/coherence.py --samples 200 --rate 50
+    python benches/coherence.py --domains threads   # every process on domain threads
 
 Results go to benches/results/coherence.json (``--out`` to change).
 """
@@ -57,8 +58,8 @@ def _pct(values: list[float], p: float) -> float:
 # --- 1. delay -----------------------------------------------------------------------------------
 
 
-def _delay_writer(path: str, samples: int, rate: float, ready, out) -> None:
-    conn = noria_py.connect(path)
+def _delay_writer(path: str, samples: int, rate: float, ready, out, opts) -> None:
+    conn = noria_py.connect(path, **opts)
     ready.wait(60)
     gap = 1.0 / rate
     next_at = time.monotonic()
@@ -73,8 +74,8 @@ def _delay_writer(path: str, samples: int, rate: float, ready, out) -> None:
     conn.close()
 
 
-def _delay_reader(path: str, samples: int, ready, out) -> None:
-    conn = noria_py.connect(path)
+def _delay_reader(path: str, samples: int, ready, out, opts) -> None:
+    conn = noria_py.connect(path, **opts)
     conn.execute(POINT, (1,)).fetchall()
     seen: dict[int, float] = {}
     ready.set()
@@ -87,12 +88,12 @@ def _delay_reader(path: str, samples: int, ready, out) -> None:
     conn.close()
 
 
-def measure_delay(path: str, samples: int, rate: float) -> dict:
+def measure_delay(path: str, samples: int, rate: float, opts: dict) -> dict:
     ctx = mp.get_context("spawn")
     ready = ctx.Event()
     committed_q, seen_q = ctx.Queue(), ctx.Queue()
-    reader = ctx.Process(target=_delay_reader, args=(path, samples, ready, seen_q))
-    writer = ctx.Process(target=_delay_writer, args=(path, samples, rate, ready, committed_q))
+    reader = ctx.Process(target=_delay_reader, args=(path, samples, ready, seen_q, opts))
+    writer = ctx.Process(target=_delay_writer, args=(path, samples, rate, ready, committed_q, opts))
     reader.start()
     writer.start()
     committed = {}
@@ -123,12 +124,12 @@ def measure_delay(path: str, samples: int, rate: float) -> dict:
 # --- 2. writer cost -----------------------------------------------------------------------------
 
 
-def measure_writes(tmp: str, writes: int) -> dict:
+def measure_writes(tmp: str, writes: int, opts: dict) -> dict:
     out = {}
     for shared in (False, True):
         path = os.path.join(tmp, f"writes_{shared}.db")
         _setup(path)
-        conn = noria_py.connect(path, shared=shared)
+        conn = noria_py.connect(path, shared=shared, **opts)
         total = "SELECT grp, COUNT(*), SUM(n) FROM counters WHERE grp = ? GROUP BY grp"
         for g in range(10):
             conn.execute(total, (g,)).fetchall()
@@ -144,8 +145,8 @@ def measure_writes(tmp: str, writes: int) -> dict:
 # --- 3. reader cost -----------------------------------------------------------------------------
 
 
-def _busy_writer(path: str, stop, ready) -> None:
-    conn = noria_py.connect(path)
+def _busy_writer(path: str, stop, ready, opts) -> None:
+    conn = noria_py.connect(path, **opts)
     ready.set()
     i = 0
     while not stop.is_set():
@@ -167,14 +168,14 @@ def _read_rate(conn, seconds: float) -> float:
             return n / (now - t0)
 
 
-def measure_reads(path: str, seconds: float) -> dict:
-    conn = noria_py.connect(path)
+def measure_reads(path: str, seconds: float, opts: dict) -> dict:
+    conn = noria_py.connect(path, **opts)
     for k in range(1, 101):
         conn.execute(POINT, (k,)).fetchall()
     idle = _read_rate(conn, seconds)
     ctx = mp.get_context("spawn")
     stop, ready = ctx.Event(), ctx.Event()
-    writer = ctx.Process(target=_busy_writer, args=(path, stop, ready))
+    writer = ctx.Process(target=_busy_writer, args=(path, stop, ready, opts))
     writer.start()
     ready.wait(60)
     busy = _read_rate(conn, seconds)
@@ -194,16 +195,26 @@ def main(argv=None) -> int:
     ap.add_argument("--rate", type=float, default=100.0, help="delay writes per second")
     ap.add_argument("--writes", type=int, default=5000)
     ap.add_argument("--seconds", type=float, default=3.0, help="per read-rate measurement")
-    ap.add_argument("--out", default=str(RESULTS / "coherence.json"))
+    ap.add_argument(
+        "--domains",
+        choices=["inline", "threads"],
+        default="inline",
+        help="how every process runs its dataflow (threads: a thread per domain)",
+    )
+    ap.add_argument("--out", default=None, help="default: benches/results/coherence[-DOMAINS].json")
     args = ap.parse_args(argv)
+    opts = {"domains": args.domains}
+    suffix = "" if args.domains == "inline" else f"-{args.domains}"
+    args.out = args.out or str(RESULTS / f"coherence{suffix}.json")
     tmp = tempfile.mkdtemp(prefix="noria-coherence-")
     path = os.path.join(tmp, "shared.db")
     _setup(path)
     result = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "delay": measure_delay(path, args.samples, args.rate),
-        "writes_per_s": measure_writes(tmp, args.writes),
-        "reader": measure_reads(path, args.seconds),
+        "domains": args.domains,
+        "delay": measure_delay(path, args.samples, args.rate, opts),
+        "writes_per_s": measure_writes(tmp, args.writes, opts),
+        "reader": measure_reads(path, args.seconds, opts),
     }
     print(json.dumps(result, indent=2))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

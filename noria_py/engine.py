@@ -708,9 +708,9 @@ def _row_length_error(k: int, short: bool) -> E.Error:
 
 def _lock_file(path: str, exclusive: bool):
     """Hold ``path``'s companion lock file: shared by engines that follow each other's commits
-    through the change log, exclusive for one that does not (``domains="threads"`` or
-    ``shared=False``), whose cached views would otherwise go stale when another connection
-    or process writes the file. A conflict is refused at open, never a stale view."""
+    through the change log, exclusive for one that does not (``shared=False``), whose cached
+    views would otherwise go stale when another connection or process writes the file. A
+    conflict is refused at open, never a stale view."""
     import fcntl
 
     f = open(f"{path}-noria.lock", "a+")  # noqa: SIM115 - held open until close()
@@ -719,16 +719,16 @@ def _lock_file(path: str, exclusive: bool):
     except OSError:
         f.close()
         how = (
-            "it is open elsewhere, and this connection (domains='threads' or shared=False) "
-            "does not follow other connections' writes"
+            "it is open elsewhere, and this connection (shared=False) does not follow other "
+            "connections' writes"
             if exclusive
-            else "a connection that does not follow other connections' writes "
-            "(domains='threads' or shared=False) has it open"
+            else "a connection that does not follow other connections' writes (shared=False) "
+            "has it open"
         )
         raise E.OperationalError(
             f"database file {path} is in use: {how}; close the other connection, or open "
-            "every connection with domains='inline' (the default), which keeps each one's "
-            "views current through the change log",
+            "every connection with shared=True (the default), which keeps each one's views "
+            "current through the change log",
             1105,
             "HY000",
         ) from None
@@ -1309,7 +1309,7 @@ class Engine:
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         # --- several processes on one file: a change log every process tails (see _catch_up)
-        self.shared = bool(path and options.get("shared", True) and self.domains == "inline")
+        self.shared = bool(path and options.get("shared", True))
         # without the change log this engine's views see no other connection's writes: it must
         # be alone on the file; with it, any number of such engines may share the file
         try:
@@ -1839,7 +1839,7 @@ class Engine:
                 self._runtime.base_release()
             raise
         if self.shared:
-            self._catch_up_writer(pin=True)
+            self._catch_up_writer(pin=True)  # (under base storage's lock: see _catch_up)
         self._writer = t
         self._tx = True
         self._tx_deltas = []
@@ -1877,12 +1877,14 @@ class Engine:
             self._tx = False
             self._forget_tx_fills()
             self._push(deltas)
+            if self.shared:
+                self._pin_stale = True  # the next fill pins a snapshot that holds this commit
+                if rt is not None:
+                    self._catch_up()  # now, under base storage's lock (see _write_logged)
         finally:
             if rt is not None:
                 rt.base_release()
             self._released()
-        if self.shared:
-            self._pin_stale = True  # the next fill pins a snapshot that holds this commit
 
     @_locked
     def _rollback(self, t: Txn | None = None) -> None:
@@ -1978,9 +1980,23 @@ class Engine:
     # deltas never overlap or leave a gap. A background thread notices commits of other
     # connections (PRAGMA data_version) and catches up within a few milliseconds.
     def _catch_up(self) -> None:
-        """(Under the lock.) Pin a new snapshot and apply the log entries up to it."""
+        """(Under the lock.) Pin a new snapshot and apply the log entries up to it. With domain
+        threads, the pin and the deltas go together under base storage's lock: a base upquery
+        answered on a domain thread reads the old snapshot before the deltas, or the new one
+        after them (as for this process's own writes, ``_write``)."""
         if not self.shared or self._tx or self._closed:
             return  # while this process writes, nobody else can commit
+        rt = self._runtime
+        if rt is None:
+            self._catch_up_now()
+            return
+        rt.base_acquire()
+        try:
+            self._catch_up_now()
+        finally:
+            rt.base_release()
+
+    def _catch_up_now(self) -> None:
         self._pin_stale = False
         self._behind = False  # a commit after the pin below sets it again
         seq = self.storage.pin()
@@ -1994,6 +2010,8 @@ class Engine:
             # another process changed the catalog (CREATE/DROP ...), or this one fell so far
             # behind that the entries it needs were dropped: rebuild from the catalog, pinned
             # at this snapshot, which holds every logged write
+            if self._runtime is not None:
+                self._runtime.wait_idle()  # no message of the old graph is in flight
             self._reload_catalog()
             self._applied = seq
             return
@@ -2268,6 +2286,10 @@ class Engine:
         st.commit()
         self._dispatch_pairs(pairs)
         self._pin_stale = True  # the next fill pins a snapshot that holds this write
+        if self._runtime is not None:
+            # domain threads answer base upqueries from the pinned snapshot without asking:
+            # pin one holding this write now, while base storage's lock still pairs the two
+            self._catch_up()
 
     # --- statement planning ------------------------------------------------------------------
     def _schema(self, name: str) -> TableSchema:

@@ -23,6 +23,15 @@ JOINED = (
     "SELECT c.id, c.n, l.note FROM counters c JOIN labels l ON l.id = c.id "
     "WHERE c.grp = ? ORDER BY c.id"
 )
+# every way the dataflow can run: upqueries computed in place or as messages, on the caller's
+# thread or on domain threads (one, or one per domain)
+MODES = {
+    "direct": {"upqueries": "direct"},
+    "messages": {"upqueries": "messages"},
+    "threads": {"domains": "threads"},
+    "thread-direct": {"domains": "threads", "upqueries": "direct"},
+}
+
 QUERIES = (
     [(ROW, k) for k in range(1, 7)] + [(TOTAL, g) for g in (0, 1)] + [(JOINED, g) for g in (0, 1)]
 )
@@ -66,12 +75,12 @@ def _cached(conn, wait: float = 10.0) -> dict:
 # --- connections in one process --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("upqueries", ["direct", "messages"])
-def test_two_connections_on_one_file_see_each_others_commits(tmp_path, upqueries):
+@pytest.mark.parametrize("mode", list(MODES))
+def test_two_connections_on_one_file_see_each_others_commits(tmp_path, mode):
     path = str(tmp_path / "two.db")
     _setup(path)
-    a = noria_py.connect(path, upqueries=upqueries)
-    b = noria_py.connect(path, upqueries=upqueries)
+    a = noria_py.connect(path, **MODES[mode])
+    b = noria_py.connect(path, **MODES[mode])
     for q, k in QUERIES:
         a.execute(q, (k,)).fetchall()
         b.execute(q, (k,)).fetchall()
@@ -156,12 +165,12 @@ _txn = st.tuples(
 )
 
 
-@pytest.mark.parametrize("upqueries", ["direct", "messages"])
+@pytest.mark.parametrize("mode", list(MODES))
 @settings(
     max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(plans=st.lists(st.lists(_txn, min_size=1, max_size=12), min_size=2, max_size=2))
-def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, plans, upqueries):
+def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, plans, mode):
     path = str(tmp_path_factory.mktemp("procs") / "shared.db")
     _setup(path)
     ctx = mp.get_context("spawn")
@@ -170,7 +179,7 @@ def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, pla
     plans = [
         [([(2 * i + 1 + r, sp) for r, sp in ops], c) for ops, c in p] for i, p in enumerate(plans)
     ]
-    opts = {"upqueries": upqueries}
+    opts = MODES[mode]
     writers = [
         ctx.Process(target=_writer, args=(path, i + 1, p, out, finish, opts))
         for i, p in enumerate(plans)
@@ -368,23 +377,23 @@ def test_every_column_kind_crosses_the_change_log(tmp_path):
 
 
 def test_a_connection_without_the_change_log_is_alone_on_its_file(tmp_path):
-    """domains='threads' and shared=False keep views that do not follow other connections'
-    writes: such a connection and any other on the same file refuse each other at open (in
-    one process and across processes), instead of one serving stale views."""
+    """shared=False keeps views that do not follow other connections' writes: such a
+    connection and any other on the same file refuse each other at open (in one process and
+    across processes), instead of one serving stale views."""
     import subprocess
     import sys
 
     path = str(tmp_path / "alone.db")
     _setup(path)
     a = noria_py.connect(path)
-    b = noria_py.connect(path)  # two connections that follow each other: fine
-    for options in ({"domains": "threads"}, {"shared": False}):
+    b = noria_py.connect(path, domains="threads")  # two that follow each other: fine
+    for options in ({"shared": False}, {"shared": False, "domains": "threads"}):
         with pytest.raises(noria_py.OperationalError) as info:
             noria_py.connect(path, **options)
         assert "in use" in str(info.value)
     a.close()
     b.close()
-    t = noria_py.connect(path, domains="threads")
+    t = noria_py.connect(path, shared=False)
     with pytest.raises(noria_py.OperationalError):
         noria_py.connect(path)
     probe = (
