@@ -43,7 +43,7 @@ from .sql import values as V
 from .sql.collation import ck
 from .sql.compile import CompiledQuery, Compiler, key_combinations
 from .sql.dialect import DIALECT
-from .sql.expr import Scope, Unsupported, compile_expr, truthy
+from .sql.expr import Scope, Unsupported, compile_expr, shown_value, truthy
 from .sql.parse import parse
 from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
 
@@ -2502,7 +2502,7 @@ class Engine:
             fns, names, kinds = [], [], []
             try:
                 for e in ast.expressions:
-                    c = compile_expr(e, scope)
+                    c = shown_value(compile_expr(e, scope), e, scope)  # 1/3 shows 0.3333
                     fns.append(c.fn)
                     kinds.append(c.kind)
                     names.append(e.alias_or_name if isinstance(e, exp.Alias) else e.sql("mysql"))

@@ -33,7 +33,16 @@ from ..dataflow.ops.union import Union
 from ..errors import ProgrammingError, bad_field, no_such_table
 from . import functions as F
 from . import values as V
-from .expr import Compiled, Scope, Unsupported, compile_expr, int_range, truthy
+from .expr import (
+    Compiled,
+    Scope,
+    Unsupported,
+    carries_digits,
+    compile_expr,
+    int_range,
+    shown_value,
+    truthy,
+)
 
 # the aggregates the Aggregate operator implements itself, by their sqlglot class; the others
 # (STD, VARIANCE, BIT_OR, JSON_ARRAYAGG, ...) parse as calls by name (``sql/dialect.py``) and are
@@ -88,9 +97,13 @@ class Rel:
     pks: dict[str, list[int]] = field(default_factory=dict)
     scales: list | None = None  # DECIMAL scale per column (None: unknown)
     ranges: list | None = None  # integer (lowest, highest, unsigned) per column (None: unknown)
+    # columns whose DECIMAL values may hold more digits than their scale (an AVG, a quotient)
+    inexact: frozenset = frozenset()
 
     def scope(self) -> Scope:
-        return Scope(self.cols, self.scales, self.ranges)
+        s = Scope(self.cols, self.scales, self.ranges)
+        s.inexact = self.inexact
+        return s
 
 
 @dataclass
@@ -414,16 +427,24 @@ class Compiler:
         names: list[str],
         scope=None,
         faults: frozenset = frozenset(),
+        shown: int | frozenset = 0,
     ) -> Rel:
         """A projection of ``exprs``; the columns in ``faults`` (the query's visible result,
         read by nothing but its reader) may hold a ``Fault`` for a row that overflows, others
-        must not be able to overflow."""
+        must not be able to overflow. The ``shown`` columns (a count of the first ones, or a set
+        of positions) are values as MySQL shows, compares and groups them (a DECIMAL rounded to
+        its scale); the others keep every digit for what reads them (SUM adds a quotient's
+        digits)."""
         scope = scope or rel.scope()
+        if isinstance(shown, int):
+            shown = frozenset(range(shown))
         compiled: list[Compiled] = []
         for i, e in enumerate(exprs):
             c = compile_expr(e, scope, allow_params=False)
             if c.faults and i not in faults:
                 raise Unsupported("arithmetic that may overflow feeding another operator")
+            if i in shown:
+                c = shown_value(c, e, scope)
             compiled.append(c)
         cols = [c.col for c in compiled]
         if all(c is not None for c in cols):
@@ -442,7 +463,16 @@ class Compiler:
             lambda: Project(parent, fns, cols, list(names), kinds, text, catch),
         )
         ranges = [int_range(c) if c.kind == V.INT else None for c in compiled]
-        return Rel(node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {}, None, ranges)
+        scales = [c.scale if c.kind in (V.DECIMAL, V.INT) else None for c in compiled]
+        inexact = frozenset(
+            i
+            for i, (c, e) in enumerate(zip(compiled, exprs))
+            if i not in shown and c.kind == V.DECIMAL and carries_digits(e, scope)
+        )
+        return Rel(
+            node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {}, scales, ranges,
+            inexact,
+        )
 
     # --- SELECT ----------------------------------------------------------------------------
     def from_rel(self, sel: exp.Select, where_conj: list[exp.Expression]) -> Rel:
@@ -645,7 +675,8 @@ class Compiler:
                 proj_exprs.append(val)
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
-        out = self.project_rel(rel, proj_exprs, proj_names, scope, faults)
+        shown = len(proj_exprs) if top else 0
+        out = self.project_rel(rel, proj_exprs, proj_names, scope, faults, shown)
         if out.node.faults:
             plan.fault_source = out.node
         if sel.args.get("distinct"):
@@ -813,6 +844,8 @@ class Compiler:
                     ct = self._column_type(rel, c.col)
                     if ct is not None and ct.kind == V.DECIMAL:
                         scale = ct.scale or 0
+                elif c.kind == V.DECIMAL and c.scale is not None:
+                    scale = c.scale  # a computed DECIMAL's (AVG shows 4 digits more)
             ord_pos = []
             for x, d in order_spec:
                 ord_pos.append((len(pre_exprs), d))
@@ -832,7 +865,11 @@ class Compiler:
         pre_names = [f"__g{i}" for i in range(ngroup)] + [
             f"__a{i}" for i in range(len(pre_exprs) - ngroup)
         ]
-        pre = self.project_rel(rel, pre_exprs, pre_names, scope)
+        # group keys as MySQL groups them (a quotient rounded to its scale), aggregates'
+        # arguments with every digit, except that MIN/MAX keeps a quotient as shown
+        extremes = [p for s in specs if s.func in ("MIN", "MAX") for p in s.args]
+        shown = frozenset(range(ngroup)) | frozenset(extremes)
+        pre = self.project_rel(rel, pre_exprs, pre_names, scope, shown=shown)
         agg_names = pre_names[:ngroup] + [f"__agg{i}" for i in range(len(specs))]
         agg_kinds = [k for _, _, k in pre.cols[:ngroup]] + [s.output_kind() for s in specs]
         parent = pre.node
@@ -856,7 +893,28 @@ class Compiler:
             else None
             for s in specs
         ]
-        post = Rel(agg_node, post_cols, post_nullable, {}, None, post_ranges)
+        pre_scales = pre.scales or [None] * len(pre.cols)
+        post_scales = list(pre_scales[:ngroup])
+        post_inexact = set()
+        for i, s in enumerate(specs):
+            k = s.output_kind()
+            arg = s.args[0] if s.args else None
+            if s.func == "COUNT" or k == V.INT:
+                post_scales.append(0)
+            elif k != V.DECIMAL or arg is None:
+                post_scales.append(None)
+            elif s.func == "AVG":
+                post_scales.append(s.scale + 4)
+                post_inexact.add(ngroup + i)  # the quotient's digits
+            elif s.func in ("SUM", "MIN", "MAX"):
+                post_scales.append(pre_scales[arg] if pre_scales[arg] is not None else None)
+                if arg in pre.inexact:
+                    post_inexact.add(ngroup + i)
+            else:
+                post_scales.append(None)
+        post = Rel(
+            agg_node, post_cols, post_nullable, {}, post_scales, post_ranges, frozenset(post_inexact)
+        )
         post_scope = post.scope()
 
         def rewrite(e: exp.Expression) -> exp.Expression:
@@ -897,7 +955,8 @@ class Compiler:
                 proj_exprs.append(rewrite(val))
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
-        out = self.project_rel(post, proj_exprs, proj_names, post_scope, faults)
+        shown = len(proj_exprs) if top else 0
+        out = self.project_rel(post, proj_exprs, proj_names, post_scope, faults, shown)
         if out.node.faults:
             plan.fault_source = out.node
         if sel.args.get("distinct"):

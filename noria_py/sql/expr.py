@@ -66,6 +66,9 @@ class Scope:
         self.columns = columns
         self.scales = scales
         self.ranges = ranges  # per column: an integer column's (lowest, highest, unsigned)
+        # positions whose DECIMAL values may hold more digits than their scale (an AVG's, a
+        # quotient's): compared and shown rounded (``V.display_round``)
+        self.inexact: frozenset = frozenset()
 
     def resolve(self, col: exp.Column) -> tuple[int, str]:
         name = col.name.lower()
@@ -260,7 +263,8 @@ def _scale(v) -> int:
 
 
 def _div(a, b):
-    """MySQL ``/``: a decimal with the dividend's scale plus 4, or a double; x/0 is NULL."""
+    """MySQL ``/``: a DECIMAL quotient (with the digits MySQL keeps inside an expression:
+    ``V.decimal_quotient``; shown with the dividend's scale plus 4), or a double; x/0 is NULL."""
     if a is None or b is None:
         return None
     a = _num(a)
@@ -271,17 +275,10 @@ def _div(a, b):
         return a / b
     if b == 0:
         return None
-    da = Decimal(a)
-    db = Decimal(b)
     try:
-        q = da / db
+        return _nz(V.decimal_quotient(Decimal(a), Decimal(b)))
     except (DivisionByZero, InvalidOperation):
         return None
-    scale = _scale(da) + 4
-    try:
-        return _nz(q.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP))
-    except InvalidOperation:
-        return q
 
 
 def _intdiv(a, b):
@@ -585,6 +582,38 @@ def literal_value(node: exp.Literal):
         return text
 
 
+def carries_digits(node: exp.Expression, scope: Scope) -> bool:
+    """May ``node``'s DECIMAL value hold more digits than its scale? (A quotient inside it,
+    or a column that may: MySQL keeps a quotient's extra digits through arithmetic, functions
+    and aggregates, and rounds them off where a value is compared, grouped or shown.)"""
+    inexact = scope.inexact
+    for x in node.walk():
+        if isinstance(x, exp.Div):
+            return True
+        if inexact and isinstance(x, exp.Column):
+            try:
+                if scope.resolve(x)[0] in inexact:
+                    return True
+            except Exception:  # noqa: BLE001 - reported where the column is compiled
+                continue
+    return False
+
+
+def shown_value(c: Compiled, node: exp.Expression, scope: Scope) -> Compiled:
+    """``c`` giving the value as MySQL compares, groups and shows it: a DECIMAL that may hold
+    more digits than its scale rounded to it (``c`` itself otherwise)."""
+    if c.kind != V.DECIMAL or c.scale is None or not carries_digits(node, scope):
+        return c
+    scale = c.scale
+    if c.const:
+        v = V.display_round(c.fn(None, None), scale)
+        return Compiled(lambda r, p, v=v: v, c.kind, True, None, scale)
+    f = c.fn
+    out = Compiled(lambda r, p: V.display_round(f(r, p), scale), c.kind, False, None, scale)
+    out.faults = c.faults
+    return out
+
+
 def compile_expr(node: exp.Expression, scope: Scope, allow_params: bool = True) -> Compiled:
     """Compile a scalar expression over ``scope``'s columns."""
     comp = _Compiler(scope, allow_params)
@@ -605,6 +634,11 @@ def compile_expr(node: exp.Expression, scope: Scope, allow_params: bool = True) 
         return _Compiler(scope, allow_params).const_kind(str.__str__(c.fn(None, None)), c.kind)
     return c
 
+
+# Functions that turn their arguments into text, which shows a DECIMAL at its scale
+_SHOWS_ARGUMENTS = {"CONCAT", "CONCAT_WS", "CAST_CHAR", "CAST_BINARY", "LENGTH",
+                    "CHAR_LENGTH", "UPPER", "LOWER", "LPAD", "RPAD", "REVERSE", "LEFT", "RIGHT",
+                    "SUBSTRING", "REPLACE", "INSTR", "LOCATE", "TRIM", "LTRIM", "RTRIM"}  # fmt: skip
 
 # Integer functions whose result is BIGINT UNSIGNED in MySQL (arithmetic on them is unsigned),
 # and those whose result is a small integer (arithmetic on them cannot overflow).
@@ -939,10 +973,13 @@ class _Compiler:
         return Compiled(neg, a.kind, scale=a.scale, rng=SIGNED if a.kind == V.INT else None)
 
     # comparison
+    def shown(self, c: Compiled, node: exp.Expression) -> Callable:
+        return shown_value(c, node, self.scope).fn
+
     def _cmp(self, n, f) -> Compiled:
         a = self.compile(n.this)
         b = self.compile(n.expression)
-        fa, fb = a.fn, b.fn
+        fa, fb = self.shown(a, n.this), self.shown(b, n.expression)
         a_dt = a.kind in (V.DATE, V.DATETIME)
         b_dt = b.kind in (V.DATE, V.DATETIME)
         if a_dt and b.const:
@@ -1071,6 +1108,8 @@ class _Compiler:
         if n.args.get("query") or n.args.get("unnest") or n.args.get("field"):
             raise Unsupported("IN with a subquery")
         fa = self.compile(n.this)
+        if fa.kind == V.DECIMAL:
+            fa = Compiled(self.shown(fa, n.this), fa.kind, fa.const, None, fa.scale)
         items = [self.compile(e) for e in n.expressions]
         if fa.kind in (V.DATE, V.DATETIME):
             items = [
@@ -1310,6 +1349,13 @@ class _Compiler:
             raise Unsupported(f"{name}() is not deterministic")
         comps = [self.compile(a) for a in args]
         kinds = [c.kind for c in comps]
+        if name in _SHOWS_ARGUMENTS:  # a DECIMAL turned into text is shown at its scale
+            comps = [
+                Compiled(self.shown(c, a), c.kind, c.const, None, c.scale)
+                if c.kind == V.DECIMAL
+                else c
+                for c, a in zip(comps, args)
+            ]
         consts = [c.fn(None, None) if c.const else F.NOT_CONST for c in comps]
         kind = fn.result_kind(kinds, consts)
         call = bind_function(fn)

@@ -70,6 +70,71 @@ def _per_item(select: exp.Expression, schemas: dict, fn) -> list:
     return out
 
 
+def is_aggregate(e: exp.Expression) -> bool:
+    return isinstance(e, exp.AggFunc) or (
+        isinstance(e, exp.Anonymous) and str(e.this).upper() in F.AGGREGATES
+    )
+
+
+class OverAggregates:
+    """A select item computed over aggregates (``SUM(d) / 3``): each aggregate becomes a
+    column of a row of its own, and the expression above them is compiled over that row by the
+    same evaluator as every other expression (exact DECIMAL arithmetic and MySQL's scales,
+    where SQLite would compute in doubles)."""
+
+    __slots__ = ("aggregates", "compiled", "kinds")
+
+    def __init__(self, aggregates: list, compiled, kinds: list):
+        self.aggregates = aggregates  # the aggregate nodes, in the row's order
+        self.compiled = compiled
+        self.kinds = kinds
+
+
+def over_aggregates(e: exp.Expression, scope: Scope) -> OverAggregates | None:
+    """``e`` as an expression over aggregates, or None when it is not one (an aggregate
+    itself, no aggregate, a subquery or window inside) or cannot be typed."""
+    if isinstance(e, exp.Alias):
+        e = e.this
+    if is_aggregate(e) or e.find(exp.Subquery, exp.Select, exp.Window) is not None:
+        return None
+    if not any(is_aggregate(n) for n in e.walk()):
+        return None
+    originals = _maximal_aggregates(e)
+    tree = e.copy()
+    for i, a in enumerate(_maximal_aggregates(tree)):  # the copy's twins, in the same order
+        a.replace(exp.column(f"nf_agg{i}"))
+    if any(not c.name.lower().startswith("nf_agg") for c in tree.find_all(exp.Column)):
+        return None  # a bare column beside the aggregates: SQLite's row, not one value
+    kinds, scales = [], []
+    for a in originals:
+        k = _kind(a, scope)
+        if k is None:
+            return None
+        kinds.append(k)
+        scales.append(_scale(a, scope) if k == V.DECIMAL else None)
+    cols = [("", f"nf_agg{i}", k) for i, k in enumerate(kinds)]
+    try:
+        compiled = compile_expr(tree, Scope(cols, scales, [None] * len(cols)), allow_params=True)
+    except Exception:  # noqa: BLE001 - anything the compiler cannot type is left to SQLite
+        return None
+    return OverAggregates(originals, compiled, kinds)
+
+
+def _maximal_aggregates(e: exp.Expression) -> list:
+    """The aggregates in ``e`` not inside another one, in depth-first order."""
+    found: list = []
+
+    def visit(n):
+        if is_aggregate(n):
+            found.append(n)
+            return
+        for child in n.iter_expressions():
+            visit(child)
+
+    visit(e)
+    return found
+
+
 def _argument(agg: exp.Expression) -> exp.Expression | None:
     """An aggregate's one argument (``SUM(DISTINCT x)``'s ``x``), None when not one."""
     arg = agg.this
@@ -81,6 +146,10 @@ def _argument(agg: exp.Expression) -> exp.Expression | None:
 def _scale(e: exp.Expression, scope: Scope) -> int | None:
     if isinstance(e, exp.Alias):
         return _scale(e.this, scope)
+    over = over_aggregates(e, scope)
+    if over is not None:
+        c = over.compiled
+        return 0 if c.kind == V.INT else c.scale if c.kind == V.DECIMAL else None
     if isinstance(e, (exp.Sum, exp.Avg, exp.Min, exp.Max)):
         inner = _argument(e)
         if inner is None:
@@ -105,6 +174,9 @@ def _scale(e: exp.Expression, scope: Scope) -> int | None:
 def _kind(e: exp.Expression, scope: Scope) -> str | None:
     if isinstance(e, exp.Alias):
         return _kind(e.this, scope)
+    over = over_aggregates(e, scope)
+    if over is not None:
+        return over.compiled.kind
     if isinstance(e, exp.Count):
         return V.INT
     if isinstance(e, (exp.Sum, exp.Avg)):

@@ -31,13 +31,15 @@ from . import values as V
 from .expr import (
     _interval_parts,
     canonical_call,
+    carries_digits,
     cast_call,
     compile_expr,
     lookup_function,
     member_in_string_context,
+    shown_value,
     unknown_function,
 )
-from .proxy_types import select_scope
+from .proxy_types import converter, over_aggregates, select_scope
 
 PREFIX = "nf_"
 
@@ -149,6 +151,15 @@ def _call(name: str, args: list[exp.Expression]) -> exp.Expression:
     return exp.Anonymous(this=PREFIX + name, expressions=args)
 
 
+def _exact_text(call: exp.Expression) -> exp.Expression:
+    """A DECIMAL result column as its exact text that SQLite still compares, sorts and groups
+    by value (``HAVING s > 5``, ``ORDER BY s``): text affinity and the DECIMAL collation."""
+    return exp.Collate(
+        this=exp.Cast(this=call, to=exp.DataType.build("TEXT")),
+        expression=exp.Var(this=V.DECIMAL_COLLATION),
+    )
+
+
 def _registered_agg(name: str, args: list[exp.Expression]) -> exp.Expression:
     """A call of a registered aggregate. SQLite finalizes an aggregate that saw no rows without
     ever creating its accumulator, as NULL; where the value over no rows is not NULL (BIT_AND is
@@ -160,6 +171,13 @@ def _registered_agg(name: str, args: list[exp.Expression]) -> exp.Expression:
     assert type(empty) is int  # the BIT_ aggregates; text beyond 64 signed bits, as results are
     lit = exp.Literal.number(empty) if empty < 2**63 else exp.Literal.string(str(empty))
     return exp.Coalesce(this=call, expressions=[lit])
+
+
+def _resolved_kind(col: exp.Column, scope):
+    try:
+        return scope[0].resolve(col)[1]
+    except Exception:  # noqa: BLE001 - an outer or unknown column: SQLite reports it
+        return None
 
 
 def _storage_converter(ctype):
@@ -197,6 +215,21 @@ class _Rewriter:
             and self._decimal_argument(node.this, scope)
         ):
             return self._decimal_aggregate(node, scope, top)
+        if (
+            isinstance(node, (exp.Min, exp.Max))
+            and scope is not None
+            and not isinstance(node.this, (exp.Distinct, exp.Column))
+            and carries_digits(node.this, scope[0])
+        ):
+            # MIN/MAX keep a quotient as MySQL shows it (rounded to its scale)
+            arg = self._compile(node.this, scope, False, shown=True)
+            if arg is not None:
+                node.set("this", arg)
+                return node
+        if top and scope is not None and not isinstance(node, exp.Alias):
+            over = over_aggregates(node, scope[0])
+            if over is not None:
+                return self._over_aggregates(over, scope)
         if scope is not None and self._scalar_candidate(node, scope):
             replaced = self._compile(node, scope, top)
             if replaced is not None:
@@ -226,8 +259,8 @@ class _Rewriter:
 
     @staticmethod
     def _decimal_argument(arg: exp.Expression, scope) -> bool:
-        """Is a SUM's or AVG's argument a DECIMAL (its values then cross SQLite as exact
-        text where a double would lose digits)?"""
+        """Is a SUM's or AVG's argument a DECIMAL or an integer (its values then cross SQLite
+        as exact text where a double would lose digits)?"""
         if isinstance(arg, exp.Distinct):
             if len(arg.expressions) != 1:
                 return False
@@ -235,9 +268,29 @@ class _Rewriter:
         if arg.find(*_NOT_SCALAR):
             return False
         try:
-            return compile_expr(arg, scope[0], allow_params=True).kind == V.DECIMAL
+            return compile_expr(arg, scope[0], allow_params=True).kind in (V.DECIMAL, V.INT)
         except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
             return False
+
+    def _over_aggregates(self, over, scope) -> exp.Expression:
+        """A select item over aggregates: SQLite computes each aggregate (a DECIMAL one as its
+        exact text) and hands them to the compiled expression above them."""
+        args = [self._visit(a, scope, True) for a in over.aggregates]
+        convs = [converter(k) for k in over.kinds]
+        fn = over.compiled.fn
+        if over.compiled.kind == V.DECIMAL:
+            from ..storage.mysql_functions import to_sqlite_exact as out
+        else:
+            from ..storage.mysql_functions import to_sqlite as out
+
+        def run(r, p, fn=fn, out=out):
+            return out(fn(r, p))
+
+        with _EXPRS_LOCK:
+            _EXPRS.append((run, len(args), list(range(len(args))), convs))
+            k = len(_EXPRS) - 1
+        call = exp.Anonymous(this=PREFIX + "EXPR", expressions=[exp.Literal.number(k), *args])
+        return _exact_text(call) if over.compiled.kind == V.DECIMAL else call
 
     def _decimal_aggregate(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
         """SUM/AVG of a DECIMAL, exact: as a result column its value is the exact text (the
@@ -245,11 +298,18 @@ class _Rewriter:
         arg = node.this
         distinct = isinstance(arg, exp.Distinct)
         inner = arg.expressions[0] if distinct else arg
-        inner = self._visit(inner, scope, True)  # a compiled argument keeps its digits
+        compiled = None
+        if not isinstance(inner, exp.Column) or _resolved_kind(inner, scope) == V.DECIMAL:
+            # every digit as text (a DECIMAL column with its scale's: SQLite holds 1.50 as
+            # the number 1.5, and MySQL's quotient for AVG counts them; a quotient unrounded)
+            compiled = self._compile(inner, scope, True, shown=False)
+        inner = compiled if compiled is not None else self._visit(inner, scope, True)
         if distinct:
             inner = exp.Distinct(expressions=[inner])
         name = "DSUM" if isinstance(node, exp.Sum) else "DAVG"
-        return _call(name + ("_TEXT" if top else ""), [inner])
+        if top:
+            return _exact_text(_call(name + "_TEXT", [inner]))
+        return _call(name, [inner])
 
     def _children(self, node: exp.Expression, scope, top_of) -> None:
         """Visit ``node``'s children in place; ``top_of(key)``: are those result columns?"""
@@ -384,12 +444,18 @@ class _Rewriter:
             o.replace(exp.Literal.string(str(o.this)))
         return True
 
-    def _compile(self, node: exp.Expression, scope, top: bool):
+    def _compile(self, node: exp.Expression, scope, top: bool, shown: bool | None = None):
+        """``node`` as one ``nf_EXPR`` call. ``top``: a DECIMAL crosses as its exact text;
+        ``shown`` (default: ``top``): a DECIMAL rounded to its scale, as MySQL shows and
+        compares it. Both: a result column, compared and sorted by value."""
         sc, ctypes = scope
         try:
             compiled = compile_expr(node, sc, allow_params=True)
         except Exception:  # noqa: BLE001 - not compilable here: SQLite's functions then
             return None
+        shown = top if shown is None else shown
+        if shown:
+            compiled = shown_value(compiled, node, sc)
         used = sorted(
             {
                 sc.resolve(c)[0]
@@ -418,7 +484,8 @@ class _Rewriter:
         for i in used:
             q, name, _kind = sc.columns[i]
             args.append(exp.column(name, table=q, quoted=True))
-        return exp.Anonymous(this=PREFIX + "EXPR", expressions=args)
+        call = exp.Anonymous(this=PREFIX + "EXPR", expressions=args)
+        return _exact_text(call) if top and shown and compiled.kind == V.DECIMAL else call
 
     def _note_param_kinds(self, node: exp.Expression, scope) -> None:
         """A parameter compared natively with a column is bound as that column's type."""

@@ -350,6 +350,34 @@ def _member_value(value, ctype: ColumnType, col: str) -> str:
 _WIDE = decimal.Context(prec=200)
 
 
+def _frac(v: Decimal) -> int:
+    e = v.as_tuple().exponent
+    return -e if isinstance(e, int) and e < 0 else 0
+
+
+def decimal_quotient(a: Decimal, b: Decimal) -> Decimal:
+    """``a / b`` as MySQL computes a DECIMAL quotient (``b`` not 0): the fraction digits of
+    each operand counted in whole 9-digit words, plus ``div_precision_increment`` (4) digits as
+    far as the words' spare room does not already give them, rounded up to whole words; the
+    digits beyond are cut off. The value keeps those digits inside an expression (``2.00/3*3``
+    is 1.999999998, shown 2.000000); comparisons and results round it to the quotient's scale
+    (the dividend's plus 4), see :func:`display_round`."""
+    fa, fb = _frac(a), _frac(b)
+    wa, wb = -(-fa // 9) * 9, -(-fb // 9) * 9
+    incr = max(0, 4 - (wa - fa) - (wb - fb))
+    frac = -(-(wa + wb + incr) // 9) * 9
+    q = _WIDE.divide(a, b)
+    return q.quantize(Decimal(1).scaleb(-frac), rounding=decimal.ROUND_DOWN, context=_WIDE)
+
+
+def display_round(v, scale: int):
+    """A DECIMAL value with more fraction digits than its type's ``scale`` (a quotient's), as
+    MySQL shows and compares it: rounded half up to ``scale``."""
+    if type(v) is Decimal and _frac(v) > scale:
+        return v.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
+    return v
+
+
 def _round_whole(d: Decimal, col: str) -> int:
     """A finite number rounded half away from zero to an integer (out of range 1264 when it
     cannot fit any integer column)."""

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import sqlite3
-from decimal import Context, Decimal
+from decimal import Decimal
 
 from ..errors import Error
 from ..sql import collation as C
 from ..sql import functions as F
 from ..sql.expr import bind_function
 from ..sql.transpile import PREFIX, failed
-from ..sql.values import DECIMAL_COLLATION
+from ..sql.values import DECIMAL_COLLATION, decimal_quotient
 
 _I64_MAX = 2**63 - 1
 
@@ -145,21 +145,20 @@ class _DecimalSumText(_DecimalSum):
         return None if self.total is None else to_sqlite_exact(Decimal(self.total))
 
 
-_AVG_CONTEXT = Context(prec=100)
-
-
 class _DecimalAvg(_DecimalSum):
     def finalize(self):
         if self.total is None:
             return None
-        return float(_AVG_CONTEXT.divide(Decimal(self.total), self.n))
+        return float(decimal_quotient(Decimal(self.total), Decimal(self.n)))
 
 
 class _DecimalAvgText(_DecimalSum):
+    """AVG of a DECIMAL as a result column: MySQL's quotient, with the digits it keeps."""
+
     def finalize(self):
         if self.total is None:
             return None
-        return to_sqlite_exact(_AVG_CONTEXT.divide(Decimal(self.total), self.n))
+        return to_sqlite_exact(decimal_quotient(Decimal(self.total), Decimal(self.n)))
 
 
 def register(conn: sqlite3.Connection) -> None:

@@ -47,7 +47,7 @@ TEMPLATES: dict[str, list[str]] = {
         "IF({i} > 0, {s}, 'neg')", "COALESCE({s}, 'none')", "IFNULL({s}, {i})",
         "CASE WHEN {i} > 2 THEN 'big' WHEN {i} < 0 THEN {s} END", "DATE_FORMAT({ts}, '{fmt}')",
         "DATE_FORMAT({dt}, '{fmt}')", "DAYNAME({dt})", "MONTHNAME({ts})",
-        "INSERT({s}, 2, 1, 'Z')", "SOUNDEX({s})",
+        "INSERT({s}, 2, 1, 'Z')", "SOUNDEX({s})", "CONCAT({d} / 3, '|')",
     ],
     "int": [
         "{i} + {i}", "{i} - {n}", "{i} * {n}", "{i} DIV {n}", "-{i}", "{i} * {i}", "{n} - {i}", "{i} % {n}", "MOD({i}, {n})",
@@ -64,12 +64,16 @@ TEMPLATES: dict[str, list[str]] = {
         "{d} IN (1.5, 2, {dstr})", "{i} IS NULL", "ISNULL({d})", "{i} <=> {n}",
         "NOT {i}", "{i} AND {n}", "{i} OR {d}", "{i} XOR {n}", "NULLIF({i}, 7)",
         "GREATEST({i}, {n})", "LEAST({i}, {n}, -1)", "{x} IS NOT NULL",
+        "{d} / 3 = ROUND({d} / 3, 6)", "{d} / 7 * 7 = {d}", "{d} / 3 IN (0.166667, {d})",
+        "{d} / 3 BETWEEN 0.166667 AND 1",
     ],
     "dec": [
         "{d} + {d}", "{d} * {i}", "{d} / {n}", "{i} / {n}", "{d} - 1.25", "ROUND({d}, 1)",
         "ROUND({d})", "TRUNCATE({d}, 1)", "TRUNCATE({d}, -1)", "ABS({d})", "{d} % 2",
         "CAST({f} AS DECIMAL(10, 2))", "CAST({s} AS DECIMAL(8, 3))", "SUM_NOT_USED",
         "GREATEST({d}, {i})", "COALESCE({d}, {i})",
+        # a quotient keeps MySQL's extra digits inside an expression, shown rounded
+        "{d} / 7 * 7", "({d} / 3) * 1000000", "ROUND({d} / 3, 8)", "COALESCE({d} / 3) * 300000",
     ],
     "dbl": [
         "{f} * 2", "{f} + {i}", "{f} / 4", "SQRT(ABS({f}))", "POW({n}, 2)", "LOG(2, 8)", "EXP({n})",

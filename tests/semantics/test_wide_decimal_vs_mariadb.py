@@ -1,9 +1,11 @@
-"""DECIMAL columns wider than a double's 15 digits, compared with a real MariaDB.
+"""DECIMAL columns wider than a double's 15 digits, and DECIMAL quotients, compared with a real
+MariaDB.
 
 Values that differ only in their last digits (where a double would make them equal) are
 stored, compared, sorted, grouped, joined, summed and averaged on the dataflow and on base
-storage, after inserts, updates and deletes; every answer must equal MariaDB's digit for digit,
-with the same scale."""
+storage, after inserts, updates and deletes; quotients and averages go on into arithmetic with
+the digits MySQL keeps. Every answer must equal MariaDB's digit for digit, with the same
+scale."""
 
 from __future__ import annotations
 
@@ -69,6 +71,16 @@ QUERIES = [
     ("SELECT id FROM wd WHERE d > n ORDER BY id", False),
     ("SELECT g, SUM(d + e) FROM wd WHERE id > ? GROUP BY g ORDER BY g", "id"),
     ("SELECT id FROM wd WHERE d IN (SELECT e FROM wd) ORDER BY id", False),
+    # quotients keep MySQL's extra digits through arithmetic, and are shown rounded
+    ("SELECT AVG(d) * 2, SUM(d) / 3, AVG(n * 2), AVG(n) * 3000000, SUM(n / 3) FROM wd", False),
+    ("SELECT g, AVG(d) * 3, MAX(n / 7) * 7 FROM wd GROUP BY g ORDER BY g", False),
+    ("SELECT n / 3 AS q, COUNT(*) FROM wd GROUP BY q ORDER BY q", False),
+    ("SELECT id, n / 7 * 7, d / 3 * 3 FROM wd WHERE n / 3 = ROUND(n / 3, 6) ORDER BY id", False),
+    ("SELECT g, SUM(n) / COUNT(*) FROM wd WHERE id IN (SELECT id FROM wd) GROUP BY g", False),
+    # a DECIMAL result column compared and sorted by value, on base storage too
+    ("SELECT g, SUM(n) AS s FROM wd GROUP BY g HAVING s > 0 ORDER BY s DESC, g", False),
+    ("SELECT id, n * 2 AS x FROM wd WHERE id IN (SELECT id FROM wd) ORDER BY x, id", False),
+    ("SELECT g, AVG(d) AS a FROM wd GROUP BY g HAVING a < 1 ORDER BY a, g", False),
 ]
 
 

@@ -18,7 +18,7 @@ emitted even when the input is empty (COUNT(*) = 0, SUM = NULL), as SQL requires
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from fractions import Fraction
 
 from sortedcontainers import SortedKeyList
@@ -107,9 +107,8 @@ def _to_number(v):
 def _avg_value(total, n, spec: AggSpec):
     if spec.kind == V.FLOAT or isinstance(total, (float, Fraction)):
         return float(Fraction(total) / n)
-    scale = spec.scale + 4
-    q = Decimal(total) / Decimal(n)
-    return q.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    # MySQL's quotient, with the digits it keeps (shown rounded to the argument's scale + 4)
+    return V.decimal_quotient(Decimal(total), Decimal(n))
 
 
 def _sum_value(total, spec: AggSpec):
