@@ -82,12 +82,13 @@ class OverAggregates:
     same evaluator as every other expression (exact DECIMAL arithmetic and MySQL's scales,
     where SQLite would compute in doubles)."""
 
-    __slots__ = ("aggregates", "compiled", "kinds")
+    __slots__ = ("aggregates", "compiled", "kinds", "scales")
 
-    def __init__(self, aggregates: list, compiled, kinds: list):
+    def __init__(self, aggregates: list, compiled, kinds: list, scales: list):
         self.aggregates = aggregates  # the aggregate nodes, in the row's order
         self.compiled = compiled
         self.kinds = kinds
+        self.scales = scales  # a DECIMAL aggregate's scale (None: AVG, which has more digits)
 
 
 def over_aggregates(e: exp.Expression, scope: Scope) -> OverAggregates | None:
@@ -117,7 +118,8 @@ def over_aggregates(e: exp.Expression, scope: Scope) -> OverAggregates | None:
         compiled = compile_expr(tree, Scope(cols, scales, [None] * len(cols)), allow_params=True)
     except Exception:  # noqa: BLE001 - anything the compiler cannot type is left to SQLite
         return None
-    return OverAggregates(originals, compiled, kinds)
+    exact = [None if isinstance(a, exp.Avg) else sc for a, sc in zip(originals, scales)]
+    return OverAggregates(originals, compiled, kinds, exact)
 
 
 def _maximal_aggregates(e: exp.Expression) -> list:

@@ -276,7 +276,8 @@ class _Rewriter:
         """A select item over aggregates: SQLite computes each aggregate (a DECIMAL one as its
         exact text) and hands them to the compiled expression above them."""
         args = [self._visit(a, scope, True) for a in over.aggregates]
-        convs = [converter(k) for k in over.kinds]
+        # SQLite holds a DECIMAL(5,2)'s 1.50 as 1.5: back to its scale (an AVG keeps its digits)
+        convs = [converter(k, sc) for k, sc in zip(over.kinds, over.scales)]
         fn = over.compiled.fn
         if over.compiled.kind == V.DECIMAL:
             from ..storage.mysql_functions import to_sqlite_exact as out
