@@ -44,7 +44,7 @@ from .sql.collation import ck
 from .sql.compile import CompiledQuery, Compiler, key_combinations
 from .sql.dialect import DIALECT
 from .sql.expr import Scope, Unsupported, compile_expr, shown_value, truthy
-from .sql.parse import parse
+from .sql.parse import item_name, parse
 from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -110,12 +110,13 @@ class SelectPrepared(Prepared):
     is_select = True
     description = None  # the PEP 249 cursor description, cached by the cursor
 
-    def __init__(self, entry: QueryEntry, param_count: int):
+    def __init__(self, entry: QueryEntry, param_count: int, names: list | None = None):
         self.entry = entry
         cq = entry.compiled
         self.cq = cq
         self.param_count = param_count
-        self.columns = cq.names
+        # a text spelled otherwise than the one compiled shares its view, not its names
+        self.columns = names if names is not None and len(names) == len(cq.names) else cq.names
         self.column_types = [V.MYSQL_NAME_OF_KIND.get(k, "VARCHAR") for k in cq.kinds]
         for i, t in enumerate(getattr(cq, "declared", None) or ()):
             if t is not None:
@@ -2505,7 +2506,7 @@ class Engine:
                     c = shown_value(compile_expr(e, scope), e, scope)  # 1/3 shows 0.3333
                     fns.append(c.fn)
                     kinds.append(c.kind)
-                    names.append(e.alias_or_name if isinstance(e, exp.Alias) else e.sql("mysql"))
+                    names.append(item_name(e))
             except Unsupported:
                 return self._proxy(ast, nparams, sql)
             return ConstPrepared(fns, names, kinds, nparams)
@@ -2516,7 +2517,7 @@ class Engine:
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
-                return SelectPrepared(entry, nparams)
+                return SelectPrepared(entry, nparams, _item_names(ast))
             return self._proxy(ast, nparams, sql, entry)
         compiler = Compiler(self.graph, self.storage, self.views)
         try:
@@ -4471,6 +4472,16 @@ def _selects_star(query: exp.Expression) -> bool:
     return False
 
 
+def _item_names(query: exp.Expression) -> list | None:
+    """A SELECT's result column names as this text names them (None with ``*``: the
+    compiled query's names then)."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    if not isinstance(query, exp.Select) or _selects_star(query):
+        return None
+    return [item_name(e) for e in query.expressions]
+
+
 def _output_names(query: exp.Expression) -> list[str] | None:
     """The column names a query's select list gives, when they are plain (no ``*``)."""
     if isinstance(query, exp.Subquery):
@@ -4479,13 +4490,7 @@ def _output_names(query: exp.Expression) -> list[str] | None:
         return _output_names(query.this)
     if not isinstance(query, exp.Select) or _selects_star(query):
         return None
-    out = []
-    for e in query.expressions:
-        if isinstance(e, (exp.Alias, exp.Column)):
-            out.append(e.alias_or_name)
-        else:
-            out.append(e.sql("mysql"))
-    return out
+    return [item_name(e) for e in query.expressions]
 
 
 def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
@@ -4593,8 +4598,7 @@ def _returning(stmt, schema: TableSchema):
             ce = compile_expr(e.this if isinstance(e, exp.Alias) else e, scope)
         except Unsupported as err:
             raise E.NotSupportedError(f"RETURNING expression not supported: {err}") from None
-        name = e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else e.sql("mysql")
-        out.append((name, ce.fn, ce.kind))
+        out.append((item_name(e), ce.fn, ce.kind))
     return out
 
 
@@ -4678,14 +4682,12 @@ def _select_columns(query, schemas: dict):
 
 def _ctas_names(query, n: int) -> list[str]:
     """A SELECT's output column names, as MySQL names them (the alias, else the text)."""
-    names = []
-    for e in query.expressions if isinstance(query, exp.Select) else []:
-        if isinstance(e, exp.Alias):
-            names.append(e.alias)
-        elif isinstance(e, exp.Column) and not isinstance(e.this, exp.Star):
-            names.append(e.name)
-        else:
-            names.append(e.sql("mysql"))
+    names = [
+        item_name(e)
+        if not (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+        else e.sql("mysql")
+        for e in (query.expressions if isinstance(query, exp.Select) else [])
+    ]
     if len(names) != n or any(not x for x in names):
         raise E.NotSupportedError(
             "This version doesn't yet support 'CREATE TABLE ... AS SELECT' of this select list"

@@ -43,6 +43,7 @@ from .expr import (
     shown_value,
     truthy,
 )
+from .parse import item_name
 
 # the aggregates the Aggregate operator implements itself, by their sqlglot class; the others
 # (STD, VARIANCE, BIT_OR, JSON_ARRAYAGG, ...) parse as calls by name (``sql/dialect.py``) and are
@@ -470,7 +471,12 @@ class Compiler:
             if i not in shown and c.kind == V.DECIMAL and carries_digits(e, scope)
         )
         return Rel(
-            node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {}, scales, ranges,
+            node,
+            [(None, n, k) for n, k in zip(names, kinds)],
+            nullable,
+            {},
+            scales,
+            ranges,
             inexact,
         )
 
@@ -509,7 +515,7 @@ class Compiler:
                 names.append(e.alias)
             else:
                 exprs.append(e)
-                names.append(e.name if isinstance(e, exp.Column) else e.sql("mysql"))
+                names.append(item_name(e))
         return exprs, names
 
     def plan_select(self, sel: exp.Select, top: bool) -> _Plan:
@@ -913,7 +919,13 @@ class Compiler:
             else:
                 post_scales.append(None)
         post = Rel(
-            agg_node, post_cols, post_nullable, {}, post_scales, post_ranges, frozenset(post_inexact)
+            agg_node,
+            post_cols,
+            post_nullable,
+            {},
+            post_scales,
+            post_ranges,
+            frozenset(post_inexact),
         )
         post_scope = post.scope()
 

@@ -88,8 +88,9 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
         stmt = _replace_statement(sql, text)
     if isinstance(stmt, exp.Command) and not _known_command(stmt):
         raise parse_error(f"near '{sql.strip()[:40]}'")
-    _check_tokens(text)
+    toks = _check_tokens(text)
     _check_tree(stmt, sql)
+    _name_items(stmt, text, toks)
     _unit_keywords(stmt)
     return stmt, nparams
 
@@ -162,6 +163,71 @@ def _check_tokens(text: str) -> None:
             raise parse_error("near 'WHERE'")
     if toks and toks[-1].token_type == TokenType.COMMA:
         raise parse_error("unexpected end of statement")
+    return toks
+
+
+_ITEM_END = {"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTO", "WINDOW",
+             "FOR", "LOCK", "EXCEPT", "INTERSECT", "SEMICOLON"}  # fmt: skip
+_MODIFIERS = {"DISTINCT", "ALL", "DISTINCTROW", "HIGH_PRIORITY", "STRAIGHT_JOIN",
+              "SQL_SMALL_RESULT", "SQL_BIG_RESULT", "SQL_BUFFER_RESULT", "SQL_NO_CACHE",
+              "SQL_CACHE", "SQL_CALC_FOUND_ROWS"}  # fmt: skip
+_PLACEHOLDER = re.compile(r":p\d+\b")
+
+
+def _name_items(stmt: exp.Expression, text: str, toks: list) -> None:
+    """MySQL names an unaliased result column by its text as written (``count(*)``, ``a+1``):
+    note each computed item's text in its ``meta["name"]`` (see :func:`item_name`). Only the
+    first SELECT of a statement that starts with it (a UNION's columns are its first
+    SELECT's) or of a CREATE ... AS SELECT."""
+    first = stmt.expression if isinstance(stmt, exp.Create) else stmt  # CREATE VIEW ... AS
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    if not isinstance(first, exp.Select):
+        return
+    starts = [i for i, t in enumerate(toks) if t.token_type.name == "SELECT"]
+    if not starts or (not isinstance(stmt, exp.Create) and starts[0] != 0):
+        return
+    spans: list[list] = [[]]
+    depth = 0
+    i = starts[0] + 1
+    while i < len(toks) and toks[i].text.upper() in _MODIFIERS and not spans[0]:
+        i += 1
+    for tok in toks[i:]:
+        kind = tok.token_type.name
+        if depth == 0 and (kind in _ITEM_END or tok.text.upper() in _ITEM_END):
+            break
+        if kind == "L_PAREN":
+            depth += 1
+        elif kind == "R_PAREN":
+            depth -= 1
+        if depth == 0 and kind == "COMMA":
+            spans.append([])
+            continue
+        spans[-1].append(tok)
+    items = first.expressions
+    if len(spans) != len(items) or not all(spans):
+        return  # a shape this walk does not know: the normalized text names them
+    for e, span in zip(items, spans):
+        if isinstance(e, (exp.Alias, exp.Column, exp.Star)):
+            continue
+        written = text[span[0].start : span[-1].end + 1]
+        e.meta["name"] = _PLACEHOLDER.sub("?", written)
+
+
+def item_name(e: exp.Expression) -> str:
+    """A result column's name as MySQL gives it: the alias, the column's name, a string
+    literal's value, else the item's text as written (the normalized text when unknown)."""
+    if isinstance(e, exp.Alias):
+        return e.alias
+    inner = e
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    if isinstance(inner, exp.Column):
+        return inner.name  # ``(a)`` is the column a
+    if isinstance(e, exp.Literal) and e.is_string:
+        return e.this
+    name = e.meta.get("name") if e._meta else None
+    return name if name else e.sql("mysql")
 
 
 def _check_tree(stmt: exp.Expression, sql: str) -> None:

@@ -121,9 +121,11 @@ def _name_items(tree: exp.Expression) -> None:
         first = first.this
     if not isinstance(first, exp.Select):
         return
+    from .parse import item_name
+
     for e in list(first.expressions):
         if not isinstance(e, (exp.Alias, exp.Column, exp.Star)):
-            e.replace(exp.alias_(e.copy(), e.sql("mysql"), quoted=True))
+            e.replace(exp.alias_(e.copy(), item_name(e), quoted=True))
 
 
 def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
