@@ -231,7 +231,13 @@ class Compiler:
                 self._view_stack.pop()
             q = alias or name
             return Rel(
-                rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {}, None, rel.ranges
+                rel.node,
+                [(q, n, k) for _, n, k in rel.cols],
+                rel.nullable,
+                {},
+                rel.scales,
+                rel.ranges,
+                rel.inexact,
             )
         schema = self.storage.schemas.get(low)
         if schema is None:
@@ -265,7 +271,13 @@ class Compiler:
             if q is None:
                 raise ProgrammingError("Every derived table must have its own alias", 1248, "42000")
             return Rel(
-                rel.node, [(q, n, k) for _, n, k in rel.cols], rel.nullable, {}, None, rel.ranges
+                rel.node,
+                [(q, n, k) for _, n, k in rel.cols],
+                rel.nullable,
+                {},
+                rel.scales,
+                rel.ranges,
+                rel.inexact,
             )
         raise Unsupported(f"FROM item {type(item).__name__}")
 
@@ -367,6 +379,7 @@ class Compiler:
             pks,
             left.scales + right.scales if left.scales and right.scales else None,
             _joined(left, right),
+            left.inexact | frozenset(nl + i for i in right.inexact),
         )
 
     def _qual_of(self, rel: Rel, name: str) -> str | None:
@@ -419,7 +432,7 @@ class Compiler:
         text = self.canon(pred, scope)
         parent = rel.node
         node = self._mk(f"filter({parent.signature};{text})", lambda: Filter(parent, pred_fn, text))
-        return Rel(node, rel.cols, rel.nullable, rel.pks, rel.scales, rel.ranges)
+        return Rel(node, rel.cols, rel.nullable, rel.pks, rel.scales, rel.ranges, rel.inexact)
 
     def project_rel(
         self,
@@ -690,8 +703,8 @@ class Compiler:
                 raise Unsupported("DISTINCT ON")
             parent = out.node
             node = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
-            out = Rel(node, out.cols, out.nullable, {}, None, out.ranges)
-        plan.rel = Rel(out.node, out.cols, out.nullable, {}, None, out.ranges)
+            out = Rel(node, out.cols, out.nullable, {}, out.scales, out.ranges, out.inexact)
+        plan.rel = Rel(out.node, out.cols, out.nullable, {}, out.scales, out.ranges, out.inexact)
         plan.visible = len(exprs)
         plan.key_pos = key_pos
         plan.order = order_spec
@@ -846,12 +859,12 @@ class Compiler:
                 positions.append(len(pre_exprs))
                 pre_exprs.append(x)
                 kinds.append(c.kind)
-                if c.col is not None:
+                if c.kind == V.DECIMAL and c.scale is not None:
+                    scale = c.scale  # a column's or a computed DECIMAL's (AVG shows 4 more)
+                elif c.col is not None:
                     ct = self._column_type(rel, c.col)
                     if ct is not None and ct.kind == V.DECIMAL:
                         scale = ct.scale or 0
-                elif c.kind == V.DECIMAL and c.scale is not None:
-                    scale = c.scale  # a computed DECIMAL's (AVG shows 4 digits more)
             ord_pos = []
             for x, d in order_spec:
                 ord_pos.append((len(pre_exprs), d))
@@ -974,7 +987,7 @@ class Compiler:
         if sel.args.get("distinct"):
             parent2 = out.node
             node = self._mk(f"distinct({parent2.signature})", lambda: Distinct(parent2))
-            out = Rel(node, out.cols, out.nullable, {}, None, out.ranges)
+            out = Rel(node, out.cols, out.nullable, {}, out.scales, out.ranges, out.inexact)
         plan.rel = out
         plan.visible = len(exprs)
         plan.key_pos = key_pos

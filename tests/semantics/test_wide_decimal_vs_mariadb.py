@@ -83,6 +83,12 @@ QUERIES = [
     ("SELECT g, AVG(d) AS a FROM wd GROUP BY g HAVING a < 1 ORDER BY a, g", False),
 ]
 
+# through a derived table (maintained by the dataflow; base storage types it from values)
+DATAFLOW_ONLY = [
+    "SELECT g, AVG(x), SUM(x) / 3 FROM (SELECT g, n * 2 AS x FROM wd) s GROUP BY g ORDER BY g",
+    "SELECT id, q * 3000000, q FROM (SELECT id, n / 3 AS q FROM wd) s ORDER BY id",
+]
+
 
 def _exact(rows):
     """Rows with each DECIMAL as its text: 1.10 and 1.1 differ, as MySQL shows them."""
@@ -148,6 +154,11 @@ def test_wide_decimals_answer_as_mariadb(sides, rows, probe, pick, as_text, chan
         for mode, c in ours.items():
             got = _exact(c.execute(text, params).fetchall())
             assert got == theirs, f"{mode}: {text} {params}: noria {got}, MariaDB {theirs}"
+    for sql in DATAFLOW_ONLY:
+        cur.execute(sql)
+        theirs = _exact(cur.fetchall())
+        got = _exact(ours["dataflow"].execute(sql).fetchall())
+        assert got == theirs, f"dataflow: {sql}: noria {got}, MariaDB {theirs}"
 
 
 def _params(takes, probe, as_text, sql):
