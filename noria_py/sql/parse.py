@@ -39,6 +39,10 @@ def number_placeholders(sql: str) -> tuple[str, int]:
             out.append(sql[i : j + 1])
             i = j + 1
             continue
+        if c == "-" and sql.startswith("--", i) and i + 2 < L and not sql[i + 2].isspace():
+            out.append("- -")  # MySQL's comment is "-- " with a space: ``--1`` negates twice
+            i += 2
+            continue
         if c == "-" and sql.startswith("--", i) or c == "#":
             j = sql.find("\n", i)
             j = L if j < 0 else j

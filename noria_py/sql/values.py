@@ -362,6 +362,8 @@ def decimal_quotient(a: Decimal, b: Decimal) -> Decimal:
     digits beyond are cut off. The value keeps those digits inside an expression (``2.00/3*3``
     is 1.999999998, shown 2.000000); comparisons and results round it to the quotient's scale
     (the dividend's plus 4), see :func:`display_round`."""
+    if not a:
+        return Decimal(0)  # MySQL's zero quotient has no fraction digits
     fa, fb = _frac(a), _frac(b)
     wa, wb = -(-fa // 9) * 9, -(-fb // 9) * 9
     incr = max(0, 4 - (wa - fa) - (wb - fb))
@@ -371,9 +373,9 @@ def decimal_quotient(a: Decimal, b: Decimal) -> Decimal:
 
 
 def display_round(v, scale: int):
-    """A DECIMAL value with more fraction digits than its type's ``scale`` (a quotient's), as
-    MySQL shows and compares it: rounded half up to ``scale``."""
-    if type(v) is Decimal and _frac(v) > scale:
+    """A DECIMAL value whose fraction digits are not its type's ``scale`` (a quotient's), as
+    MySQL shows and compares it: rounded half up (or padded) to ``scale``."""
+    if type(v) is Decimal and _frac(v) != scale:
         return v.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
     return v
 
