@@ -255,11 +255,7 @@ def _mul(a, b):
     return _nz(a * b)
 
 
-def _scale(v) -> int:
-    if isinstance(v, Decimal):
-        e = v.as_tuple().exponent
-        return -e if isinstance(e, int) and e < 0 else 0
-    return 0
+_scale = V.decimal_frac
 
 
 def _div(a, b):

@@ -237,19 +237,13 @@ class _Rewriter:
             if replaced is not None:
                 return replaced
         if isinstance(node, exp.Column) and scope is not None:
-            try:
-                kind = scope[0].resolve(node)[1]
-            except Exception:  # noqa: BLE001 - SQLite names the column's own error
-                kind = None
+            kind = _resolved_kind(node, scope)
             if kind.__class__ is V.MemberKind:  # an ENUM/SET read as a number: refused
                 member_in_string_context(node, scope[0])
         if isinstance(node, _COMPARISONS) and scope is not None:
             self._note_param_kinds(node, scope)
         elif isinstance(node, exp.In) and isinstance(node.this, exp.Column) and scope is not None:
-            try:
-                kind = scope[0].resolve(node.this)[1]
-            except Exception:  # noqa: BLE001 - SQLite names the column's own error
-                kind = None
+            kind = _resolved_kind(node.this, scope)
             if kind.__class__ is V.MemberKind:  # IN (?, ...): a number is a position
                 for e in node.expressions:
                     idx = str(e.this or "") if isinstance(e, exp.Placeholder) else ""

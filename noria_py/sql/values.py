@@ -350,7 +350,10 @@ def _member_value(value, ctype: ColumnType, col: str) -> str:
 _WIDE = decimal.Context(prec=200)
 
 
-def _frac(v: Decimal) -> int:
+def decimal_frac(v) -> int:
+    """The fraction digits a DECIMAL value carries (0 for anything else)."""
+    if type(v) is not Decimal:
+        return 0
     e = v.as_tuple().exponent
     return -e if isinstance(e, int) and e < 0 else 0
 
@@ -364,7 +367,7 @@ def decimal_quotient(a: Decimal, b: Decimal) -> Decimal:
     (the dividend's plus 4), see :func:`display_round`."""
     if not a:
         return Decimal(0)  # MySQL's zero quotient has no fraction digits
-    fa, fb = _frac(a), _frac(b)
+    fa, fb = decimal_frac(a), decimal_frac(b)
     wa, wb = -(-fa // 9) * 9, -(-fb // 9) * 9
     incr = max(0, 4 - (wa - fa) - (wb - fb))
     frac = -(-(wa + wb + incr) // 9) * 9
@@ -375,7 +378,7 @@ def decimal_quotient(a: Decimal, b: Decimal) -> Decimal:
 def display_round(v, scale: int):
     """A DECIMAL value whose fraction digits are not its type's ``scale`` (a quotient's), as
     MySQL shows and compares it: rounded half up (or padded) to ``scale``."""
-    if type(v) is Decimal and _frac(v) != scale:
+    if type(v) is Decimal and decimal_frac(v) != scale:
         return v.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
     return v
 
