@@ -101,6 +101,19 @@ class Rel:
     # columns whose DECIMAL values may hold more digits than their scale (an AVG, a quotient)
     inexact: frozenset = frozenset()
 
+    def renamed(self, qualifier: str) -> Rel:
+        """This relation under one name (a view, a derived table): its columns qualified by
+        it, no keys known."""
+        return Rel(
+            self.node,
+            [(qualifier, n, k) for _, n, k in self.cols],
+            self.nullable,
+            {},
+            self.scales,
+            self.ranges,
+            self.inexact,
+        )
+
     def scope(self) -> Scope:
         s = Scope(self.cols, self.scales, self.ranges)
         s.inexact = self.inexact
@@ -229,16 +242,7 @@ class Compiler:
                 raise err from None
             finally:
                 self._view_stack.pop()
-            q = alias or name
-            return Rel(
-                rel.node,
-                [(q, n, k) for _, n, k in rel.cols],
-                rel.nullable,
-                {},
-                rel.scales,
-                rel.ranges,
-                rel.inexact,
-            )
+            return rel.renamed(alias or name)
         schema = self.storage.schemas.get(low)
         if schema is None:
             raise no_such_table(name)
@@ -270,15 +274,7 @@ class Compiler:
             q = item.alias or None
             if q is None:
                 raise ProgrammingError("Every derived table must have its own alias", 1248, "42000")
-            return Rel(
-                rel.node,
-                [(q, n, k) for _, n, k in rel.cols],
-                rel.nullable,
-                {},
-                rel.scales,
-                rel.ranges,
-                rel.inexact,
-            )
+            return rel.renamed(q)
         raise Unsupported(f"FROM item {type(item).__name__}")
 
     def relation_of_query(self, q: exp.Expression) -> Rel:

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 import noria_py
 
+from . import both_sides
+
 SETUP = [
     "CREATE TABLE nm (id INT PRIMARY KEY, a INT, s VARCHAR(10))",
     "INSERT INTO nm VALUES (1, 2, 'x'), (2, 3, 'y')",
@@ -26,22 +28,7 @@ AGGREGATES = ("count", "max")
 
 @pytest.fixture(scope="module")
 def sides(mariadb_oracle):
-    conn = mariadb_oracle.connect()
-    cur = conn.cursor()
-    cur.execute("DROP TABLE IF EXISTS nm")
-    for sql in SETUP:
-        cur.execute(sql)
-    ours = {}
-    for mode in ("dataflow", "storage"):
-        c = noria_py.connect(dataflow=mode == "dataflow")
-        for sql in SETUP:
-            c.execute(sql)
-        ours[mode] = c
-    yield ours, cur
-    cur.execute("DROP TABLE IF EXISTS nm")
-    conn.close()
-    for c in ours.values():
-        c.close()
+    yield from both_sides(mariadb_oracle, SETUP, "nm")
 
 
 def _names(cursor) -> list[str]:

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 import noria_py
 from noria_py import errors as E
 
+from . import both_sides
+
 SETUP = [
     "CREATE TABLE en_e (id INT PRIMARY KEY, s ENUM('b','a','c'), n INT)",
     "INSERT INTO en_e VALUES (1,'a',1),(2,'c',2),(3,'b',3),(4,NULL,4),(5,'a',5)",
@@ -63,22 +65,7 @@ def _norm(rows):
 
 @pytest.fixture(scope="module")
 def sides(mariadb_oracle):
-    conn = mariadb_oracle.connect()
-    cur = conn.cursor()
-    cur.execute("DROP TABLE IF EXISTS en_e, en_s")
-    for sql in SETUP:
-        cur.execute(sql)
-    ours = {}
-    for mode in ("dataflow", "storage"):
-        c = noria_py.connect(dataflow=mode == "dataflow")
-        for sql in SETUP:
-            c.execute(sql)
-        ours[mode] = c
-    yield ours, cur
-    cur.execute("DROP TABLE IF EXISTS en_e, en_s")
-    conn.close()
-    for c in ours.values():
-        c.close()
+    yield from both_sides(mariadb_oracle, SETUP, "en_e, en_s")
 
 
 @settings(max_examples=150)

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 import noria_py
 
+from . import both_sides
+
 TABLE = (
     "CREATE TABLE wd (id INT PRIMARY KEY, g INT, d DECIMAL(30,10), e DECIMAL(30,10), "
     "n DECIMAL(12,2))"
@@ -97,20 +99,7 @@ def _exact(rows):
 
 @pytest.fixture(scope="module")
 def sides(mariadb_oracle):
-    conn = mariadb_oracle.connect()
-    cur = conn.cursor()
-    cur.execute("DROP TABLE IF EXISTS wd")
-    cur.execute(TABLE)
-    ours = {}
-    for mode in ("dataflow", "storage"):
-        c = noria_py.connect(dataflow=mode == "dataflow")
-        c.execute(TABLE)
-        ours[mode] = c
-    yield ours, cur
-    cur.execute("DROP TABLE IF EXISTS wd")
-    conn.close()
-    for c in ours.values():
-        c.close()
+    yield from both_sides(mariadb_oracle, [TABLE], "wd")
 
 
 def _write(ours, cur, sql, params):
