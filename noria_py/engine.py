@@ -1162,6 +1162,16 @@ class _Multi:
         self.pairs = pairs
 
 
+# Rows a bulk load (``Engine.load_stored``) puts in the change log one by one; the other
+# processes on the file rebuild their views after a larger one.
+LOG_ROWS_LIMIT = 5_000
+
+
+class _Unlogged(list):
+    """A write's delta that the change log does not carry: the other processes on the file are
+    told to rebuild their views from base storage instead (a bulk load)."""
+
+
 def _pairs(table: str, batch) -> list:
     if isinstance(batch, _Multi):
         return [(t, b) for t, b in batch.pairs if b]
@@ -1752,6 +1762,39 @@ class Engine:
         return len(full_rows)
 
     @_locked
+    def load_stored(self, table: str, stored: list, internal, on_duplicate: str = "error") -> int:
+        """Bulk-load full rows already converted to base storage's form (every column, in the
+        table's order, each value as ``V.to_storage`` gives it, no NULL for an AUTO_INCREMENT
+        column), as one write. ``internal()`` returns the same rows as the dataflow's values;
+        it is called only when a delta is needed: views over the table in this process, or
+        other processes on the file (a load of more than ``LOG_ROWS_LIMIT`` rows then tells
+        them to rebuild their views instead of logging every row). ``on_duplicate`` as for
+        ``load_rows``. Returns the rows loaded."""
+        if self._closed:
+            raise E.OperationalError("the database is closed", 2006, "HY000")
+        if on_duplicate not in ("error", "ignore", "replace"):
+            raise E.ProgrammingError("on_duplicate must be 'error', 'ignore' or 'replace'")
+        if not stored:
+            return 0
+        schema = self._schema(table)
+        node = self.graph.lookup(f"base({schema.name})")
+        local = node is not None and bool(node.children)
+        logged = self.shared and len(stored) <= LOG_ROWS_LIMIT
+        if on_duplicate != "error" and (local or logged):
+            # which rows went in decides the delta: row by row
+            return self.load_rows(schema.name, None, internal(), on_duplicate)
+        count = 0
+
+        def apply():
+            nonlocal count
+            count = self.storage.insert_stored(schema.name, stored, on_duplicate)
+            batch = [(tuple(r), 1) for r in internal()] if local or logged else []
+            return batch if logged or not self.shared else _Unlogged(batch)
+
+        self._write(schema.name, apply)
+        return count
+
+    @_locked
     def load_arrow(self, table: str, batches, on_duplicate: str = "error") -> int:
         """Bulk-load ``pyarrow.RecordBatch``/``Table`` objects (columns matched by name)."""
         total = 0
@@ -2264,9 +2307,7 @@ class Engine:
         if self._tx:
             st.savepoint("noria_stmt")
             try:
-                pairs = _pairs(table, fn())
-                for t, b in pairs:
-                    st.log_append(self._origin, t, b)
+                pairs = self._log(table, fn())
             except BaseException:
                 st.rollback_to("noria_stmt")
                 raise
@@ -2278,9 +2319,7 @@ class Engine:
         st.begin()  # the write lock: other processes' commits are all in the log now
         try:
             self._catch_up_writer()
-            pairs = _pairs(table, fn())
-            for t, b in pairs:
-                st.log_append(self._origin, t, b)
+            pairs = self._log(table, fn())
         except BaseException:
             st.rollback()
             raise
@@ -2291,6 +2330,16 @@ class Engine:
             # domain threads answer base upqueries from the pinned snapshot without asking:
             # pin one holding this write now, while base storage's lock still pairs the two
             self._catch_up()
+
+    def _log(self, table: str, batch) -> list:
+        """Put a write's delta in the change log (in its transaction); returns its pairs."""
+        pairs = _pairs(table, batch)
+        if isinstance(batch, _Unlogged):
+            self.storage.log_rebuild()
+            return pairs
+        for t, b in pairs:
+            self.storage.log_append(self._origin, t, b)
+        return pairs
 
     # --- statement planning ------------------------------------------------------------------
     def _schema(self, name: str) -> TableSchema:

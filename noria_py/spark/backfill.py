@@ -123,8 +123,16 @@ def backfill(
     validate: bool = True,
     on_batch: Callable[[Any, int], None] | None = None,
     ignore_columns: list[str] | tuple[str, ...] = (),
+    skip_bad_rows: bool = False,
+    via: str | None = None,
 ) -> int:
-    """Load ``table`` from ``source`` through Spark; return the number of rows handed to the engine.
+    """Load ``table`` from ``source``; return the number of rows handed to the engine.
+
+    ``via``: ``"local"`` reads a local file (CSV, Parquet, JSON lines), a pandas DataFrame or a
+    pyarrow Table in this process with Arrow, without Spark (``noria_py.loader``); ``"spark"``
+    reads through Spark; None (the default) picks local for those sources unless a Spark master
+    or configuration is given, and Spark for everything else (JDBC, ORC, Avro, remote paths,
+    Spark DataFrames). Both follow the same rules.
 
     ``source``: a path (Parquet file or directory, CSV with a header, JSON, ORC), a JDBC URL
     (``options={"dbtable": ...}`` or ``{"query": ...}``) or a pyspark DataFrame. ``format``
@@ -138,10 +146,36 @@ def backfill(
     runs after each batch. ``ignore_columns`` names source columns to leave out (any other
     source column the table lacks is an error).
 
+    ``skip_bad_rows=True`` loads the rows that fit and leaves out the others (malformed records,
+    values that do not fit their column, NULLs in NOT NULL columns) instead of refusing the load:
+    the result, an int, then has ``skipped`` (their count) and ``problems`` (the first of them).
+
     Raises DataError (a column missing, not convertible, out of range, too long), IntegrityError
     (NULL in a NOT NULL column, duplicate keys), ProgrammingError (unknown table, bad options) and
     OperationalError (Spark could not read the source).
     """
+    from ..loader import LoadResult, is_local_source, load
+
+    if via not in (None, "local", "spark"):
+        raise E.ProgrammingError("via must be 'local', 'spark' or None (either, by the source)")
+    spark_wanted = spark_master is not None or bool(spark_config)
+    if via == "local" and spark_wanted:
+        raise E.ProgrammingError("a Spark master or configuration needs via='spark'")
+    if via == "local" or (via is None and not spark_wanted and is_local_source(source, format)):
+        return load(
+            engine,
+            table,
+            source,
+            format=format,
+            options=options,
+            on_duplicate=on_duplicate,
+            batch_rows=batch_rows,
+            progress=progress,
+            validate=validate,
+            on_batch=on_batch,
+            ignore_columns=ignore_columns,
+            skip_bad_rows=skip_bad_rows,
+        )
     if on_duplicate not in ON_DUPLICATE:
         raise E.ProgrammingError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}")
     if batch_rows < 1:
@@ -165,13 +199,26 @@ def backfill(
     checks = _checks(df, targets, raws, casts, csv)
     problem = _problem_expr(checks)
     report = _Report(schema.name, df, csv, problem)
-    if csv is not None:
+    skipped = 0
+    lines: list[str] = []
+    if skip_bad_rows:
+        try:
+            if csv is not None:
+                report.first_ids = _first_ids(df)
+            lines = report.examples()
+            skipped = df.where(problem.isNotNull()).count() if lines else 0
+        except _spark_errors() as e:
+            raise E.OperationalError(
+                f"Spark failed while checking the source: {_first_line(e)}"
+            ) from e
+        df = df.where(problem.isNull())
+    elif csv is not None:
         _check_csv_files(df, csv, report)
     total = (
         _validate(df, schema, targets, casts, on_duplicate, checks, report) if validate else None
     )
     cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()])
-    if not validate:
+    if not validate and not skip_bad_rows:
         # Each batch carries its rows' problems (NULL for a good row) and is refused with them.
         extra = [problem.alias(_PROBLEM)]
         if csv is not None:
@@ -226,7 +273,15 @@ def backfill(
         finally:
             if blobs is not None and hasattr(blobs, "close"):
                 blobs.close()  # stops Spark's job when the load ends early
-    return loaded
+    return LoadResult(loaded, skipped, lines)
+
+
+def _first_ids(df) -> dict[str, int]:
+    """Each CSV file's first row id (row numbers count from it)."""
+    from pyspark.sql import functions as F
+
+    rows = df.groupBy(_FILE).agg(F.min(_ROWID).alias("first")).collect()
+    return {r[_FILE]: r["first"] for r in rows}
 
 
 # --- reading ---------------------------------------------------------------------------------

@@ -230,9 +230,14 @@ class SQLiteStorage:
 
     def _log_catalog(self) -> None:
         if self.logging:  # a catalog change: an entry of no table tells the other processes
-            self.conn.execute(
-                f"INSERT INTO {CHANGES} (origin, tbl, delta) VALUES (?, '', x'')", (self.origin,)
-            )
+            self.log_rebuild()
+
+    def log_rebuild(self) -> None:
+        """An entry telling the other processes to rebuild their dataflow from the catalog and
+        base storage (after a catalog change, or a bulk load too large to log row by row)."""
+        self.conn.execute(
+            f"INSERT INTO {CHANGES} (origin, tbl, delta) VALUES (?, '', x'')", (self.origin,)
+        )
 
     # --- transactions ----------------------------------------------------------------------
     def begin(self) -> None:
@@ -737,6 +742,43 @@ class SQLiteStorage:
             raise self._integrity(schema, e, bad) from None
         except sqlite3.OperationalError as e:
             raise OperationalError(str(e)) from None
+
+    def insert_stored(self, table: str, rows: list, mode: str = "error") -> int:
+        """Insert full rows already in storage form (``to_storage``), every column given.
+        ``mode``: "error" (a key conflict raises, nothing of this call is kept), "ignore" (a
+        conflicting row is left out) or "replace" (rows in its way are deleted, as MySQL's
+        REPLACE does). Returns the rows inserted."""
+        schema = self.schemas[table.lower()]
+        names = ", ".join(q(c.name) for c in schema.columns)
+        marks = ", ".join("?" for _ in schema.columns)
+        verb = {"error": "INSERT", "ignore": "INSERT OR IGNORE", "replace": "INSERT OR REPLACE"}
+        sql = f"{verb[mode]} INTO {q(schema.name)} ({names}) VALUES ({marks})"
+        conn = self.conn
+        conn.execute("SAVEPOINT bulk")
+        before = conn.total_changes
+        try:
+            conn.executemany(sql, rows)
+        except sqlite3.IntegrityError as e:
+            conn.execute("ROLLBACK TO bulk")
+            bad = None
+            for r in rows:  # find the row that conflicts, for the message
+                try:
+                    conn.execute(sql, r)
+                except sqlite3.IntegrityError:
+                    bad = r
+                    break
+            conn.execute("ROLLBACK TO bulk")
+            conn.execute("RELEASE bulk")
+            raise self._integrity(schema, e, bad) from None
+        except sqlite3.OperationalError as e:
+            conn.execute("ROLLBACK TO bulk")
+            conn.execute("RELEASE bulk")
+            raise OperationalError(str(e)) from None
+        conn.execute("RELEASE bulk")
+        if mode == "error":
+            return len(rows)
+        # total_changes counts the rows REPLACE deleted too; count what the table gained
+        return conn.total_changes - before if mode == "ignore" else len(rows)
 
     def update_rows(self, table: str, changes: list[tuple[int, tuple]]) -> None:
         schema = self.schemas[table.lower()]

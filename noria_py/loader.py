@@ -1,0 +1,873 @@
+"""Load a base table from a local file or an in-memory frame, without Spark.
+
+    conn.backfill("votes", "votes.csv")          # CSV, Parquet, JSON lines: read here by Arrow
+    conn.backfill("votes", pandas_frame)         # a pandas DataFrame or a pyarrow Table
+    conn.backfill("votes", "votes.csv", via="spark")   # the same load through Spark
+
+The rules are the Spark loader's (``noria_py.spark.backfill``): columns are matched by name
+(case-insensitive), a CSV file is RFC 4180 read as MySQL's ``LOAD DATA ... FIELDS TERMINATED
+BY ',' OPTIONALLY ENCLOSED BY '"' ESCAPED BY '' IGNORE 1 LINES`` reads it, and a value that does
+not fit its column is an error naming the row, the column and the value, listing up to
+``MAX_ERRORS`` of them, with nothing loaded. Here every source has row numbers (counted from 1,
+after a CSV header), a blank line in a CSV file is a record of one empty field as in LOAD DATA,
+and a quoted "NULL" is told apart from an unquoted NULL.
+
+How a load runs: a first pass reads the source in Arrow batches and checks every value (the
+conversion to each column's type runs in Arrow where Arrow's rules and MySQL's agree, value by
+value with the engine's own coercion otherwise) and, with ``on_duplicate="error"``, the keys the
+source repeats. A second pass converts each batch to base storage's form in Arrow and hands it to
+``Engine.load_stored``: one ``executemany`` per batch, in one write with its delta (computed only
+when views or other processes need it). ``skip_bad_rows=True`` loads the good rows and counts the
+others instead of refusing the load.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import errors as E
+from .sql import values as V
+from .sql.collation import ck_tuple
+
+MAX_ERRORS = 10
+DEFAULT_BATCH_ROWS = 50_000
+LOCAL_FORMATS = ("csv", "parquet", "json")
+# The CSV options this reader takes (Spark's names); any other needs via="spark".
+CSV_OPTIONS = ("header", "sep", "delimiter", "quote", "escape", "nullvalue", "encoding")
+_UNSIGNED_BIGINT_MAX = 2**63 - 1  # base storage's integers are 64-bit signed
+_OFFSET = re.compile(r"\d:\d\d(:\d\d(\.\d*)?)?\s*(Z|[+-]\d\d(:?\d\d)?)$")
+
+
+class LoadResult(int):
+    """The number of rows loaded; ``skipped`` counts the bad rows left out (``skip_bad_rows``)
+    and ``problems`` describes the first of them."""
+
+    skipped: int = 0
+    problems: tuple[str, ...] = ()
+
+    def __new__(cls, loaded: int, skipped: int = 0, problems=()):
+        obj = super().__new__(cls, loaded)
+        obj.skipped = skipped
+        obj.problems = tuple(problems)
+        return obj
+
+
+def pyarrow_module():
+    try:
+        import pyarrow as pa
+    except ImportError as e:  # pragma: no cover - pyarrow comes with the spark extra
+        raise ImportError(
+            "loading files needs pyarrow; install it with: pip install noria_py[spark]"
+        ) from e
+    return pa
+
+
+def is_local_source(source, format: str | None) -> bool:  # noqa: A002
+    """Whether this loader reads ``source``: a local CSV, Parquet or JSON-lines path, a pandas
+    DataFrame or a pyarrow Table/RecordBatch."""
+    if _frame_kind(source) is not None:
+        return True
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    text = os.fspath(source)
+    if text.startswith("jdbc:") or format == "jdbc":
+        return False
+    if "://" in text and not text.startswith("file:"):
+        return False
+    if format is not None:
+        return format in LOCAL_FORMATS
+    try:
+        from .spark.backfill import _guess_format
+
+        return _guess_format(text) in LOCAL_FORMATS
+    except E.Error:
+        return True  # this loader gives the error (no such file, unknown format)
+
+
+def _frame_kind(source) -> str | None:
+    mod = type(source).__module__
+    if mod.startswith("pandas") and type(source).__name__ == "DataFrame":
+        return "pandas"
+    if mod.startswith("pyarrow") and type(source).__name__ in ("Table", "RecordBatch"):
+        return "arrow"
+    return None
+
+
+# --- sources ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Part:
+    """One file (or frame) of a source: how to read its batches and how to name its rows."""
+
+    label: str  # file name in row labels when the source has several parts; "" otherwise
+    read: Callable[[int], Iterator[Any]]  # batch_rows -> record batches
+    csv_path: str | None = None  # a CSV file's path (for its blank lines and its last field)
+    malformed: list = field(default_factory=list)  # a CSV file's bad records: (row, text)
+    header: bool = False
+
+
+@dataclass
+class _Source:
+    columns: list[str]
+    parts: list[_Part]
+    csv: bool = False
+    null_marker: str = "NULL"
+    sep: str = ","
+    quote: str = '"'
+
+
+def _open(source, format: str | None, options: dict, text_columns=frozenset()) -> _Source:  # noqa: A002
+    pa = pyarrow_module()
+    kind = _frame_kind(source)
+    if kind is not None:
+        if options:
+            raise E.ProgrammingError(f"options do not apply to a {kind} source: {sorted(options)}")
+        if kind == "pandas":
+            try:
+                table = pa.Table.from_pandas(source, preserve_index=False)
+            except (pa.ArrowException, TypeError, ValueError) as e:
+                raise E.DataError(f"the pandas DataFrame cannot be read: {e}") from e
+        else:
+            table = source if isinstance(source, pa.Table) else pa.Table.from_batches([source])
+        return _Source(
+            list(table.column_names), [_Part("", lambda n, t=table: iter(t.to_batches(n)))]
+        )
+    text = os.fspath(source)
+    path = text[len("file:") :].removeprefix("//") if text.startswith("file:") else text
+    from .spark.backfill import _guess_format
+
+    fmt = format or _guess_format(path)
+    if not os.path.exists(path):
+        raise E.OperationalError(f"backfill source {text} does not exist")
+    files = _files(path)
+    if not files:
+        raise E.ProgrammingError(f"no data files in {text}")
+    if fmt == "csv":
+        return _open_csv(files, options, path)
+    if options:
+        raise E.ProgrammingError(
+            f"options do not apply to a {fmt} file read without Spark: {sorted(options)}"
+            " (give via='spark' for Spark's reader options)"
+        )
+    if fmt == "parquet":
+        import pyarrow.dataset as ds
+
+        try:  # a directory may be partitioned (col=value/...): those columns count too
+            data = ds.dataset(path, format="parquet", partitioning="hive")
+        except (pa.ArrowException, OSError) as e:
+            raise E.OperationalError(f"cannot read the Parquet source {text}: {e}") from e
+        return _Source(
+            list(data.schema.names),
+            [_Part("", lambda n: data.to_batches(batch_size=n, use_threads=False))],
+        )
+    if fmt != "json":
+        raise E.ProgrammingError(f"the {fmt} format is read through Spark only (give via='spark')")
+    many = len(files) > 1
+    parts = []
+    columns: list[str] | None = None
+    for f in files:
+        table = _read_json(pa, f, text_columns)
+        names = list(table.column_names)
+        if columns is None:
+            columns = names
+        elif sorted(c.lower() for c in names) != sorted(c.lower() for c in columns):
+            raise E.DataError(f"{f} has other columns than {files[0]}: {names} vs {columns}")
+        parts.append(
+            _Part(os.path.basename(f) if many else "", lambda n, t=table: iter(t.to_batches(n)))
+        )
+    return _Source(columns or [], parts)
+
+
+def _read_json(pa, path: str, text_columns: set[str]):
+    """A JSON-lines file as an Arrow table; a column loaded into a text column stays the text
+    the file holds (Arrow would otherwise read '2020-01-01T10:00:00' as a timestamp)."""
+    import pyarrow.json as pj
+
+    try:
+        table = pj.read_json(path)
+        typed = [
+            pa.field(n, pa.string())
+            for n, t in zip(table.column_names, table.schema.types)
+            if n.lower() in text_columns
+            and not pa.types.is_string(t)
+            and (pa.types.is_timestamp(t) or pa.types.is_date(t))
+        ]
+        if typed:
+            options = pj.ParseOptions(
+                explicit_schema=pa.schema(typed), unexpected_field_behavior="infer"
+            )
+            table = pj.read_json(path, parse_options=options)
+    except (pa.ArrowException, OSError) as e:
+        raise E.DataError(f"cannot read the JSON lines file {path}: {e}") from e
+    return table
+
+
+def _files(path: str) -> list[str]:
+    if not os.path.isdir(path):
+        return [path]
+    out = []
+    for root, dirs, names in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for name in sorted(names):
+            if not name.startswith((".", "_")) and not name.endswith(".crc"):
+                out.append(os.path.join(root, name))
+    return out
+
+
+def _open_csv(files: list[str], options: dict, path: str) -> _Source:
+    pa = pyarrow_module()
+    import pyarrow.csv as pcsv
+
+    opts = {k.lower(): v for k, v in options.items()}
+    unknown = sorted(k for k in opts if k not in CSV_OPTIONS)
+    if unknown:
+        raise E.ProgrammingError(
+            f"the CSV option(s) {', '.join(unknown)} are Spark's: give via='spark' to use them"
+            f" (this reader takes {', '.join(CSV_OPTIONS)})"
+        )
+    header = str(opts.get("header", "true")).lower() == "true"
+    sep = opts.get("sep", opts.get("delimiter", "\t" if path.lower().endswith(".tsv") else ","))
+    quote = opts.get("quote", '"')
+    escape = opts.get("escape", quote)
+    null_marker = opts.get("nullvalue", "NULL")
+    encoding = opts.get("encoding", "utf8")
+    for name, value in (("sep", sep), ("quote", quote), ("escape", escape)):
+        if len(value) != 1:
+            raise E.ProgrammingError(f"the CSV {name} must be one character, not {value!r}")
+    many = len(files) > 1
+    source = _Source([], [], csv=True, null_marker=null_marker, sep=sep, quote=quote)
+    for f in files:
+        part = _Part(os.path.basename(f) if many else "", None, csv_path=f, header=header)
+
+        def bad_record(row, part=part):
+            part.malformed.append((row.number, row.text))
+            return "skip"
+
+        def reader(n, f=f, part=part, names=None, blank_is_record=False):
+            part.malformed.clear()
+            return pcsv.open_csv(
+                f,
+                read_options=pcsv.ReadOptions(
+                    use_threads=False,  # the records' numbers
+                    block_size=1 << 22,
+                    column_names=names if not header else None,
+                    autogenerate_column_names=not header and names is None,
+                    encoding=encoding,
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=sep,
+                    quote_char=quote,
+                    double_quote=escape == quote,
+                    escape_char=False if escape == quote else escape,
+                    newlines_in_values=True,
+                    # a blank line is a record of one empty field to LOAD DATA: a value of
+                    # a one-column file, else a malformed record (found by _blank_records)
+                    ignore_empty_lines=not blank_is_record,
+                    invalid_row_handler=bad_record,
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={c: pa.string() for c in names or ()},
+                    strings_can_be_null=True,
+                    quoted_strings_can_be_null=False,
+                    null_values=[null_marker],
+                ),
+            )
+
+        try:
+            with reader(1) as probe:
+                names = list(probe.schema.names)
+        except (pa.ArrowException, OSError) as e:
+            raise E.OperationalError(f"cannot read the CSV file {f}: {e}") from e
+        if not header:
+            names = [f"_c{i}" for i in range(len(names))]
+        if not source.columns:
+            source.columns = names
+        elif [c.lower() for c in names] != [c.lower() for c in source.columns]:
+            raise E.DataError(f"{f} has other columns than {files[0]}: {names}")
+        part.read = functools.partial(reader, names=names, blank_is_record=len(names) == 1)
+        source.parts.append(part)
+    return source
+
+
+def _blank_records(path: str, sep: str, quote: str, limit: int) -> list[int]:
+    """The record numbers (from 1, header included) of a CSV file's blank lines: a blank line
+    is a record of one empty field to LOAD DATA, while Arrow skips it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not (b"\n\n" in data or b"\n\r\n" in data or data.startswith((b"\n", b"\r\n"))):
+        return []
+    import csv
+    import io
+
+    found = []
+    text = io.StringIO(data.decode("utf-8", "replace"), newline="")
+    for number, record in enumerate(csv.reader(text, delimiter=sep, quotechar=quote), 1):
+        if not record:
+            found.append(number)
+            if len(found) >= limit:
+                break
+    return found
+
+
+# --- conversion ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Column:
+    """One table column of a load: where its values come from and how they are checked."""
+
+    index: int
+    cdef: Any  # storage ColumnDef
+    source: str | None  # the source column, None: the column's default
+    trim: bool = False
+
+
+@dataclass
+class _Converted:
+    """A batch in base storage's form: rows, the dataflow's values, problems by row."""
+
+    stored: list  # rows (storage form, table order)
+    columns: list  # the same values by column
+    internal: Callable[[], list]  # the same rows as the dataflow's values
+    problems: dict  # row index in the batch -> [problem text]
+    nulls_only: bool  # every problem is a NULL in a NOT NULL column
+
+
+def _plan(schema, source: _Source, ignore) -> list[_Column]:
+    from .spark.backfill import _match_columns
+
+    class _Shape:
+        columns = source.columns
+
+    targets = _match_columns(schema, _Shape, True if source.csv else None, ignore)
+    cols = []
+    for i, t in enumerate(targets):
+        kind = t.column.ctype.kind
+        cols.append(_Column(i, t.column, t.source, trim=kind not in (V.STR, V.BYTES, V.TIME)))
+    if not any(c.source is not None for c in cols):
+        raise E.DataError(f"the source has none of the columns of table '{schema.name}'")
+    return cols
+
+
+def _shown(value) -> str:
+    text = value if isinstance(value, str) else V.format_value(value)
+    if len(text) > 60:
+        text = text[:60] + "..."
+    return f"'{text}'"
+
+
+def _type_name(ctype) -> str:
+    return f"{ctype.mysql_name}{' UNSIGNED' if ctype.unsigned else ''}"
+
+
+def _problem(col: _Column, value, error: E.Error) -> str:
+    ctype = col.cdef.ctype
+    if error.errno == 1264:
+        what = f"out of range for {_type_name(ctype)}"
+    elif error.errno == 1406:
+        what = f"longer than {ctype.length} characters"
+    else:
+        what = f"cannot be converted to {ctype.mysql_name}"
+    return f"column '{col.cdef.name}' value {_shown(value)} {what}"
+
+
+def _fast(pa, pc, col: _Column, arr):
+    """(storage values, dataflow values or None when equal) for a column Arrow converts exactly
+    as the engine would; None when it cannot (the caller converts value by value)."""
+    ctype = col.cdef.ctype
+    kind = ctype.kind
+    t = arr.type
+    try:
+        if kind == V.INT:
+            if pa.types.is_string(t) or pa.types.is_large_string(t):
+                arr = pc.cast(arr, pa.int64())
+            elif not pa.types.is_integer(t):
+                return None
+            lo, hi = V._INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (None, None))
+            if ctype.unsigned and ctype.mysql_name == "BIGINT":
+                lo, hi = 0, _UNSIGNED_BIGINT_MAX
+            if lo is not None and len(arr) - arr.null_count:
+                mm = pc.min_max(arr).as_py()
+                if mm["min"] < lo or mm["max"] > hi:
+                    return None  # value by value names the rows
+            return arr.to_pylist(), None
+        if kind == V.FLOAT:
+            if pa.types.is_integer(t) or pa.types.is_floating(t):
+                arr = pc.cast(arr, pa.float64())
+            else:
+                return None
+            values = arr.to_pylist()
+            return values, None
+        if kind == V.STR and ctype.values is None:
+            if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+                return None
+            if ctype.length is not None and len(arr) - arr.null_count:
+                if pc.max(pc.utf8_length(arr)).as_py() > ctype.length:
+                    return None
+            return arr.to_pylist(), None
+        if kind == V.DECIMAL:
+            if not (
+                pa.types.is_decimal(t)
+                or pa.types.is_integer(t)
+                or pa.types.is_string(t)
+                or pa.types.is_large_string(t)
+            ):
+                return None
+            precision = ctype.precision or 10
+            scale = ctype.scale or 0
+            if pa.types.is_decimal(t) and t.scale > scale:
+                return None  # MySQL rounds; value by value
+            if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t):
+                wide = pa.decimal128(38, scale) if scale <= 38 else pa.decimal256(76, scale)
+                arr = pc.cast(arr, wide)  # refuses text with more fraction digits (MySQL rounds)
+            target = (pa.decimal128 if precision <= 38 else pa.decimal256)(precision, scale)
+            typed = pc.cast(arr, target)  # checks the precision
+            if ctype.unsigned and len(typed) - typed.null_count:
+                if pc.min(typed).as_py() < 0:
+                    return None
+            return pc.cast(typed, pa.string()).to_pylist(), typed
+        if kind == V.DATE:
+            if pa.types.is_string(t) or pa.types.is_large_string(t):
+                arr = pc.cast(arr, pa.date32())
+            elif not pa.types.is_date(t):
+                return None
+            arr = pc.cast(arr, pa.date32())
+            return pc.cast(arr, pa.string()).to_pylist(), arr
+        if kind == V.DATETIME:
+            if pa.types.is_string(t) or pa.types.is_large_string(t):
+                arr = pc.cast(arr, pa.timestamp("us"))  # text naming a zone fails here
+            elif pa.types.is_timestamp(t):
+                if t.tz is not None:  # an instant: its UTC time, as on the Spark path
+                    arr = pc.cast(arr, pa.timestamp(t.unit, "UTC")).cast(pa.timestamp(t.unit))
+                if t.unit == "ns":
+                    arr = pc.cast(arr, pa.timestamp("us"))  # refuses lost nanoseconds
+            elif pa.types.is_date(t):
+                arr = pc.cast(pc.cast(arr, pa.date32()), pa.timestamp("us"))
+            else:
+                return None
+            # MySQL's text: seconds, and six fraction digits when there is a fraction
+            try:
+                stored = pc.cast(pc.cast(arr, pa.timestamp("s")), pa.string())  # whole seconds
+            except pa.ArrowInvalid:
+                full = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
+                seconds = pc.cast(arr, pa.timestamp("s"), safe=False)
+                whole = pc.equal(pc.cast(seconds, pa.timestamp("us")), arr)
+                stored = pc.if_else(whole, pc.utf8_slice_codeunits(full, 0, 19), full)
+            return stored.to_pylist(), arr
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
+        return None
+    return None
+
+
+def _value_by_value(col: _Column, values: list, problems: dict, base: int) -> tuple[list, list]:
+    """(storage values, dataflow values) converted by the engine's coercion; a value that does
+    not fit adds its problem under its row (``base`` + index) and leaves None."""
+    cdef = col.cdef
+    ctype = cdef.ctype
+    stored, internal = [], []
+    zoned = ctype.kind == V.DATETIME
+    for i, v in enumerate(values):
+        if v is None:
+            stored.append(None)
+            internal.append(None)
+            continue
+        try:
+            if zoned and isinstance(v, str) and _OFFSET.search(v.strip()):
+                c = _instant(v.strip(), ctype, cdef.name)
+            else:
+                c = V.coerce_for_column(v, ctype, cdef.name)
+        except E.Error as e:
+            problems.setdefault(base + i, []).append(_problem(col, v, e))
+            stored.append(None)
+            internal.append(None)
+            continue
+        stored.append(V.to_storage(c))
+        internal.append(c)
+    return stored, internal
+
+
+def _instant(text: str, ctype, name: str):
+    """Text naming its zone (``2020-01-01 05:06:07+02:00``, ``...Z``) as its UTC time."""
+    import datetime as dt
+
+    value = text.replace(" ", "T", 1) if "T" not in text else text
+    value = re.sub(r"\s+(?=[Zz+-]\d*)", "", value)
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise E.DataError(f"Incorrect datetime value: '{text}' for column '{name}'", 1292) from None
+    if moment.tzinfo is None:
+        return V.coerce_for_column(text, ctype, name)
+    return moment.astimezone(dt.UTC).replace(tzinfo=None)
+
+
+def _convert(pa, pc, cols: list[_Column], batch, source: _Source, base: int) -> _Converted:
+    n = batch.num_rows
+    problems: dict[int, list[str]] = {}
+    stored_cols: list[list] = []
+    internal_cols: list = []  # a list, an Arrow array (to_pylist on demand) or None (= stored)
+    for col in cols:
+        cdef = col.cdef
+        if col.source is None:
+            if cdef.auto_increment:
+                stored_cols.append([None] * n)
+                internal_cols.append(None)
+                continue
+            default = cdef.default() if callable(cdef.default) else cdef.default
+            value = (
+                V.coerce_for_column(default, cdef.ctype, cdef.name) if cdef.has_default else None
+            )
+            stored_cols.append([V.to_storage(value)] * n)
+            internal_cols.append([value] * n)
+            continue
+        arr = batch.column(col.source)
+        if source.csv and col.trim:
+            arr = pc.utf8_trim(arr, " \t\r\n\f\v")
+        fast = _fast(pa, pc, col, arr)
+        if fast is not None:
+            stored, internal = fast
+        else:
+            stored, internal = _value_by_value(col, arr.to_pylist(), problems, base)
+        if not cdef.nullable and not cdef.auto_increment:
+            raw_nulls = arr.null_count
+            if raw_nulls:
+                for i, v in enumerate(arr.to_pylist()):
+                    if v is None:
+                        problems.setdefault(base + i, []).append(
+                            f"column '{cdef.name}' value NULL in a NOT NULL column"
+                        )
+        stored_cols.append(stored)
+        internal_cols.append(internal)
+    nulls_only = all(p.endswith(" in a NOT NULL column") for ps in problems.values() for p in ps)
+    rows = list(zip(*stored_cols)) if n else []
+
+    def internal() -> list:
+        lists = []
+        for stored, inner in zip(stored_cols, internal_cols):
+            if inner is None:
+                lists.append(stored)
+            elif isinstance(inner, list):
+                lists.append(inner)
+            else:
+                lists.append(inner.to_pylist())
+        return [tuple(r) for r in zip(*lists)]
+
+    return _Converted(rows, stored_cols, internal, problems, nulls_only and bool(problems))
+
+
+# --- the load --------------------------------------------------------------------------------
+
+
+class _Problems:
+    """The bad rows of a source, and the error that lists the first of them in source order."""
+
+    def __init__(self, table: str):
+        self.table = table
+        self.found: list[tuple[int, int, str, list[str]]] = []  # (part, record, label, texts)
+
+    @property
+    def count(self) -> int:
+        return len(self.found)
+
+    def add(self, p: int, part: _Part, record: int, texts: list[str]) -> None:
+        label = f"{part.label} row {record}" if part.label else f"row {record}"
+        self.found.append((p, record, label, texts))
+
+    def lines(self) -> list[str]:
+        first = sorted(self.found, key=lambda f: (f[0], f[1]))[:MAX_ERRORS]
+        return [f"{label}: {'; '.join(texts)}" for _p, _r, label, texts in first]
+
+    def fail(self, loaded: int = 0):
+        done = (
+            f"the load stopped after {loaded} rows were loaded, which stay loaded"
+            if loaded
+            else "nothing was loaded"
+        )
+        lines = self.lines()
+        msg = f"{self.count} bad row(s) in the source of '{self.table}'; {done}:"
+        msg += "".join(f"\n  {line}" for line in lines)
+        if self.count > len(lines):
+            msg += f"\n  (and {self.count - len(lines)} more)"
+        texts = [t for f in self.found for t in f[3]]
+        if all(t.endswith(" in a NOT NULL column") for t in texts):
+            column = texts[0].split("'", 2)[1]
+            raise E.IntegrityError(
+                f"Column '{column}' cannot be null: {msg}", E.ER_BAD_NULL_ERROR, "23000"
+            )
+        raise E.DataError(msg, E.ER_TRUNCATED_WRONG_VALUE)
+
+
+class _Records:
+    """A CSV part's record numbers (from 1, after the header): Arrow delivers the well-formed
+    records only, and numbers a malformed one without the blank lines before it."""
+
+    def __init__(self, part: _Part, source: _Source):
+        self.skip = 1 if part.header else 0
+        width = len(source.columns)
+        blank = []
+        if part.csv_path is not None and width > 1:
+            blank = _blank_records(part.csv_path, source.sep, source.quote, 10**9)
+        self.blank = [b - self.skip for b in blank]
+        bad = []
+        for number, _text in part.malformed:  # numbered by Arrow, blank lines left out
+            r = number - self.skip
+            for b in self.blank:
+                if b <= r:
+                    r += 1
+            bad.append(r)
+        self.malformed = [(r, text) for r, (_n, text) in zip(bad, part.malformed)]
+        self.gaps = sorted(self.blank + bad)
+
+    def record(self, delivered: int) -> int:
+        """The record number of the ``delivered``-th well-formed record (from 1)."""
+        r = delivered
+        for g in self.gaps:
+            if g <= r:
+                r += 1
+            else:
+                break
+        return r
+
+    def problems(self, width: int) -> list[tuple[int, str]]:
+        out = [(r, _malformed_text(width, text)) for r, text in self.malformed]
+        out += [(b, f"is a blank line, not {width} fields") for b in self.blank]
+        return sorted(out)
+
+
+def _batches(pa, part: _Part, batch_rows: int):
+    """(first delivered row, batch) of one part, in batches of ``batch_rows`` rows."""
+    first = 1
+    try:
+        pending = []
+        count = 0
+        for batch in part.read(batch_rows):
+            if batch.num_rows == 0:
+                continue
+            pending.append(batch)
+            count += batch.num_rows
+            while count >= batch_rows:
+                table = pa.Table.from_batches(pending).combine_chunks()
+                yield first, table.slice(0, batch_rows)
+                first += batch_rows
+                rest = table.slice(batch_rows)
+                pending = rest.to_batches() if rest.num_rows else []
+                count = rest.num_rows
+        if count:
+            yield first, pa.Table.from_batches(pending).combine_chunks()
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
+        where = part.csv_path or "the source"
+        raise E.OperationalError(f"cannot read {where}: {e}") from e
+
+
+def _malformed_text(width: int, text: str) -> str:
+    shown = text if len(text) <= 60 else text[:60] + "..."
+    return (
+        f"is malformed: not {width} fields as in the header, or an unterminated quote ({shown!r})"
+    )
+
+
+def _last_field_open(part: _Part, last_value) -> bool:
+    """Whether a CSV file's last field opens a quote that never closes (Arrow reads it to the
+    end of the file as a value)."""
+    from .spark.backfill import _runs_to_the_end
+
+    return isinstance(last_value, str) and _runs_to_the_end(part.csv_path, last_value)
+
+
+def load(
+    engine,
+    table: str,
+    source,
+    *,
+    format: str | None = None,  # noqa: A002
+    options: dict | None = None,
+    on_duplicate: str = "error",
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: bool = True,
+    validate: bool = True,
+    on_batch: Callable[[Any, int], None] | None = None,
+    ignore_columns=(),
+    skip_bad_rows: bool = False,
+) -> LoadResult:
+    """Load ``table`` from a local file or frame (see the module docs); rows loaded."""
+    from .spark.backfill import _Progress
+
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+
+    if on_duplicate not in ("error", "ignore", "replace"):
+        raise E.ProgrammingError("on_duplicate must be one of error, ignore, replace")
+    if batch_rows < 1:
+        raise E.ProgrammingError("batch_rows must be at least 1")
+    schema = engine.storage.schemas.get(table.lower())
+    if schema is None:
+        raise E.no_such_table(table)
+    text_columns = {c.name.lower() for c in schema.columns if c.ctype.kind in (V.STR, V.TIME)}
+    src = _open(source, format, dict(options or {}), text_columns)
+    cols = _plan(schema, src, ignore_columns)
+    width = len(src.columns)
+    problems = _Problems(schema.name)
+    bad: list[set[int]] = [set() for _ in src.parts]  # per part: delivered rows left out
+    total = None
+    if validate or skip_bad_rows or src.csv:
+        # The first pass: a CSV file's shape always; with validation, every value and key.
+        keys = _KeyCheck(schema, cols) if on_duplicate == "error" and validate else None
+        total = 0
+        for p, part in enumerate(src.parts):
+            last = None
+            part_problems = []
+            delivered = 0
+            for first, batch in _batches(pa, part, batch_rows):
+                total += batch.num_rows
+                delivered += batch.num_rows
+                if src.csv and width:
+                    last = batch.column(width - 1)[batch.num_rows - 1].as_py()
+                if not (validate or skip_bad_rows):
+                    continue
+                conv = _convert(pa, pc, cols, batch, src, first)
+                part_problems += sorted(conv.problems.items())
+                bad[p].update(conv.problems)
+                if keys is not None:
+                    keys.add(conv, first)
+            if part.csv_path is not None:
+                records = _Records(part, src)
+                shape = records.problems(width)
+                if not shape and last is not None and _last_field_open(part, last):
+                    shape = [
+                        (
+                            records.record(delivered),
+                            "has an unterminated quote: its last field runs to the end of the file",
+                        )
+                    ]
+                for record, text in shape:
+                    problems.add(p, part, record, [text])
+                if shape and not skip_bad_rows:
+                    continue  # a file's shape first: its values are not listed
+                for delivered, texts in part_problems:
+                    problems.add(p, part, records.record(delivered), texts)
+            else:
+                for delivered, texts in part_problems:
+                    problems.add(p, part, delivered, texts)
+        if problems.count and not skip_bad_rows:
+            problems.fail()
+        if keys is not None:
+            keys.check()
+    loaded = 0
+    with _Progress(schema.name, total, enabled=progress) as bar:
+        for p, part in enumerate(src.parts):
+            for first, batch in _batches(pa, part, batch_rows):
+                conv = _convert(pa, pc, cols, batch, src, first)
+                stored, internal = conv.stored, conv.internal
+                if conv.problems and not skip_bad_rows:
+                    # unvalidated: this batch's problems stop the load (earlier ones stay)
+                    records = _Records(part, src) if part.csv_path is not None else None
+                    late = _Problems(schema.name)
+                    for delivered, texts in sorted(conv.problems.items()):
+                        number = records.record(delivered) if records else delivered
+                        late.add(p, part, number, texts)
+                    late.fail(loaded)
+                if conv.problems:
+                    keep = [i for i in range(len(stored)) if first + i not in conv.problems]
+                    stored = [stored[i] for i in keep]
+                    internal = functools.partial(_pick, conv.internal, keep)
+                if _auto_nulls(cols, stored):
+                    n = engine.load_rows(schema.name, None, internal(), on_duplicate)
+                else:
+                    n = engine.load_stored(schema.name, stored, internal, on_duplicate)
+                loaded += n
+                bar.advance(batch.num_rows)
+                if on_batch is not None:
+                    on_batch(batch, loaded)
+    if skip_bad_rows:
+        return LoadResult(loaded, problems.count, problems.lines())
+    return LoadResult(loaded)
+
+
+def _pick(rows: Callable[[], list], keep: list[int]) -> list:
+    whole = rows()
+    return [whole[i] for i in keep]
+
+
+def _auto_nulls(cols: list[_Column], stored: list) -> bool:
+    """Whether an AUTO_INCREMENT column has a row for the table to number."""
+    return any(c.cdef.auto_increment and any(r[c.index] is None for r in stored) for c in cols)
+
+
+class _KeyCheck:
+    """The primary and unique keys the source repeats, compared as the table compares them
+    (text under the collation, in Python; other keys by their stored form, in Arrow)."""
+
+    def __init__(self, schema, cols: list[_Column]):
+        self.schema = schema
+        sets = []
+        if schema.primary_key:
+            sets.append(("PRIMARY", schema.primary_key))
+        for ks in schema.uniques:
+            sets.append((f"unique {'_'.join(schema.columns[i].name for i in ks)}", ks))
+        self.sets = [
+            (label, ks) for label, ks in sets if ks and all(cols[i].source is not None for i in ks)
+        ]
+        self.texts = [any(cols[i].cdef.ctype.kind == V.STR for i in ks) for _l, ks in self.sets]
+        self.seen: list[dict] = [{} for _ in self.sets]  # text keys: collation key -> count
+        self.parts: list[list] = [[] for _ in self.sets]  # other keys: Arrow tables
+
+    def add(self, conv: _Converted, first: int) -> None:
+        pa = pyarrow_module()
+        bad = conv.problems
+        for n, (_label, ks) in enumerate(self.sets):
+            if self.texts[n]:
+                seen = self.seen[n]
+                for i, r in enumerate(conv.stored):
+                    key = tuple(r[c] for c in ks)
+                    if None in key or (bad and first + i in bad):
+                        continue
+                    k = ck_tuple(key)
+                    seen[k] = seen.get(k, 0) + 1
+                continue
+            table = pa.table({f"k{j}": pa.array(conv.columns[c]) for j, c in enumerate(ks)})
+            if bad:
+                keep = [first + i not in bad for i in range(table.num_rows)]
+                table = table.filter(pa.array(keep))
+            self.parts[n].append(table.drop_null())
+
+    def check(self) -> None:
+        pa = pyarrow_module()
+        import pyarrow.compute as pc
+        for n, (label, ks) in enumerate(self.sets):
+            if self.texts[n]:
+                dups = [
+                    (tuple(getattr(v, "orig", v) for v in k), c)
+                    for k, c in self.seen[n].items()
+                    if c > 1
+                ]
+            elif self.parts[n]:
+                table = pa.concat_tables(self.parts[n], promote_options="permissive")
+                names = table.column_names
+                counted = table.group_by(names, use_threads=False).aggregate([([], "count_all")])
+                counted = counted.filter(pc.greater(counted["count_all"], 1))
+                dups = [
+                    (tuple(row[c] for c in names), row["count_all"])
+                    for row in counted.slice(0, 3).to_pylist()
+                ]
+            else:
+                dups = []
+            if not dups:
+                continue
+            names = [self.schema.columns[i].name for i in ks]
+            shown = ", ".join(
+                "'" + "-".join(V.format_value(v) for v in k) + f"' ({c} times)" for k, c in dups[:3]
+            )
+            raise E.IntegrityError(
+                f"Duplicate entry for key '{label}' ({', '.join(names)}) in the source: {shown};"
+                " nothing was loaded (on_duplicate='ignore' keeps the first, 'replace' the last)",
+                E.ER_DUP_ENTRY,
+                "23000",
+            )
