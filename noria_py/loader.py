@@ -378,8 +378,9 @@ def _problem(col: _Column, value, error: E.Error) -> str:
 
 
 def _fast(pa, pc, col: _Column, arr):
-    """(storage values, dataflow values or None when equal) for a column Arrow converts exactly
-    as the engine would; None when it cannot (the caller converts value by value)."""
+    """(storage values, dataflow values or None when equal), as Arrow arrays, for a column
+    Arrow converts exactly as the engine would; None when it cannot (the caller converts value
+    by value)."""
     ctype = col.cdef.ctype
     kind = ctype.kind
     t = arr.type
@@ -396,21 +397,20 @@ def _fast(pa, pc, col: _Column, arr):
                 mm = pc.min_max(arr).as_py()
                 if mm["min"] < lo or mm["max"] > hi:
                     return None  # value by value names the rows
-            return arr.to_pylist(), None
+            return arr, None
         if kind == V.FLOAT:
             if pa.types.is_integer(t) or pa.types.is_floating(t):
                 arr = pc.cast(arr, pa.float64())
             else:
                 return None
-            values = arr.to_pylist()
-            return values, None
+            return arr, None
         if kind == V.STR and ctype.values is None:
             if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
                 return None
             if ctype.length is not None and len(arr) - arr.null_count:
                 if pc.max(pc.utf8_length(arr)).as_py() > ctype.length:
                     return None
-            return arr.to_pylist(), None
+            return arr, None
         if kind == V.DECIMAL:
             if not (
                 pa.types.is_decimal(t)
@@ -431,14 +431,14 @@ def _fast(pa, pc, col: _Column, arr):
             if ctype.unsigned and len(typed) - typed.null_count:
                 if pc.min(typed).as_py() < 0:
                     return None
-            return pc.cast(typed, pa.string()).to_pylist(), typed
+            return pc.cast(typed, pa.string()), typed
         if kind == V.DATE:
             if pa.types.is_string(t) or pa.types.is_large_string(t):
                 arr = pc.cast(arr, pa.date32())
             elif not pa.types.is_date(t):
                 return None
             arr = pc.cast(arr, pa.date32())
-            return pc.cast(arr, pa.string()).to_pylist(), arr
+            return pc.cast(arr, pa.string()), arr
         if kind == V.DATETIME:
             if pa.types.is_string(t) or pa.types.is_large_string(t):
                 arr = pc.cast(arr, pa.timestamp("us"))  # text naming a zone fails here
@@ -459,7 +459,7 @@ def _fast(pa, pc, col: _Column, arr):
                 seconds = pc.cast(arr, pa.timestamp("s"), safe=False)
                 whole = pc.equal(pc.cast(seconds, pa.timestamp("us")), arr)
                 stored = pc.if_else(whole, pc.utf8_slice_codeunits(full, 0, 19), full)
-            return stored.to_pylist(), arr
+            return stored, arr
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
         return None
     return None
@@ -509,7 +509,11 @@ def _instant(text: str, ctype, name: str):
     return moment.astimezone(dt.UTC).replace(tzinfo=None)
 
 
-def _convert(pa, pc, cols: list[_Column], batch, source: _Source, base: int) -> _Converted:
+def _convert(
+    pa, pc, cols: list[_Column], batch, source: _Source, base: int, check_only: bool = False
+) -> _Converted:
+    """A batch converted to the table's columns; ``check_only``: its problems (and its columns,
+    some as Arrow arrays) without its rows."""
     n = batch.num_rows
     problems: dict[int, list[str]] = {}
     stored_cols: list[list] = []
@@ -547,6 +551,9 @@ def _convert(pa, pc, cols: list[_Column], batch, source: _Source, base: int) -> 
         stored_cols.append(stored)
         internal_cols.append(internal)
     nulls_only = all(p.endswith(" in a NOT NULL column") for ps in problems.values() for p in ps)
+    if check_only:
+        return _Converted([], stored_cols, list, problems, nulls_only and bool(problems))
+    stored_cols = [c if isinstance(c, list) else c.to_pylist() for c in stored_cols]
     rows = list(zip(*stored_cols)) if n else []
 
     def internal() -> list:
@@ -669,9 +676,7 @@ def _batches(pa, part: _Part, batch_rows: int):
 
 def _malformed_text(width: int, text: str) -> str:
     shown = text if len(text) <= 60 else text[:60] + "..."
-    return (
-        f"is malformed: not {width} fields as in the header, or an unterminated quote ({shown!r})"
-    )
+    return f"'{shown}' is malformed: not {width} fields as in the header, or an unterminated quote"
 
 
 def _last_field_open(part: _Part, last_value) -> bool:
@@ -732,7 +737,7 @@ def load(
                     last = batch.column(width - 1)[batch.num_rows - 1].as_py()
                 if not (validate or skip_bad_rows):
                     continue
-                conv = _convert(pa, pc, cols, batch, src, first)
+                conv = _convert(pa, pc, cols, batch, src, first, check_only=True)
                 part_problems += sorted(conv.problems.items())
                 bad[p].update(conv.problems)
                 if keys is not None:
@@ -744,7 +749,7 @@ def load(
                     shape = [
                         (
                             records.record(delivered),
-                            "has an unterminated quote: its last field runs to the end of the file",
+                            f"an unterminated quote: the last field runs to the end of the file ({last[:60]!r})",
                         )
                     ]
                 for record, text in shape:
@@ -825,14 +830,22 @@ class _KeyCheck:
         for n, (_label, ks) in enumerate(self.sets):
             if self.texts[n]:
                 seen = self.seen[n]
-                for i, r in enumerate(conv.stored):
-                    key = tuple(r[c] for c in ks)
+                parts = [conv.columns[c] for c in ks]
+                parts = [p if isinstance(p, list) else p.to_pylist() for p in parts]
+                for i, key in enumerate(zip(*parts)):
                     if None in key or (bad and first + i in bad):
                         continue
                     k = ck_tuple(key)
                     seen[k] = seen.get(k, 0) + 1
                 continue
-            table = pa.table({f"k{j}": pa.array(conv.columns[c]) for j, c in enumerate(ks)})
+            table = pa.table(
+                {
+                    f"k{j}": conv.columns[c]
+                    if not isinstance(conv.columns[c], list)
+                    else pa.array(conv.columns[c])
+                    for j, c in enumerate(ks)
+                }
+            )
             if bad:
                 keep = [first + i not in bad for i in range(table.num_rows)]
                 table = table.filter(pa.array(keep))
@@ -841,6 +854,7 @@ class _KeyCheck:
     def check(self) -> None:
         pa = pyarrow_module()
         import pyarrow.compute as pc
+
         for n, (label, ks) in enumerate(self.sets):
             if self.texts[n]:
                 dups = [

@@ -310,6 +310,9 @@ class _Csv:
     columns: list[str]  # the header's names
     null_marker: str  # an unquoted field with this text is NULL ("": an unquoted empty field)
     path: str
+    sep: str = ","
+    quote: str = '"'
+    header: bool = True
 
 
 def read_source(
@@ -403,7 +406,15 @@ def _read_csv(spark, path: str, opts: dict[str, str]):
         .withColumn(_ROWID, F.monotonically_increasing_id())
         .withColumn(_FILE, F.input_file_name())
     )
-    return df, _Csv(names, null_marker, path)
+    given = {k.lower(): v for k, v in opts.items()}
+    return df, _Csv(
+        names,
+        null_marker,
+        path,
+        sep=given.get("sep", given.get("delimiter", ",")),
+        quote=given.get("quote", '"'),
+        header=str(given.get("header", "true")).lower() == "true",
+    )
 
 
 def _guess_format(path: str) -> str:
@@ -814,6 +825,7 @@ def _check_csv_files(df, csv: _Csv, report: _Report) -> None:
     malformed = sum(r["malformed"] for r in files)
     if malformed:
         report.fail(malformed, report.examples(bad_shape), None)
+    _refuse_blank_lines(csv, [r[_FILE] for r in files], report)
     for r in files:
         if (
             r["tail_bad"] is None
@@ -843,6 +855,33 @@ def _check_csv_files(df, csv: _Csv, report: _Report) -> None:
                 " empty field) and the word NULL is then text; nothing was loaded",
                 E.ER_TRUNCATED_WRONG_VALUE,
             )
+
+
+def _refuse_blank_lines(csv: _Csv, uris: list[str], report: _Report) -> None:
+    """A blank line is a record of one empty field to LOAD DATA (an error in a file of several
+    columns), while Spark's reader skips it: look for them in the local files."""
+    from urllib.parse import unquote, urlparse
+
+    from ..loader import _blank_records
+
+    if len(csv.columns) < 2:
+        return
+    lines = []
+    total = 0
+    for uri in sorted(uris):
+        parsed = urlparse(uri)
+        path = unquote(parsed.path)
+        if parsed.scheme not in ("", "file") or not os.path.isfile(path):
+            continue
+        found = _blank_records(path, csv.sep, csv.quote, MAX_ERRORS + 1)
+        total += len(found)
+        where = f"{os.path.basename(path)} row" if len(uris) > 1 else "row"
+        skip = 1 if csv.header else 0
+        lines += [
+            f"{where} {n - skip}: is a blank line, not {len(csv.columns)} fields" for n in found
+        ]
+    if total:
+        report.fail(total, lines[:MAX_ERRORS], None)
 
 
 def _runs_to_the_end(uri: str, tail: str) -> bool:
