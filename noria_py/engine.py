@@ -25,6 +25,7 @@ import time
 import weakref
 from bisect import bisect_left, bisect_right
 from decimal import Decimal
+from typing import IO
 
 from sqlglot import exp
 
@@ -1276,6 +1277,7 @@ class Engine:
         self.on_release: list = []  # called (under the lock) when the writer's transaction ends
         self._closed = False
         self.lock = threading.RLock()
+        self._infile = None  # LOAD DATA LOCAL: the bytes a client sent, while load_local runs
         self.graph.lock = self.lock
         self.graph.sync = self._drain
         # --- bulk replays: Spark computes big full nodes' initial state (spark/replay.py) ---
@@ -1460,6 +1462,17 @@ class Engine:
             finally:
                 self._catch_up()  # a snapshot that holds this DDL
         return prep.run(self, params)
+
+    @_locked
+    def load_local(self, sql: str, source: IO[bytes], txn: Txn | None = None) -> Result:
+        """Run ``LOAD DATA LOCAL INFILE`` with the file a client sent over the wire: ``source``
+        (a binary file, read from its start) stands for the file the statement names, which
+        is never opened on this machine."""
+        self._infile = source
+        try:
+            return self.execute(sql, (), txn)
+        finally:
+            self._infile = None
 
     @_locked
     def executemany(self, sql: str, seq_of_params, txn: Txn | None = None) -> Result:
@@ -2765,21 +2778,16 @@ class Engine:
         return Result(rowcount=len(stored), lastrowid=lastrowid)
 
     def _load_data(self, spec) -> Result:
-        """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT."""
+        """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT.
+
+        With LOCAL the file is the client's: the bytes a wire client sent (``load_local``), or,
+        embedded, the file at the path (client and server are one process). As in MySQL, LOCAL
+        without REPLACE loads as IGNORE does: the server cannot stop the client's transfer
+        half-way, so a row with a duplicate key is skipped."""
         from .load_data import NULL, split_rows
 
         schema = self._schema(self._engine_table_name(spec.database, spec.table))
-        try:
-            with open(spec.path, encoding="utf-8", newline="") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise E.OperationalError(
-                f"File '{spec.path}' not found (Errcode: 2 \"No such file or directory\")",
-                29,
-                "HY000",
-            ) from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise E.OperationalError(f"Can't read file '{spec.path}': {e}", 29, "HY000") from None
+        data = self._load_file(spec)
         inputs = spec.columns or [c.name for c in schema.columns]  # columns and @variables
         for n in inputs:
             if not n.startswith("@") and schema.index_of(n) is None:
@@ -2814,7 +2822,9 @@ class Engine:
         plain_cols = [k for k, n in enumerate(inputs) if not n.startswith("@")]
         names = [inputs[k] for k in plain_cols] + [c for c, _f in sets]
         rows = split_rows(data, spec)
-        verb = {"REPLACE": "REPLACE", "IGNORE": "INSERT IGNORE"}.get(spec.mode, "INSERT")
+        del data
+        mode = spec.mode or ("IGNORE" if spec.local else "")
+        verb = {"REPLACE": "REPLACE", "IGNORE": "INSERT IGNORE"}.get(mode, "INSERT")
         cols = ", ".join(_quote_ident(n) for n in names)
         marks = ", ".join("?" for _ in names)
         text = f"{verb} INTO {_quote_ident(schema.name)} ({cols}) VALUES ({marks})"
@@ -2822,7 +2832,8 @@ class Engine:
         prep = InsertPrepared(self, ast, n)
         kinds = [schema.columns[schema.index_of(c)] for c in names]
 
-        plain = not spec.mode
+        plain = not mode
+        truncated = 0  # long rows IGNORE cut to the input columns (MySQL's warning 1262)
 
         def at_row(err: E.Error, k: int) -> E.Error:
             msg = re.sub(r"at row \d+", f"at row {k}", str(err.msg))
@@ -2858,6 +2869,9 @@ class Engine:
         params: list = []
         for k, fields in enumerate(rows, 1):
             values = tuple(None if v is NULL else v for v in fields)
+            if len(values) > len(inputs) and mode == "IGNORE":
+                values = values[: len(inputs)]  # the extra fields dropped, with a warning
+                truncated += 1
             if len(values) == len(inputs) and (sets or len(plain_cols) != len(inputs)):
                 values = tuple(values[j] for j in plain_cols) + tuple(
                     fn(values, ()) for _c, fn in sets
@@ -2885,12 +2899,42 @@ class Engine:
                 raise _row_length_error(k, len(values) < len(names))
             params.append(values)
         if not params:
-            return Result(rowcount=0)
+            return Result(rowcount=0, warnings=truncated)
         try:
-            return self._insert(prep, params)
+            res = self._insert(prep, params)
         except E.Error:
             first_bad(len(params))  # MySQL names the file's row (nothing was written)
             raise
+        if mode == "IGNORE":  # a warning for each row skipped (a duplicate key)
+            res.warnings = truncated + len(params) - max(res.rowcount, 0)
+        return res
+
+    def _load_file(self, spec) -> str:
+        """The text of LOAD DATA's file (see ``_load_data``)."""
+        source = self._infile if spec.local else None
+        if source is not None:
+            source.seek(0)
+            try:
+                return source.read().decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise E.OperationalError(
+                    f"Can't read file '{spec.path}': {e}", 29, "HY000"
+                ) from None
+        try:
+            with open(spec.path, encoding="utf-8", newline="") as f:
+                return f.read()
+        except FileNotFoundError:
+            if spec.local:  # the client's error, as MySQL's client library words it
+                raise E.OperationalError(
+                    f"File '{spec.path}' not found (Errcode: 2)", 2, "HY000"
+                ) from None
+            raise E.OperationalError(
+                f"File '{spec.path}' not found (Errcode: 2 \"No such file or directory\")",
+                29,
+                "HY000",
+            ) from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise E.OperationalError(f"Can't read file '{spec.path}': {e}", 29, "HY000") from None
 
     def _replace(self, prep: InsertPrepared, rows: list, stored_holder: list, changed: list):
         """REPLACE, row by row: every row holding one of the new row's unique keys is deleted

@@ -16,7 +16,8 @@ class Result:
     ``status`` is ``"cached"`` for a SELECT answered by the dataflow, ``"proxied"`` for one run
     on base storage, None for everything else. An UPDATE's ``rowcount`` is the rows it changed
     (MySQL's affected rows) and ``matched`` the rows its WHERE found (what a client with
-    ``CLIENT_FOUND_ROWS`` gets as affected rows).
+    ``CLIENT_FOUND_ROWS`` gets as affected rows). ``warnings`` is only counted by LOAD DATA
+    with IGNORE (or LOCAL): a skipped duplicate or a cut long row.
     """
 
     columns: list[str] | None = None
@@ -27,3 +28,4 @@ class Result:
     lastrowid: int | None = None
     status: str | None = None
     matched: int | None = None  # UPDATE: rows found (rowcount counts the rows changed)
+    warnings: int = 0  # the warnings MySQL counts in its OK packet (LOAD DATA with IGNORE)

@@ -34,7 +34,10 @@ The hot paths avoid every step that does not depend on the query's values:
   response.
 
 Everything else (session statements, writes, transactions, DDL, proxied queries) goes through
-:meth:`Session.execute`. ``COM_CHANGE_USER`` re-authenticates with mysql-mimic's code over a
+:meth:`Session.execute`. ``LOAD DATA LOCAL INFILE`` asks the client for its file (a 0xFB
+packet naming it); the packets the client then sends are the file's bytes, spooled to a
+temporary file (:class:`_Infile`, in memory while small) until the empty packet that ends it,
+and the load runs on the worker thread with that file. ``COM_CHANGE_USER`` re-authenticates with mysql-mimic's code over a
 small channel (:class:`_AuthChannel`) fed by this protocol. When the client stops reading its
 responses, the protocol stops reading its commands (``pause_writing`` pauses reading), and
 pipelined commands already received wait in the buffer once 1 MB of answers is queued.
@@ -46,6 +49,7 @@ import asyncio
 import logging
 import re
 import struct
+import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +59,7 @@ from mysql_mimic.types import Capabilities
 
 from noria_py import errors
 from noria_py.engine import ProxyPrepared, SelectPrepared
+from noria_py.load_data import parse_load
 from noria_py.result import Result
 
 from . import protocol as P
@@ -89,6 +94,7 @@ AUTH_TIMEOUT = 10.0
 AUTH_MAX_PACKET = 64 * 1024
 SHAPE_CACHE_LIMIT = 4096
 
+INFILE_IN_MEMORY = 8 * 1024 * 1024  # a LOCAL file's bytes beyond this spill to a temporary file
 TEXT_CACHE_LIMIT = 20000  # COM_QUERY texts whose lookup plan is remembered...
 CACHED_TEXT_MAX = 2048  # ...when they are SELECTs of at most this many bytes
 
@@ -125,6 +131,26 @@ class _Wait:
         self.seq = seq
         self.offload = offload  # run again on the worker
         self.deadline: float | None = None
+
+
+class _Infile:
+    """The file of a ``LOAD DATA LOCAL INFILE`` the client is sending: its packets' bytes,
+    written to a spooled temporary file as they arrive, until the empty packet that ends it."""
+
+    __slots__ = ("sql", "seq", "spool", "error")
+
+    def __init__(self, sql: str, seq: int) -> None:
+        self.sql = sql  # the statement, as the engine runs it
+        self.seq = seq  # the sequence id the client's next packet must carry
+        self.spool = tempfile.SpooledTemporaryFile(max_size=INFILE_IN_MEMORY)
+        self.error: str | None = None  # the spool could not be written (the rest is dropped)
+
+    def write(self, data: bytes) -> None:
+        if self.error is None:
+            try:
+                self.spool.write(data)
+            except OSError as e:
+                self.error = f"Error writing the received file: {e}"
 
 
 class PreparedStatement:
@@ -303,6 +329,7 @@ class CommandProtocol(asyncio.Protocol):
         self.waiting: _Wait | None = None  # a command waiting for another's transaction
         self._wait_timer: Any = None
         self.auth: _AuthChannel | None = None
+        self.infile: _Infile | None = None  # LOAD DATA LOCAL: the file the client is sending
         self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         self._tasks: set[asyncio.Task] = set()
         self._handlers = {
@@ -338,7 +365,13 @@ class CommandProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         buf = self.buf
-        if not buf and self.auth is None and not self.closing and not self.busy:
+        if (
+            not buf
+            and self.auth is None
+            and not self.closing
+            and not self.busy
+            and self.infile is None
+        ):
             # The common case: exactly one whole command, nothing left over from before.
             n = len(data)
             if n > 4 and data[3] == 0:
@@ -360,6 +393,10 @@ class CommandProtocol(asyncio.Protocol):
             buf += data
             self.auth.wake()
             return
+        if self.infile is not None:
+            buf += data
+            self._take_infile()
+            return
         if self.blocked or self.busy:  # commands wait in the buffer
             buf += data
             return
@@ -371,6 +408,8 @@ class CommandProtocol(asyncio.Protocol):
             pos = self._run(data)
             if pos < len(data):
                 buf += memoryview(data)[pos:]
+        if self.infile is not None and buf:
+            self._take_infile()  # the file's first packets came with the request's answer
 
     def eof_received(self) -> bool:
         return False  # the transport closes once our responses are flushed
@@ -379,6 +418,9 @@ class CommandProtocol(asyncio.Protocol):
         self.closing = True
         if self.auth is not None:
             self.auth.wake()
+        if self.infile is not None:
+            self.infile.spool.close()
+            self.infile = None
         self.stmts.clear()
         if self.waiting is not None:  # parked, not running: nothing else uses the session
             self.waiting = None
@@ -562,6 +604,9 @@ class CommandProtocol(asyncio.Protocol):
                     pending += len(r)
                 if self.closing:
                     break
+                if self.infile is not None:  # what follows is the file the client sends
+                    self._flush(out)
+                    return pos
                 if pending > FLUSH_AT:
                     self._flush(out)
                     pending = 0
@@ -654,7 +699,7 @@ class CommandProtocol(asyncio.Protocol):
         affected = res.rowcount if res.rowcount and res.rowcount > 0 else 0
         if res.matched is not None and self.found_rows:
             affected = res.matched  # CLIENT_FOUND_ROWS: an UPDATE reports the rows it found
-        return P.ok_packet(affected, res.lastrowid or 0, status)
+        return P.ok_packet(affected, res.lastrowid or 0, status, res.warnings)
 
     def _end_of_rows(self, extra_status: int = 0) -> bytes:
         return P.end_of_rows(self.session.status_flags | extra_status, self.eof_deprecated)
@@ -758,7 +803,88 @@ class CommandProtocol(asyncio.Protocol):
     def _com_query_general(self, data: bytes, seq: int) -> Any:
         session = self.session
         sql = data[1:].decode(session.client_codec, "surrogateescape")
+        st = self.state.statement(sql)
+        if st.kind == "load_local":
+            return self._ask_for_file(st.sql, seq)
         return self._result(session.execute(sql), seq, False)
+
+    # -- LOAD DATA LOCAL INFILE ----------------------------------------------------------------
+
+    def _ask_for_file(self, sql: str, seq: int) -> list[bytes]:
+        """Answer ``LOAD DATA LOCAL INFILE 'name'`` with the request for the file (0xFB and its
+        name); the client's next packets are its contents (``_take_infile``)."""
+        self.state.questions += 1
+        allowed = str(self.state.globals.get("local_infile", 1)).upper() not in ("0", "OFF")
+        if not allowed or Capabilities.CLIENT_LOCAL_FILES not in self.conn.capabilities:
+            # refused before the client sends anything: the connection goes on as usual
+            raise errors.OperationalError(
+                "Loading local data is disabled; this must be enabled on both the client and "
+                "server sides",
+                P.ER_CLIENT_LOCAL_FILES_DISABLED,
+                "42000",
+            )
+        spec = parse_load(sql)  # a syntax error is answered before the file is asked for
+        if spec is None:
+            raise errors.parse_error(f"near '{sql[:40]}'")
+        self.infile = _Infile(sql, (seq + 1) & 0xFF)
+        return [b"\xfb" + spec.path.encode(self.session.client_codec, "surrogateescape")]
+
+    def _take_infile(self) -> None:
+        """Spool the file's packets in the buffer; at the empty packet that ends the file, run
+        the load (on the worker: a big file takes a while)."""
+        inf = self.infile
+        buf = self.buf
+        pos = 0
+        try:
+            while True:
+                pkt = take_packet(buf, pos, self.max_packet)
+                if pkt is None:
+                    break
+                payload, first, last, pos = pkt
+                if first != inf.seq:
+                    raise MysqlError(
+                        f"Got packets out of order (expected {inf.seq}, got {first})",
+                        ErrorCode.MALFORMED_PACKET,
+                    )
+                inf.seq = (last + 1) & 0xFF
+                if not payload:  # the end of the file (or a client that sends none)
+                    del buf[:pos]
+                    self.infile = None
+                    self._offload(_Offload(self._load_local, inf, inf.seq))
+                    return
+                inf.write(payload)
+        except P.PacketTooLarge:
+            self._infile_failed(
+                P.ER_NET_PACKET_TOO_LARGE, "Got a packet bigger than 'max_allowed_packet' bytes"
+            )
+            return
+        except MysqlError as e:
+            self._infile_failed(P.ER_NET_PACKETS_OUT_OF_ORDER, e.msg)
+            return
+        del buf[:pos]
+
+    def _infile_failed(self, errno: int, msg: str) -> None:
+        """The file's packets cannot be read: MySQL's error, and the connection closes."""
+        inf = self.infile
+        self.infile = None
+        inf.spool.close()
+        self.buf.clear()
+        self._close_after([self._error(errno, "08S01", msg, inf.seq)])
+
+    def _load_local(self, inf: _Infile, seq: int) -> list[bytes]:
+        """Run the load with the file received (again, after waiting for another connection's
+        transaction: the file is kept until the load ends)."""
+        try:
+            if inf.error is not None:
+                raise errors.OperationalError(inf.error, P.ER_UNKNOWN_ERROR, "HY000")
+            res = self.session.load_local(inf.sql, inf.spool)
+        except errors.LockWait:
+            raise
+        except BaseException:
+            inf.spool.close()
+            raise
+        inf.spool.close()
+        return [self.ok(res)]
 
     def _remember(self, target: Any, nparams: int) -> None:
         """Let ``target`` (a lookup plan or a prepared statement) take the fast path when its
@@ -839,6 +965,12 @@ class CommandProtocol(asyncio.Protocol):
             prep = None
         if st.kind == "error":
             raise st.info
+        if st.kind == "load_local":  # the client's file is asked for in answer to COM_QUERY
+            raise errors.Error(
+                "This command is not supported in the prepared statement protocol yet",
+                P.ER_UNSUPPORTED_PS,
+                "HY000",
+            )
         if prep is not None:
             stmt = PreparedStatement(stmt_id, sql, int(prep.param_count))
             if prep.columns is not None:

@@ -86,6 +86,7 @@ CAPABILITIES = (
     | Capabilities.CLIENT_INTERACTIVE
     | Capabilities.CLIENT_MULTI_RESULTS
     | Capabilities.CLIENT_PS_MULTI_RESULTS
+    | Capabilities.CLIENT_LOCAL_FILES
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -83,6 +83,9 @@ ER_MALFORMED_PACKET = 1835
 ER_WRONG_ARGUMENTS = 1210
 ER_UNKNOWN_ERROR = 1105
 ER_NOT_SUPPORTED_YET = 1235
+ER_UNSUPPORTED_PS = 1295
+ER_NET_PACKETS_OUT_OF_ORDER = 1156
+ER_CLIENT_LOCAL_FILES_DISABLED = 3948
 
 # type name -> (protocol type, charset, display length, flags, decimals)
 _NUMERIC = BINARY_FLAG | NUM_FLAG
@@ -186,7 +189,7 @@ def ok_packet(
         (b"\xfe" if eof else b"\x00")
         + lenenc_int(max(affected, 0))
         + lenenc_int(max(last_id or 0, 0))
-        + struct.pack("<HH", status, warnings)
+        + struct.pack("<HH", status, min(warnings, 0xFFFF))
     )
 
 

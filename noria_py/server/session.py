@@ -70,6 +70,7 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
     "init_connect": "",
     "interactive_timeout": 28800,
     "license": "MIT",
+    "local_infile": 1,
     "lower_case_table_names": 0,
     "max_allowed_packet": 67108864,
     "max_execution_time": 0,
@@ -196,7 +197,7 @@ class Statement:
     """What the server knows about one SQL text, computed once and cached."""
 
     kind: str  # engine | write | ddl | begin | commit | rollback | set | use | session_select
-    #            | const_select | show_vars | show_simple | unsupported | empty
+    #            | const_select | show_vars | show_simple | unsupported | empty | load_local
     sql: str  # the text to hand to the engine (may differ from what the client sent)
     info: Any = None
 
@@ -234,10 +235,7 @@ def classify(sql: str) -> Statement:
         return Statement("write", text, word)
     if word == "load":
         if re.match(r"load\s+data\s+(?:(?:low_priority|concurrent)\s+)?local\b", text, re.I):
-            # the client would send the file; the server does not ask for it yet
-            return Statement(
-                "unsupported", text, "LOAD DATA LOCAL INFILE (use LOAD DATA INFILE with a path)"
-            )
+            return Statement("load_local", text)  # the client sends the file (CommandProtocol)
         return Statement("write", text, word)
     if word in DDL_WORDS:
         return Statement("ddl", text)
@@ -777,6 +775,16 @@ class Session:
         self._note(res)
         return res
 
+    def load_local(self, sql: str, source: Any) -> Result:
+        """``LOAD DATA LOCAL INFILE`` once the client has sent the file (``source``, a binary
+        file holding its bytes): the connection asks for it, see ``CommandProtocol``."""
+        self._bind_context()
+        if not self.txn.active and self.vars.get("transaction_read_only"):
+            raise errors.read_only_transaction()
+        res = self.engine.load_local(sql, source, self.txn)
+        self._note(res)
+        return res
+
     def _note(self, res: Result) -> None:
         if res.lastrowid:
             self.last_insert_id = res.lastrowid
@@ -856,6 +864,15 @@ def _h_empty(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 def _h_unsupported(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     raise _err(f"{st.info} is not supported by this server", P.ER_NOT_SUPPORTED_YET, "42000")
+
+
+def _h_load_local(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    # only COM_QUERY can ask the client for its file
+    raise _err(
+        "This command is not supported in the prepared statement protocol yet",
+        P.ER_UNSUPPORTED_PS,
+        "HY000",
+    )
 
 
 def _h_error(s: Session, st: Statement, params: Sequence[Any]) -> Result:
@@ -1091,6 +1108,7 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "use": _h_use,
     "empty": _h_empty,
     "unsupported": _h_unsupported,
+    "load_local": _h_load_local,
     "error": _h_error,
     "show_simple": _h_show_simple,
     "show_vars": _h_show_vars,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import struct
 
+CLIENT_LOCAL_FILES = 0x80
 CLIENT_PROTOCOL_41 = 0x200
 CLIENT_SECURE_CONNECTION = 0x8000
 CLIENT_PLUGIN_AUTH = 0x80000
@@ -39,11 +40,11 @@ class RawClient:
         self.sock.sendall(len(payload).to_bytes(3, "little") + bytes([seq]) + payload)
         self.seq = (seq + 1) & 0xFF
 
-    def handshake(self, user: str = "raw") -> bytes:
+    def handshake(self, user: str = "raw", extra_caps: int = 0) -> bytes:
         """Log in with an empty password (works when the server has no users configured)."""
         greeting = self.read_packet()
         assert greeting[0] == 10, greeting
-        caps = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH
+        caps = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH | extra_caps
         payload = struct.pack("<IIB23x", caps, 1 << 24, 45)
         payload += user.encode() + b"\x00" + b"\x00" + b"mysql_native_password\x00"
         self.send_packet(payload)
