@@ -766,6 +766,7 @@ def load(
         if keys is not None:
             keys.check()
     loaded = 0
+    batches = 0
     with _Progress(schema.name, total, enabled=progress) as bar:
         for p, part in enumerate(src.parts):
             for first, batch in _batches(pa, part, batch_rows):
@@ -783,10 +784,24 @@ def load(
                     keep = [i for i in range(len(stored)) if first + i not in conv.problems]
                     stored = [stored[i] for i in keep]
                     internal = functools.partial(_pick, conv.internal, keep)
-                if _auto_nulls(cols, stored):
-                    n = engine.load_rows(schema.name, None, internal(), on_duplicate)
-                else:
-                    n = engine.load_stored(schema.name, stored, internal, on_duplicate)
+                batches += 1
+                try:
+                    if _auto_nulls(cols, stored):
+                        n = engine.load_rows(schema.name, None, internal(), on_duplicate)
+                    else:
+                        n = engine.load_stored(schema.name, stored, internal, on_duplicate)
+                except E.IntegrityError as e:
+                    done = (
+                        f"after loading {loaded} rows, which stay loaded (run it again with"
+                        " on_duplicate='ignore' to load the rest)"
+                        if loaded
+                        else "before loading anything"
+                    )
+                    raise type(e)(
+                        f"{e.msg}; the load of '{schema.name}' stopped at batch {batches} {done}",
+                        e.errno,
+                        e.sqlstate,
+                    ) from e
                 loaded += n
                 bar.advance(batch.num_rows)
                 if on_batch is not None:
