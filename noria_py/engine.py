@@ -1696,7 +1696,8 @@ class Engine:
         Values are coerced to the column types (DataError naming the column when impossible).
         ``on_duplicate``: ``"error"`` (IntegrityError, nothing from this call is applied),
         ``"ignore"`` (keep the existing row) or ``"replace"`` (the loaded row wins). Fully
-        materialized nodes below the table receive the rows as one delta. Returns rows loaded.
+        materialized nodes below the table receive the rows as one delta. Returns the rows
+        loaded (with ``"ignore"``, not counting the rows left out).
         """
         if self._closed:
             raise E.OperationalError("the database is closed", 2006, "HY000")
@@ -1737,8 +1738,10 @@ class Engine:
         if on_duplicate not in ("error", "ignore", "replace"):
             raise E.ProgrammingError("on_duplicate must be 'error', 'ignore' or 'replace'")
         auto = schema.auto_increment
+        skipped = 0
 
         def apply():
+            nonlocal skipped
             if on_duplicate == "error":
                 stored = self.storage.insert_rows(schema.name, full_rows, auto)
                 return [(r, 1) for r in stored]
@@ -1755,6 +1758,7 @@ class Engine:
                 except E.IntegrityError:
                     self.storage.rollback_to("ld")
                     if on_duplicate == "ignore":
+                        skipped += 1
                         continue
                     # replace: delete the rows that conflict, then insert
                     for ks in keysets:
@@ -1772,7 +1776,7 @@ class Engine:
             return batch
 
         self._write(schema.name, apply)
-        return len(full_rows)
+        return len(full_rows) - skipped
 
     @_locked
     def load_stored(self, table: str, stored: list, internal, on_duplicate: str = "error") -> int:

@@ -44,16 +44,18 @@ _OFFSET = re.compile(r"\d:\d\d(:\d\d(\.\d*)?)?\s*(Z|[+-]\d\d(:?\d\d)?)$")
 
 
 class LoadResult(int):
-    """The number of rows loaded; ``skipped`` counts the bad rows left out (``skip_bad_rows``)
-    and ``problems`` describes the first of them."""
+    """The number of rows loaded; ``skipped`` counts the bad rows left out (``skip_bad_rows``),
+    ``problems`` describes the first of them, ``via`` says who read the source."""
 
     skipped: int = 0
     problems: tuple[str, ...] = ()
+    via: str = "local"  # who read the source: "local" (Arrow, this process) or "spark"
 
-    def __new__(cls, loaded: int, skipped: int = 0, problems=()):
+    def __new__(cls, loaded: int, skipped: int = 0, problems=(), via: str = "local"):
         obj = super().__new__(cls, loaded)
         obj.skipped = skipped
         obj.problems = tuple(problems)
+        obj.via = via
         return obj
 
 
@@ -900,3 +902,153 @@ class _KeyCheck:
                 E.ER_DUP_ENTRY,
                 "23000",
             )
+
+
+# --- creating the table from the source ------------------------------------------------------
+
+_PLAIN_DECIMAL = r"^[+-]?\d*\.?\d*$"
+
+
+def create_table_sql(table: str, source, *, format=None, options=None, primary_key=()) -> str:  # noqa: A002
+    """A ``CREATE TABLE`` for ``table`` with a column per source column, typed from the source
+    (see ``arrow_column_type``): Parquet's and JSON's own types, a CSV file's inferred by
+    reading it whole. ``primary_key`` names the key columns (NOT NULL)."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+
+    src = _open(source, format, dict(options or {}))
+    raw = None
+    if src.csv:
+        tables = [_csv_typed(pa, part.csv_path, src, options or {}) for part in src.parts]
+        texts = [pa.Table.from_batches(list(part.read(DEFAULT_BATCH_ROWS))) for part in src.parts]
+        raw = pa.concat_tables(texts) if len(texts) > 1 else texts[0]
+    else:
+        tables = [pa.Table.from_batches(list(part.read(DEFAULT_BATCH_ROWS))) for part in src.parts]
+    data = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    keys = {k.lower() for k in primary_key}
+    known = {c.lower() for c in data.column_names}
+    missing = [k for k in primary_key if k.lower() not in known]
+    if missing:
+        raise E.ProgrammingError(
+            f"the source has no column {', '.join(missing)} for the primary key"
+        )
+    defs = []
+    for name in data.column_names:
+        column = data.column(name)
+        sql = arrow_column_type(pa, pc, column, raw.column(name) if raw is not None else None)
+        nullable = name.lower() not in keys
+        defs.append(f"`{name.replace('`', '``')}` {sql}{'' if nullable else ' NOT NULL'}")
+    if primary_key:
+        defs.append(
+            "PRIMARY KEY (" + ", ".join(f"`{k.replace('`', '``')}`" for k in primary_key) + ")"
+        )
+    return f"CREATE TABLE `{table.replace('`', '``')}` (\n  " + ",\n  ".join(defs) + "\n)"
+
+
+def _csv_typed(pa, path: str, src: _Source, options: dict):
+    """A CSV file read with Arrow's type inference (every field the NULL marker is NULL)."""
+    import pyarrow.csv as pcsv
+
+    opts = {k.lower(): v for k, v in options.items()}
+    header = str(opts.get("header", "true")).lower() == "true"
+    escape = opts.get("escape", src.quote)
+    try:
+        return pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(autogenerate_column_names=not header),
+            parse_options=pcsv.ParseOptions(
+                delimiter=src.sep,
+                quote_char=src.quote,
+                double_quote=escape == src.quote,
+                escape_char=False if escape == src.quote else escape,
+                newlines_in_values=True,
+            ),
+            convert_options=pcsv.ConvertOptions(
+                null_values=[src.null_marker],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=False,
+                true_values=["\0"],  # no column is read as BOOLEAN: MySQL has none
+                false_values=["\0\0"],
+            ),
+        )
+    except (pa.ArrowException, OSError) as e:
+        raise E.DataError(f"cannot read {path} to type its columns: {e}") from e
+
+
+def arrow_column_type(pa, pc, column, raw=None) -> str:
+    """The MySQL type of a column created for Arrow values:
+
+    - integers: the smallest of TINYINT/SMALLINT/INT/BIGINT (UNSIGNED for unsigned types) that
+      the Arrow type holds; from a CSV file (``raw``: the column's text), INT if every value
+      fits, else BIGINT;
+    - floating point: FLOAT (32 bits), DOUBLE (64); from a CSV file, numbers written with at
+      most one point and 65 digits are DECIMAL(p,s) with the digits the file holds, others
+      DOUBLE;
+    - decimal(p,s): DECIMAL(p,s) (p up to 65);
+    - boolean: BOOLEAN; text: VARCHAR(255) when every value fits, else TEXT (LONGTEXT beyond
+      16M characters); binary: VARBINARY(255) or BLOB likewise;
+    - date: DATE; timestamp: DATETIME, DATETIME(6) when a value has a fraction of a second
+      (a zoned timestamp is loaded as its UTC time); time: TIME;
+    - a column of NULLs only: VARCHAR(255).
+    """
+    t = column.type
+    types = pa.types
+    if types.is_null(t):
+        return "VARCHAR(255)"
+    if types.is_boolean(t):
+        return "BOOLEAN"
+    if types.is_integer(t):
+        if raw is not None:
+            mm = pc.min_max(column).as_py()
+            fits = mm["min"] is None or (-(2**31) <= mm["min"] and mm["max"] < 2**31)
+            return "INT" if fits else "BIGINT"
+        name = {8: "TINYINT", 16: "SMALLINT", 32: "INT", 64: "BIGINT"}[t.bit_width]
+        return name + (" UNSIGNED" if types.is_unsigned_integer(t) else "")
+    if types.is_floating(t):
+        if raw is not None:
+            return _decimal_from_text(pa, pc, raw)
+        return "FLOAT" if t.bit_width == 32 else "DOUBLE"
+    if types.is_decimal(t):
+        if t.precision > 65:
+            raise E.DataError(f"a DECIMAL({t.precision},{t.scale}) has more than 65 digits")
+        return f"DECIMAL({t.precision},{t.scale})"
+    if types.is_string(t) or types.is_large_string(t):
+        longest = pc.max(pc.utf8_length(column)).as_py() or 0
+        if longest <= 255:
+            return "VARCHAR(255)"
+        return "TEXT" if longest <= 65535 else "LONGTEXT" if longest > 2**24 - 1 else "MEDIUMTEXT"
+    if types.is_binary(t) or types.is_large_binary(t) or types.is_fixed_size_binary(t):
+        longest = pc.max(pc.binary_length(column)).as_py() or 0
+        return "VARBINARY(255)" if longest <= 255 else "LONGBLOB"
+    if types.is_date(t):
+        return "DATE"
+    if types.is_timestamp(t):
+        if t.unit == "s":
+            return "DATETIME"
+        try:
+            pc.cast(column, pa.timestamp("s", t.tz))
+            return "DATETIME"
+        except pa.ArrowInvalid:
+            return "DATETIME(6)"
+    if types.is_time(t):
+        return "TIME"
+    raise E.DataError(f"no MySQL column type holds the source's {t} values")
+
+
+def _decimal_from_text(pa, pc, raw) -> str:
+    """DECIMAL(p,s) holding every value of a CSV column of numbers (``raw``: their text), when
+    each is written as plain digits with at most one point; DOUBLE otherwise (an exponent, or
+    more than 65 digits)."""
+    text = pc.utf8_trim_whitespace(raw)
+    if pc.all(pc.match_substring_regex(text, _PLAIN_DECIMAL)).as_py() is False:
+        return "DOUBLE"
+    whole = scale = 0
+    for v in text.to_pylist():
+        if v is None:
+            continue
+        head, _dot, tail = v.lstrip("+-").partition(".")
+        whole = max(whole, len(head.lstrip("0")))
+        scale = max(scale, len(tail))
+    if whole + scale > 65 or scale > 30:
+        return "DOUBLE"
+    return f"DECIMAL({max(whole + scale, 1)},{scale})"

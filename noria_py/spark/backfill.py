@@ -125,6 +125,8 @@ def backfill(
     ignore_columns: list[str] | tuple[str, ...] = (),
     skip_bad_rows: bool = False,
     via: str | None = None,
+    create: bool = False,
+    primary_key: list[str] | tuple[str, ...] = (),
 ) -> int:
     """Load ``table`` from ``source``; return the number of rows handed to the engine.
 
@@ -146,6 +148,10 @@ def backfill(
     runs after each batch. ``ignore_columns`` names source columns to leave out (any other
     source column the table lacks is an error).
 
+    ``create=True`` first creates the table (it must not exist) with a column per source column,
+    typed from the source as ``noria_py.loader.arrow_column_type`` describes, and ``primary_key``
+    as its key; for a local file or frame only.
+
     ``skip_bad_rows=True`` loads the rows that fit and leaves out the others (malformed records,
     values that do not fit their column, NULLs in NOT NULL columns) instead of refusing the load:
     the result, an int, then has ``skipped`` (their count) and ``problems`` (the first of them).
@@ -161,7 +167,12 @@ def backfill(
     spark_wanted = spark_master is not None or bool(spark_config)
     if via == "local" and spark_wanted:
         raise E.ProgrammingError("a Spark master or configuration needs via='spark'")
-    if via == "local" or (via is None and not spark_wanted and is_local_source(source, format)):
+    local = via == "local" or (via is None and not spark_wanted and is_local_source(source, format))
+    if create:
+        _create(engine, table, source, format, options, primary_key, local)
+    elif primary_key:
+        raise E.ProgrammingError("primary_key goes with create=True")
+    if local:
         return load(
             engine,
             table,
@@ -273,7 +284,26 @@ def backfill(
         finally:
             if blobs is not None and hasattr(blobs, "close"):
                 blobs.close()  # stops Spark's job when the load ends early
-    return LoadResult(loaded, skipped, lines)
+    return LoadResult(loaded, skipped, lines, via="spark")
+
+
+def _create(engine, table, source, format, options, primary_key, local) -> None:  # noqa: A002
+    from ..loader import create_table_sql, is_local_source
+
+    if engine.storage.schemas.get(table.lower()) is not None:
+        raise E.ProgrammingError(
+            f"Table '{table}' already exists (create=True / --create makes a new table)",
+            E.ER_TABLE_EXISTS_ERROR,
+            "42S01",
+        )
+    if not (local or is_local_source(source, format)):
+        raise E.ProgrammingError(
+            "creating the table from the source needs a local file (CSV, Parquet, JSON lines),"
+            " a pandas DataFrame or a pyarrow Table; create it first with CREATE TABLE"
+        )
+    engine.execute(
+        create_table_sql(table, source, format=format, options=options, primary_key=primary_key)
+    )
 
 
 def _first_ids(df) -> dict[str, int]:
@@ -1078,11 +1108,18 @@ class _Progress:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``noria-py load``."""
-    parser.add_argument("table", help="the base table to load (it must exist in the database)")
-    parser.add_argument("--data", required=True, help="database file to load into")
+    parser.add_argument(
+        "table", help="the base table to load (it must exist in the database, unless --create)"
+    )
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="database file to load into (it must exist, unless --create makes the table)",
+    )
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--parquet", metavar="PATH", help="a Parquet file or a directory of them")
     src.add_argument("--csv", metavar="PATH", help="a CSV file (or directory) with a header line")
+    src.add_argument("--json", metavar="PATH", help="a JSON lines file (one object per line)")
     src.add_argument("--jdbc", metavar="URL", help="a JDBC URL; name the table with --dbtable")
     parser.add_argument("--dbtable", help="the table (or parenthesised subquery) to read over JDBC")
     parser.add_argument(
@@ -1091,6 +1128,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="an option for Spark's reader, e.g. sep=; or user=app (repeatable)",
+    )
+    parser.add_argument(
+        "--via",
+        choices=("local", "spark"),
+        help="who reads the source: local (Arrow in this process, no Spark; the default for a"
+        " local file) or spark (the default for JDBC, and whenever --spark-master or"
+        " --spark-conf is given)",
+    )
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="create the table from the source's columns and types (INT/BIGINT, DECIMAL(p,s)"
+        " from the digits a CSV file holds, DOUBLE, VARCHAR(255) or TEXT by the longest value,"
+        " DATE, DATETIME[(6)], ...); the CREATE TABLE is printed. A local file only",
+    )
+    parser.add_argument(
+        "--primary-key",
+        metavar="COLS",
+        help="with --create: the primary key's columns, comma-separated",
+    )
+    parser.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="load the rows that fit and leave out the others (malformed records, values that"
+        " do not fit their column, NULLs in NOT NULL columns), counting and listing them,"
+        " instead of refusing the load",
     )
     parser.add_argument(
         "--spark-master",
@@ -1193,6 +1256,8 @@ def run_from_args(args: argparse.Namespace) -> int:
                 options["dbtable"] = args.dbtable
         elif args.parquet:
             source, fmt = args.parquet, "parquet"
+        elif args.json:
+            source, fmt = args.json, "json"
         else:
             source, fmt = args.csv, "csv"
             dialect = {"sep": args.sep, "quote": args.quote, "escape": args.escape}
@@ -1200,6 +1265,12 @@ def run_from_args(args: argparse.Namespace) -> int:
             if args.no_header:
                 dialect["header"] = "false"
             options.update({k: v for k, v in dialect.items() if v is not None})
+        if args.primary_key and not args.create:
+            raise E.ProgrammingError("--primary-key goes with --create")
+        if not args.create and not os.path.exists(args.data):
+            raise E.ProgrammingError(
+                f"no database file {args.data} (give --create to make it and the table)"
+            )
         conn = connect(args.data)
     except (E.Error, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -1218,7 +1289,16 @@ def run_from_args(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             validate=not args.no_validate,
             ignore_columns=args.ignore_column,
+            skip_bad_rows=args.skip_bad_rows,
+            via=args.via,
+            create=args.create,
+            primary_key=[c.strip() for c in args.primary_key.split(",")]
+            if args.primary_key
+            else (),
         )
+        if args.create:
+            created = conn.execute(f"SHOW CREATE TABLE `{args.table}`").fetchall()[0][1]
+            print(created + ";")
     except E.Error as e:
         print(f"error {e.errno}: {e}", file=sys.stderr)
         return 1
@@ -1231,10 +1311,16 @@ def run_from_args(args: argparse.Namespace) -> int:
     from .session import current_master
 
     rate = rows / elapsed if elapsed > 0 else 0.0
-    print(
-        f"loaded {rows} rows into {args.table} in {elapsed:.1f} s ({rate:,.0f} rows/s)"
-        f" with Spark master {current_master()}"
-    )
+    via = getattr(rows, "via", "spark")
+    how = f"with Spark master {current_master()}" if via == "spark" else "read without Spark"
+    print(f"loaded {rows} rows into {args.table} in {elapsed:.1f} s ({rate:,.0f} rows/s) {how}")
+    skipped = getattr(rows, "skipped", 0)
+    if skipped:
+        print(f"left out {skipped} bad row(s):")
+        for line in rows.problems:
+            print(f"  {line}")
+        if skipped > len(rows.problems):
+            print(f"  (and {skipped - len(rows.problems)} more)")
     return 0
 
 
