@@ -131,7 +131,7 @@ def noria_load(
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
-    conn = noria_py.connect(path)
+    conn = noria_py.connect(path, bulk_replay_rows=None)  # the checks below stay in process
     conn.execute(DDL)
     if views:
         conn.execute(

@@ -303,3 +303,31 @@ def test_options_spark_alone_reads_are_refused_clearly(tmp_path):
         conn.backfill("t", str(path), progress=False, options={"mode": "PERMISSIVE"})
     with pytest.raises(ProgrammingError, match="via"):
         conn.backfill("t", str(path), progress=False, via="somewhere")
+
+
+@pytest.mark.spark
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(rows=ROWS)
+def test_spark_reads_every_source_as_arrow_does(shared_dir, rows):
+    from noria_py.spark.session import get_session
+
+    spark = get_session("local[2]")  # the tests' one session
+    want = [tuple(r) for r in rows]
+    table = arrow_table(rows)
+    pq.write_table(table, shared_dir / "spark.parquet")
+    assert loaded(str(shared_dir / "spark.parquet"), via="spark")[1] == want
+    if rows:
+        frame = spark.createDataFrame(table.to_pandas())
+        assert loaded(frame)[1] == want
+    path = shared_dir / "spark.csv"
+    path.write_text(csv_text(rows), encoding="utf-8", newline="")
+    if any(r[1] == "NULL" for r in rows):
+        # Spark's reader cannot tell "NULL" from NULL: refused rather than guessed
+        with pytest.raises(DataError, match="null-value"):
+            loaded(str(path), via="spark")
+    else:
+        assert loaded(str(path), via="spark")[1] == want
