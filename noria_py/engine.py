@@ -4480,6 +4480,8 @@ def _mysql8_type(ct: V.ColumnType) -> str:
         name = f"{name}({ct.length})"
     elif name == "tinyint" and ct.length == 1:
         name = "tinyint(1)"
+    elif ct.kind in (V.DATETIME, V.TIME) and ct.precision:
+        name = f"{name}({ct.precision})"
     if ct.unsigned:
         name += " unsigned"
     return name

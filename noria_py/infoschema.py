@@ -228,7 +228,7 @@ def _column_facts(c) -> dict:
         n = ct.length if ct.length is not None else _BLOB_LENGTH.get(name, 65535)
         f["CHARACTER_MAXIMUM_LENGTH"] = f["CHARACTER_OCTET_LENGTH"] = n
     elif ct.kind in (V.DATETIME, V.TIME):
-        f["DATETIME_PRECISION"] = 0
+        f["DATETIME_PRECISION"] = ct.precision or 0
     return f
 
 

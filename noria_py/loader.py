@@ -457,6 +457,8 @@ def _fast(pa, pc, col: _Column, arr):
             try:
                 stored = pc.cast(pc.cast(arr, pa.timestamp("s")), pa.string())  # whole seconds
             except pa.ArrowInvalid:
+                if ctype.precision is not None and ctype.precision < 6:
+                    return None  # a fraction rounded to the column's digits, value by value
                 full = pc.cast(pc.cast(arr, pa.timestamp("us")), pa.string())
                 seconds = pc.cast(arr, pa.timestamp("s"), safe=False)
                 whole = pc.equal(pc.cast(seconds, pa.timestamp("us")), arr)

@@ -235,12 +235,48 @@ def column_type_from_sqlglot(dtype) -> ColumnType:
     if name == "DATE":
         return ColumnType(DATE, "DATE")
     if name in ("DATETIME", "TIMESTAMP", "DATETIME64", "TIMESTAMPTZ", "TIMESTAMPLTZ"):
-        return ColumnType(DATETIME, "TIMESTAMP" if name.startswith("TIMESTAMP") else "DATETIME")
+        mysql = "TIMESTAMP" if name.startswith("TIMESTAMP") else "DATETIME"
+        return ColumnType(DATETIME, mysql, precision=_fsp(nums))
     if name == "TIME":
-        return ColumnType(TIME, "TIME")
+        return ColumnType(TIME, "TIME", precision=_fsp(nums))
     if name == "YEAR":
         return ColumnType(INT, "YEAR")
     raise DataError(f"Unsupported column type {name}", 1064, "42000")
+
+
+def _fsp(nums: list[int]) -> int:
+    """The fractional seconds precision of a DATETIME(n), TIMESTAMP(n) or TIME(n): 0 to 6."""
+    fsp = nums[0] if nums else 0
+    if not 0 <= fsp <= 6:
+        raise DataError(f"Too big precision {fsp} specified. Maximum is 6.", 1426, "42000")
+    return fsp
+
+
+def round_fraction(value, fsp: int | None):
+    """A DATETIME or TIME value rounded to ``fsp`` fraction digits, half away from zero, as
+    MySQL 8 stores it in a column of that precision (None: kept whole)."""
+    if fsp is None or fsp >= 6:
+        return value
+    unit = 10 ** (6 - fsp)
+    if isinstance(value, _dt.datetime):
+        micro = value.microsecond
+        if micro % unit == 0:
+            return value
+        kept = (micro + unit // 2) // unit * unit
+        try:
+            if kept == 1_000_000:
+                return value.replace(microsecond=0) + _dt.timedelta(seconds=1)
+            return value.replace(microsecond=kept)
+        except OverflowError:  # past 9999-12-31 23:59:59: the last representable moment
+            return value.replace(microsecond=micro // unit * unit)
+    if isinstance(value, _dt.timedelta):
+        total = value // _dt.timedelta(microseconds=1)
+        magnitude = abs(total)
+        if magnitude % unit == 0:
+            return value
+        magnitude = (magnitude + unit // 2) // unit * unit
+        return _dt.timedelta(microseconds=magnitude if total >= 0 else -magnitude)
+    return value
 
 
 _NUM_PREFIX = re.compile(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
@@ -475,14 +511,14 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
         raise _bad(col, value, "double")
     if kind == DATETIME:
         if isinstance(value, _dt.datetime):
-            return value
+            return round_fraction(value, ctype.precision)
         if isinstance(value, _dt.date):
             return _dt.datetime(value.year, value.month, value.day)
         if isinstance(value, str):
             v = parse_datetime(value)
             if v is None:
                 raise _bad(col, value, "datetime")
-            return v
+            return round_fraction(v, ctype.precision)
         raise _bad(col, value, "datetime")
     if kind == DATE:
         if isinstance(value, _dt.datetime):
@@ -508,6 +544,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
         t = to_time(value)
         if t is None:
             raise _bad(col, value, "time")
+        t = round_fraction(t, ctype.precision)
         if abs(t) > TIME_MAX:
             raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
         return t
