@@ -77,6 +77,7 @@ from typing import Any
 
 from .. import errors as E
 from ..sql import values as V
+from . import jdbc
 from .session import get_session, require_pyspark
 
 ON_DUPLICATE = ("error", "ignore", "replace")
@@ -298,10 +299,12 @@ def _read(
             )
     else:
         fmt = format or _guess_format(text)
-    spark = get_session(master, config)
+    spark = jdbc.session_for(opts, master, config) if fmt == "jdbc" else get_session(master, config)
     try:
         if fmt == "csv":
             return _read_csv(spark, text, opts)
+        if fmt == "jdbc":
+            return jdbc.read(spark, opts), None
         reader = spark.read.format(fmt).options(**opts)
         return (reader.load() if fmt == "jdbc" else reader.load(text)), None
     except _spark_errors() as e:
@@ -390,12 +393,12 @@ def _describe(text: str, fmt: str) -> str:
 
 
 def _hint(error: BaseException, fmt: str) -> str:
-    msg = _first_line(error)
+    msg = (jdbc.explain(error) if fmt == "jdbc" else None) or _first_line(error)
     if fmt == "jdbc" and "suitable driver" in str(error).lower():
         msg += (
-            " (no JDBC driver for this URL is on Spark's classpath: add its jar with"
-            " spark_config={'spark.jars': '/path/driver.jar'} or --spark-conf spark.jars=...,"
-            " and name its class with options={'driver': ...} if needed)"
+            " (no JDBC driver for this URL is on Spark's classpath: add its jar with --jar PATH"
+            " or spark_config={'spark.jars': '/path/driver.jar'}, and name its class with"
+            " options={'driver': ...} if needed)"
         )
     return msg
 
