@@ -506,12 +506,17 @@ def _spark_type(ctype):
     return T.StringType()  # str, time
 
 
+def _column(df, name: str):
+    """Source column ``name`` of ``df``, quoted: its name may hold dots, spaces or backticks."""
+    return df["`" + name.replace("`", "``") + "`"]
+
+
 def _raw_expr(df, target: _Target, csv: _Csv | None):
     """The source column before casting, with a CSV file's NULLs and empty fields as LOAD DATA
     reads them: an empty field (quoted or not) is '', the NULL marker (unquoted) is NULL."""
     from pyspark.sql import functions as F
 
-    src = df[target.source]
+    src = _column(df, target.source)
     if csv is None:
         return src
     if csv.null_marker == "":
@@ -598,7 +603,7 @@ def _checks(df, targets: list[_Target], raws: dict, casts: dict, csv: _Csv | Non
         c = t.column
         if t.source is None:
             continue
-        src, raw, cast = df[t.source], raws[c.name], casts[c.name]
+        src, raw, cast = _column(df, t.source), raws[c.name], casts[c.name]
         shown = (raw if csv is not None else src).try_cast("string")
         found = [(f"cannot be converted to {c.ctype.mysql_name}", raw.isNotNull() & cast.isNull())]
         bounds = None
@@ -739,7 +744,7 @@ def _check_csv_files(df, csv: _Csv, report: _Report) -> None:
     from pyspark.sql import functions as F
 
     bad_shape = df[_MALFORMED].isNotNull()
-    last = df[csv.columns[-1]] if csv.columns else F.lit(None)
+    last = _column(df, csv.columns[-1]) if csv.columns else F.lit(None)
     aggs = [
         F.min(_ROWID).alias("first"),
         F.max(_ROWID).alias("last"),
@@ -749,7 +754,7 @@ def _check_csv_files(df, csv: _Csv, report: _Report) -> None:
     ]
     if csv.null_marker == "NULL" and csv.columns:
         words = functools.reduce(
-            operator.add, [F.when(df[c] == "NULL", 1).otherwise(0) for c in csv.columns]
+            operator.add, [F.when(_column(df, c) == "NULL", 1).otherwise(0) for c in csv.columns]
         )
         aggs.append(F.sum(words).alias("nulls"))
     try:
