@@ -999,6 +999,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--csv", metavar="PATH", help="a CSV file (or directory) with a header line")
     src.add_argument("--jdbc", metavar="URL", help="a JDBC URL; name the table with --dbtable")
     parser.add_argument("--dbtable", help="the table (or parenthesised subquery) to read over JDBC")
+    parser.add_argument("--user", help="the user to connect to the JDBC source as")
+    parser.add_argument(
+        "--password",
+        help=f"the JDBC user's password (default: ${jdbc.PASSWORD_ENV}, which other users of the"
+        " machine cannot see in the process list)",
+    )
+    parser.add_argument(
+        "--jar",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a jar to put on Spark's classpath, e.g. a JDBC driver (repeatable; added to"
+        " spark.jars). Without one, a jdbc:mysql: or jdbc:mariadb: source uses the system's"
+        " MariaDB Connector/J (apt-get install libmariadb-java)",
+    )
     parser.add_argument(
         "--option",
         action="append",
@@ -1105,6 +1120,14 @@ def run_from_args(args: argparse.Namespace) -> int:
             source, fmt = args.jdbc, "jdbc"
             if args.dbtable:
                 options["dbtable"] = args.dbtable
+            if args.user is not None:
+                options["user"] = args.user
+            password = args.password if args.password is not None else jdbc.password_from_env()
+            if password is not None and not any(k.lower() == "password" for k in options):
+                options["password"] = password
+        if args.jar:
+            jars = [j for j in config.get("spark.jars", "").split(",") if j.strip()]
+            config["spark.jars"] = ",".join(jars + args.jar)
         elif args.parquet:
             source, fmt = args.parquet, "parquet"
         else:
