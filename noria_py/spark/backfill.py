@@ -1116,6 +1116,9 @@ def run_from_args(args: argparse.Namespace) -> int:
     try:
         options = _pairs(args.option, "--option")
         config = _pairs(args.spark_conf, "--spark-conf")
+        if args.jar:
+            jars = [j for j in config.get("spark.jars", "").split(",") if j.strip()]
+            config["spark.jars"] = ",".join(jars + args.jar)
         if args.jdbc:
             source, fmt = args.jdbc, "jdbc"
             if args.dbtable:
@@ -1125,9 +1128,6 @@ def run_from_args(args: argparse.Namespace) -> int:
             password = args.password if args.password is not None else jdbc.password_from_env()
             if password is not None and not any(k.lower() == "password" for k in options):
                 options["password"] = password
-        if args.jar:
-            jars = [j for j in config.get("spark.jars", "").split(",") if j.strip()]
-            config["spark.jars"] = ",".join(jars + args.jar)
         elif args.parquet:
             source, fmt = args.parquet, "parquet"
         else:
