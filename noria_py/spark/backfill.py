@@ -93,7 +93,8 @@ FILE_FORMATS = {
     ".orc": "orc",
     ".avro": "avro",
 }
-_UBIGINT_RANGE = (0, 2**64 - 1)
+# Base storage holds 64-bit signed integers: BIGINT UNSIGNED stops at 2^63 - 1 (as on INSERT).
+_UBIGINT_RANGE = (0, V.I64_MAX)
 # Values (rows x columns) per Spark partition beyond which the load pass repartitions: the
 # driver holds about two partitions (one loading, one prefetched) at a time.
 MAX_CELLS_PER_PARTITION = 4_000_000
