@@ -421,7 +421,7 @@ def _first_line(error: BaseException) -> str:
             error = Exception(java.toString())
     text = str(error).strip()
     lines = [ln.strip() for ln in text.splitlines()]
-    if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
+    if any("Traceback (most recent call last)" in ln for ln in lines):
         # A Python worker failed: the exception line ends its traceback.
         tail = [ln for ln in text.splitlines() if ln and not ln[0].isspace()]
         tail = [ln for ln in tail if not ln.startswith(("SQLSTATE", "JVM stacktrace"))]
