@@ -19,9 +19,10 @@ What happens to a ``jdbc:mysql:`` or ``jdbc:mariadb:`` source before Spark reads
    a cluster pick the same dialect, which registering one in the driver's JVM would not do.
 3. Exact values. TINYINT(1) is read as a number (``tinyInt1isBit=false``), not a boolean, and
    YEAR as a number (``yearIsDateType=false``). DATE, DATETIME, TIMESTAMP and TIME columns are
-   read as the text the server sends (Spark's ``customSchema``) and cast by the loader like CSV
-   text: read as Java dates they would pass through the JVM's time zone, which moves a
-   DATETIME that falls in a daylight-saving gap, and TIME beyond 24 hours does not fit at all.
+   read as the server's text (the source becomes ``SELECT ..., CAST(d AS CHAR) AS d FROM
+   <dbtable or (query)>``) and cast by the loader like CSV text: read as Java dates, even with
+   getString, they pass through the JVM's time zone, which moves a DATETIME that falls in a
+   daylight-saving gap, and TIME beyond 24 hours does not fit at all.
 """
 
 from __future__ import annotations
@@ -130,21 +131,28 @@ def session_for(opts: dict[str, str], master: str | None, config: dict[str, str]
     given = _split_jars(config.get("spark.jars"))
     driver_key = _key(opts, "driver")
     driver = opts[driver_key] if driver_key else None
-    ours = None
+    found, unknown = _pick_driver(given + (_session_jars() if running else []))
     if driver is None:
-        spark_jars = given + (_session_jars() if running else [])
-        driver, unknown = _pick_driver(spark_jars)
-        if driver is None and not unknown:
-            ours = system_jar()
-            if ours is None:
-                raise E.OperationalError(f"no JDBC driver for {url.split('?')[0]}: {_INSTALL}")
-            driver = MARIADB_DRIVER
+        driver = found if found or unknown else MARIADB_DRIVER
         if driver is not None:
             opts["driver"] = driver
+    spark = get_session(master, config) if running else None
+    ours = None
+    if (
+        driver == MARIADB_DRIVER
+        and found != MARIADB_DRIVER
+        and not unknown
+        and not (spark is not None and _visible(spark, driver))
+    ):
+        # No jar given holds it (the driver option may name it all the same): the system's.
+        ours = system_jar()
+        if ours is None:
+            raise E.OperationalError(f"no JDBC driver for {url.split('?')[0]}: {_INSTALL}")
     wanted = given + ([ours] if ours else [])
     if ours and not running:
         config["spark.jars"] = ",".join(wanted)
-    spark = get_session(master, config)
+    if spark is None:
+        spark = get_session(master, config)
     if running and driver is not None and not _visible(spark, driver):
         for jar in wanted:
             spark.sql(f"ADD JAR '{jar}'")
@@ -181,19 +189,35 @@ def _visible(spark, driver: str) -> bool:
     return True
 
 
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
 def read(spark, opts: dict[str, str]):
     """The DataFrame over JDBC source ``opts``; a MySQL source's date and time columns as text."""
     from pyspark.sql import types as T
 
     df = spark.read.format("jdbc").options(**opts).load()
-    if not is_mysql(opts["url"]) or _key(opts, "customSchema") is not None:
+    if not is_mysql(opts["url"]):
         return df
     temporal = (T.DateType, T.TimestampType, T.TimestampNTZType)
-    as_text = [f.name for f in df.schema.fields if isinstance(f.dataType, temporal)]
+    as_text = {f.name for f in df.schema.fields if isinstance(f.dataType, temporal)}
     if not as_text:
         return df
-    custom = ", ".join(f"`{name.replace('`', '``')}` STRING" for name in as_text)
-    return spark.read.format("jdbc").options(**opts, customSchema=custom).load()
+    # The server writes the text: Connector/J's getString on a DATETIME still goes through a
+    # java.sql.Timestamp in the JVM's zone, so the conversion must happen in the SELECT.
+    items = ", ".join(
+        f"CAST({_quote(n)} AS CHAR) AS {_quote(n)}" if n in as_text else _quote(n)
+        for n in df.columns
+    )
+    opts = dict(opts)
+    query_key = _key(opts, "query")
+    if query_key is not None:
+        inner = f"({opts.pop(query_key)}) AS __noria_query"
+    else:
+        inner = opts.pop(_key(opts, "dbtable"))
+    opts["dbtable"] = f"(SELECT {items} FROM {inner}) AS __noria_source"
+    return spark.read.format("jdbc").options(**opts).load()
 
 
 def explain(error: BaseException) -> str | None:

@@ -184,11 +184,14 @@ def test_cli_in_process_with_the_password_from_the_environment(
 
 
 def test_cli_subprocess_finds_the_driver_itself(mariadb, tmp_path):
-    """A fresh process: the session is started here, with the system's Connector/J in it."""
+    """A fresh process: the session is started here, with the system's Connector/J in it. Its
+    JVM runs in Central European time, where 2021-03-28 02:30 does not exist: the DATETIME is
+    still loaded as it is stored."""
     port, root = mariadb
     db = tmp_path / "app.db"
     items_db(db).close()
     env = {k: v for k, v in os.environ.items() if k != jdbc.PASSWORD_ENV}
+    env["TZ"] = "Europe/Berlin"
     cmd = [sys.executable, "-m", "noria_py.spark.backfill", "items", "--data", str(db)]
     cmd += ["--jdbc", url(port, "mariadb"), "--dbtable", "items"]
     cmd += ["--user", USER, "--password", PASSWORD, "--no-progress", "--spark-master", "local[1]"]
@@ -230,6 +233,8 @@ def test_an_unsigned_bigint_beyond_storage_is_an_error_not_a_wrong_value(spark, 
 def test_no_driver_anywhere_says_what_to_install(spark, mariadb, monkeypatch):
     port, _ = mariadb
     monkeypatch.setattr(jdbc, "SYSTEM_JARS", ())
+    # As in a session the driver was never added to (the earlier tests added it to this one).
+    monkeypatch.setattr(jdbc, "_visible", lambda spark, driver: False)
     conn = items_db()
     with pytest.raises(OperationalError, match="apt-get install libmariadb-java.*--jar"):
         conn.backfill(
