@@ -13,15 +13,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # System packages the tests use: Java (Spark), MariaDB server and client (wire and baseline
-# tests). Installed with apt-get when missing and we may (root); otherwise say what is missing.
+# tests), MariaDB Connector/J (JDBC loads). Installed with apt-get when missing and we may (root);
+# otherwise say what is missing.
 sysdeps:
 	@if ! command -v java >/dev/null 2>&1 || ! command -v mariadbd >/dev/null 2>&1 \
-	    || ! command -v mariadb >/dev/null 2>&1; then \
+	    || ! command -v mariadb >/dev/null 2>&1 \
+	    || [ ! -e /usr/share/java/mariadb-java-client.jar ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless mariadb-server mariadb-client; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless mariadb-server mariadb-client libmariadb-java; \
 	  else \
-	    echo "missing: Java and/or MariaDB (apt-get install default-jre-headless mariadb-server mariadb-client)"; \
+	    echo "missing: Java, MariaDB and/or Connector/J (apt-get install default-jre-headless mariadb-server mariadb-client libmariadb-java)"; \
 	    exit 1; \
 	  fi; \
 	fi

@@ -1,0 +1,246 @@
+"""JDBC sources on MySQL and MariaDB: the driver, the URL and how their values are read.
+
+    conn.backfill("votes", "jdbc:mariadb://127.0.0.1:3306/app",
+                  options={"dbtable": "votes", "user": "app", "password": "secret"})
+
+What happens to a ``jdbc:mysql:`` or ``jdbc:mariadb:`` source before Spark reads it:
+
+1. The driver. Unless the ``driver`` option names one, a jar the user gave (``spark.jars``) that
+   holds MariaDB's or MySQL's driver is used; otherwise MariaDB Connector/J from the system
+   (Debian's ``libmariadb-java``: /usr/share/java/mariadb-java-client.jar) is added to the
+   session, and the ``driver`` option names its class. A session started here gets the jar in
+   ``spark.jars``; a session already running gets it with ``ADD JAR`` when its classes cannot
+   see the driver (that makes it visible to the calling thread, which is the one that reads).
+2. The dialect. Spark quotes column names with its MySQL dialect (backticks) only for URLs that
+   begin ``jdbc:mysql``; any other URL gets ANSI double quotes, which MySQL and MariaDB read as
+   strings (``SELECT "id" FROM t`` selects the text 'id'). So a ``jdbc:mariadb:`` URL is read as
+   ``jdbc:mysql:`` and MariaDB's driver is told to accept that scheme (``permitMysqlScheme``,
+   which Connector/J 3 requires and 2.x ignores). The URL travels with the job, so executors on
+   a cluster pick the same dialect, which registering one in the driver's JVM would not do.
+3. Exact values. TINYINT(1) is read as a number (``tinyInt1isBit=false``), not a boolean, and
+   YEAR as a number (``yearIsDateType=false``). DATE, DATETIME, TIMESTAMP and TIME columns are
+   read as the server's text (the source becomes ``SELECT ..., CAST(d AS CHAR) AS d FROM
+   <dbtable or (query)>``) and cast by the loader like CSV text: read as Java dates, even with
+   getString, they pass through the JVM's time zone, which moves a DATETIME that falls in a
+   daylight-saving gap, and TIME beyond 24 hours does not fit at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import zipfile
+from typing import Any
+
+from .. import errors as E
+from .session import get_session
+
+MARIADB_DRIVER = "org.mariadb.jdbc.Driver"
+MYSQL_DRIVERS = ("com.mysql.cj.jdbc.Driver", "com.mysql.jdbc.Driver")
+# Where distributions put MariaDB Connector/J (Debian and Ubuntu: libmariadb-java).
+SYSTEM_JARS = (
+    "/usr/share/java/mariadb-java-client.jar",
+    "/usr/share/java/mariadb-java-client-*.jar",
+    "/usr/local/share/java/mariadb-java-client*.jar",
+)
+PASSWORD_ENV = "NORIA_JDBC_PASSWORD"
+# Connection properties both Connector/Js know, set unless the user sets them.
+DEFAULT_PROPERTIES = {"tinyInt1isBit": "false", "yearIsDateType": "false"}
+_SCHEMES = ("jdbc:mysql:", "jdbc:mariadb:")
+_INSTALL = (
+    "install MariaDB Connector/J (apt-get install libmariadb-java) or give the driver's jar"
+    " with --jar PATH (spark_config={'spark.jars': PATH} in Python)"
+)
+
+
+def is_mysql(url: str) -> bool:
+    """Whether ``url`` is a MySQL or MariaDB JDBC URL."""
+    return url.lower().startswith(_SCHEMES)
+
+
+def _key(opts: dict[str, str], name: str) -> str | None:
+    """The key of option ``name`` in ``opts`` (Spark's option names are case-insensitive)."""
+    return next((k for k in opts if k.lower() == name.lower()), None)
+
+
+def _split_jars(value: str | None) -> list[str]:
+    return [j.strip() for j in (value or "").split(",") if j.strip()]
+
+
+def jar_drivers(jar: str) -> set[str] | None:
+    """The JDBC driver classes a local jar declares (META-INF/services), None if unreadable."""
+    if "://" in jar and not jar.startswith("file:"):
+        return None  # on a cluster's file system: Spark fetches it, we cannot look inside
+    path = jar.removeprefix("file://").removeprefix("file:")
+    try:
+        with zipfile.ZipFile(path) as z:
+            try:
+                text = z.read("META-INF/services/java.sql.Driver").decode()
+            except KeyError:
+                return set()
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return {ln.split("#")[0].strip() for ln in text.splitlines()} - {""}
+
+
+def system_jar() -> str | None:
+    """MariaDB Connector/J installed on this machine, if any."""
+    for pattern in SYSTEM_JARS:
+        for path in sorted(glob.glob(pattern)):
+            if jar_drivers(path):
+                return path
+    return None
+
+
+def _pick_driver(jars: list[str]) -> tuple[str | None, bool]:
+    """(driver class found in ``jars``, whether some jar could not be inspected)."""
+    found: set[str] = set()
+    unknown = False
+    for jar in jars:
+        drivers = jar_drivers(jar)
+        if drivers is None:
+            unknown = True
+        else:
+            found |= drivers
+    for name in (MARIADB_DRIVER, *MYSQL_DRIVERS):
+        if name in found:
+            return name, unknown
+    return None, unknown
+
+
+def _mysql_url(url: str, driver: str | None) -> str:
+    """``url`` with the scheme Spark's MySQL dialect answers to (see the module docs)."""
+    if url.lower().startswith("jdbc:mariadb:"):
+        url = "jdbc:mysql:" + url[len("jdbc:mariadb:") :]
+    if driver in (None, MARIADB_DRIVER) and "permitmysqlscheme" not in url.lower():
+        url += ("&" if "?" in url else "?") + "permitMysqlScheme"
+    return url
+
+
+def session_for(opts: dict[str, str], master: str | None, config: dict[str, str] | None) -> Any:
+    """The Spark session to read JDBC source ``opts`` with; a MySQL or MariaDB source gets its
+    driver (on the session and in ``opts``), URL and properties as the module docs say."""
+    url = opts["url"]
+    if not is_mysql(url):
+        return get_session(master, config)
+    from pyspark import SparkContext
+
+    config = dict(config or {})
+    running = SparkContext._active_spark_context is not None
+    given = _split_jars(config.get("spark.jars"))
+    driver_key = _key(opts, "driver")
+    driver = opts[driver_key] if driver_key else None
+    found, unknown = _pick_driver(given + (_session_jars() if running else []))
+    if driver is None:
+        driver = found if found or unknown else MARIADB_DRIVER
+        if driver is not None:
+            opts["driver"] = driver
+    spark = get_session(master, config) if running else None
+    ours = None
+    if (
+        driver == MARIADB_DRIVER
+        and found != MARIADB_DRIVER
+        and not unknown
+        and not (spark is not None and _visible(spark, driver))
+    ):
+        # No jar given holds it (the driver option may name it all the same): the system's.
+        ours = system_jar()
+        if ours is None:
+            raise E.OperationalError(f"no JDBC driver for {url.split('?')[0]}: {_INSTALL}")
+    wanted = given + ([ours] if ours else [])
+    if ours and not running:
+        config["spark.jars"] = ",".join(wanted)
+    if spark is None:
+        spark = get_session(master, config)
+    if running and driver is not None and not _visible(spark, driver):
+        for jar in wanted:
+            spark.sql(f"ADD JAR '{jar}'")
+        if not _visible(spark, driver):
+            raise E.OperationalError(
+                f"the running Spark session cannot load the JDBC driver {driver}: start it with"
+                " the driver's jar in spark.jars, or " + _INSTALL
+            )
+    opts["url"] = _mysql_url(url, driver)
+    for name, value in DEFAULT_PROPERTIES.items():
+        if _key(opts, name) is None and name.lower() not in url.lower():
+            opts[name] = value
+    return spark
+
+
+def _session_jars() -> list[str]:
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return []
+    return _split_jars(sc.getConf().get("spark.jars", ""))
+
+
+def _visible(spark, driver: str) -> bool:
+    """Whether the calling thread's JVM classes (those Spark loads JDBC drivers with) see ``driver``."""
+    jvm = spark.sparkContext._jvm
+    thread = jvm.java.lang.Thread.currentThread()
+    loader = thread.getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(driver, False, loader)
+    except Exception:  # py4j's Py4JJavaError: ClassNotFoundException
+        return False
+    return True
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def read(spark, opts: dict[str, str]):
+    """The DataFrame over JDBC source ``opts``; a MySQL source's date and time columns as text."""
+    from pyspark.sql import types as T
+
+    df = spark.read.format("jdbc").options(**opts).load()
+    if not is_mysql(opts["url"]):
+        return df
+    temporal = (T.DateType, T.TimestampType, T.TimestampNTZType)
+    as_text = {f.name for f in df.schema.fields if isinstance(f.dataType, temporal)}
+    if not as_text:
+        return df
+    # The server writes the text: Connector/J's getString on a DATETIME still goes through a
+    # java.sql.Timestamp in the JVM's zone, so the conversion must happen in the SELECT.
+    items = ", ".join(
+        f"CAST({_quote(n)} AS CHAR) AS {_quote(n)}" if n in as_text else _quote(n)
+        for n in df.columns
+    )
+    opts = dict(opts)
+    query_key = _key(opts, "query")
+    if query_key is not None:
+        inner = f"({opts.pop(query_key)}) AS __noria_query"
+    else:
+        inner = opts.pop(_key(opts, "dbtable"))
+    opts["dbtable"] = f"(SELECT {items} FROM {inner}) AS __noria_source"
+    return spark.read.format("jdbc").options(**opts).load()
+
+
+def explain(error: BaseException) -> str | None:
+    """The database's own words for a failed JDBC read (the innermost java.sql.SQLException's
+    message, "Access denied for user ..."), or None when the failure is not the database's."""
+    java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
+    message = None
+    with contextlib.suppress(Exception):
+        seen = 0
+        while java is not None and seen < 20:
+            name = java.getClass().getName()
+            if name.startswith("java.sql.") or ".jdbc." in name:
+                message = java.getMessage() or message
+            java = java.getCause()
+            seen += 1
+    if not message:
+        return None
+    line = message.strip().splitlines()[0]
+    if line.startswith("(conn="):  # MariaDB Connector/J prefixes its connection id
+        line = line.partition(")")[2].strip() or line
+    return line
+
+
+def password_from_env() -> str | None:
+    """The password in $NORIA_JDBC_PASSWORD (for ``noria-py load --jdbc`` without --password)."""
+    return os.environ.get(PASSWORD_ENV)

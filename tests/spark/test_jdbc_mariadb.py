@@ -1,0 +1,279 @@
+"""Loading from a real MariaDB over JDBC: ``jdbc:mariadb:`` and ``jdbc:mysql:`` URLs, through the
+Python API and the ``noria-py load`` command, every value compared with what MariaDB holds.
+
+The server is a private ``mariadbd`` with its grant tables on (a wrong password must fail), a
+user ``loader`` and a table of hostile values: quotes, backslashes, emoji, CJK, newlines, NULLs,
+empty strings, DECIMAL, DATE, DATETIME (one in Central Europe's 2021 daylight-saving gap), TIME
+beyond a day, BIGINT UNSIGNED, TINYINT(1) holding 5, and columns named by a reserved word, with a
+space and with a backtick. The driver is the system's MariaDB Connector/J (libmariadb-java),
+found without being named.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+from decimal import Decimal
+
+import pytest
+
+import noria_py
+from noria_py.errors import DataError, OperationalError
+from noria_py.spark import backfill as bf
+from noria_py.spark import jdbc
+
+pytestmark = pytest.mark.spark
+
+USER, PASSWORD = "loader", "s3cret'pw"
+COLUMNS = (
+    "id BIGINT UNSIGNED NOT NULL PRIMARY KEY,"
+    " `select` VARCHAR(100),"
+    " `the name` TEXT,"
+    " `we``ird` INT,"
+    " price DECIMAL(14,4),"
+    " day DATE,"
+    " at DATETIME,"
+    " at6 DATETIME(6),"
+    " dur TIME,"
+    " flag TINYINT(1),"
+    " big BIGINT"
+)
+HOSTILE = [
+    "it's",
+    'say "hi"',
+    "back\\slash \\n not a newline",
+    "emoji 😀🎉",
+    "漢字かなカナ한글",
+    "line1\nline2\r\nline3\ttab",
+    "",
+    " spaces ",
+    "NULL",
+    "\\",
+    "'; DROP TABLE items; --",
+]
+ROWS = [
+    (
+        i + 1,
+        text,
+        text[::-1] if i % 3 else None,
+        i * 7 if i % 4 else None,
+        Decimal("-12345678.1234") if i % 2 else Decimal("0.0001"),
+        datetime.date(2021, 3, 28) if i % 2 else datetime.date(1000, 1, 1),
+        datetime.datetime(2021, 3, 28, 2, 30)
+        if i % 2
+        else datetime.datetime(9999, 12, 31, 23, 59, 59),
+        datetime.datetime(2020, 1, 1, 0, 0, 0, 1) if i % 2 else None,
+        datetime.timedelta(hours=-838, minutes=-59, seconds=-59)
+        if i % 2
+        else datetime.timedelta(hours=100, seconds=1),
+        5 if i % 2 else -1,
+        -(2**63) if i % 2 else 2**63 - 1,
+    )
+    for i, text in enumerate(HOSTILE)
+]
+ROWS.append((2**63 - 1, None, None, None, None, None, None, None, None, None, None))
+
+
+@pytest.fixture(scope="module")
+def mariadb():
+    """(port, root pymysql connection) of a private MariaDB with grants on and table src.items."""
+    import pymysql
+
+    from noria_py.workloads.lobsters import backends
+
+    if not backends.mariadb_available():
+        pytest.fail("mariadbd not installed (apt-get install -y mariadb-server mariadb-client)")
+    server = backends.MariaDBServer(buffer_pool="64M").start()
+    try:
+        root = pymysql.connect(
+            host="127.0.0.1", port=server.port, user="root", autocommit=True, charset="utf8mb4"
+        )
+        with root.cursor() as cur:
+            cur.execute("FLUSH PRIVILEGES")  # grant tables on: passwords are checked from now on
+            cur.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (USER, PASSWORD))
+            cur.execute("CREATE DATABASE src")
+            cur.execute("GRANT SELECT ON src.* TO %s@'%%'", (USER,))
+            cur.execute(f"CREATE TABLE src.items ({COLUMNS})")
+            cur.executemany(
+                "INSERT INTO src.items VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", ROWS
+            )
+            cur.execute("CREATE TABLE src.huge (id BIGINT UNSIGNED PRIMARY KEY)")
+            cur.execute("INSERT INTO src.huge VALUES (1), (18446744073709551615)")
+        yield server.port, root
+        root.close()
+    finally:
+        server.stop()
+
+
+def url(port: int, scheme: str) -> str:
+    return f"jdbc:{scheme}://127.0.0.1:{port}/src"
+
+
+def mariadb_rows(root) -> list[tuple]:
+    with root.cursor() as cur:
+        cur.execute("SELECT * FROM src.items ORDER BY id")
+        return list(cur.fetchall())
+
+
+def noria_rows(conn) -> list[tuple]:
+    return conn.execute("SELECT * FROM items ORDER BY id").fetchall()
+
+
+def items_db(path=None):
+    conn = noria_py.connect(str(path) if path else None)
+    conn.execute(f"CREATE TABLE items ({COLUMNS})")
+    return conn
+
+
+def test_the_table_holds_what_the_test_wrote(mariadb):
+    _, root = mariadb
+    assert mariadb_rows(root) == sorted(ROWS)
+
+
+@pytest.mark.parametrize("scheme", ["mariadb", "mysql"])
+def test_api_loads_every_value_exactly(spark, mariadb, scheme):
+    port, root = mariadb
+    conn = items_db()
+    n = conn.backfill(
+        "items",
+        url(port, scheme),
+        options={"dbtable": "items", "user": USER, "password": PASSWORD},
+        progress=False,
+    )
+    assert n == len(ROWS)
+    assert noria_rows(conn) == mariadb_rows(root)
+    conn.close()
+
+
+def test_a_query_with_quoted_names(spark, mariadb):
+    port, root = mariadb
+    conn = items_db()
+    query = "SELECT id, `select`, `the name`, `we``ird` FROM items WHERE `select` <> ''"
+    conn.backfill(
+        "items",
+        url(port, "mariadb"),
+        options={"query": query, "user": USER, "password": PASSWORD},
+        progress=False,
+    )
+    with root.cursor() as cur:
+        cur.execute(
+            "SELECT id, `select`, `the name`, `we``ird` FROM src.items WHERE `select` <> ''"
+            " ORDER BY id"
+        )
+        want = list(cur.fetchall())
+    got = conn.execute("SELECT id, `select`, `the name`, `we``ird` FROM items ORDER BY id")
+    assert got.fetchall() == want
+    conn.close()
+
+
+def test_cli_in_process_with_the_password_from_the_environment(
+    spark, mariadb, tmp_path, monkeypatch, capsys
+):
+    port, root = mariadb
+    db = tmp_path / "app.db"
+    items_db(db).close()
+    monkeypatch.setenv(jdbc.PASSWORD_ENV, PASSWORD)
+    argv = ["items", "--data", str(db), "--jdbc", url(port, "mysql"), "--dbtable", "items"]
+    assert bf.main([*argv, "--user", USER, "--no-progress"]) == 0
+    assert f"loaded {len(ROWS)} rows" in capsys.readouterr().out
+    conn = noria_py.connect(str(db))
+    assert noria_rows(conn) == mariadb_rows(root)
+    conn.close()
+
+
+def test_cli_subprocess_finds_the_driver_itself(mariadb, tmp_path):
+    """A fresh process: the session is started here, with the system's Connector/J in it. Its
+    JVM runs in Central European time, where 2021-03-28 02:30 does not exist: the DATETIME is
+    still loaded as it is stored."""
+    port, root = mariadb
+    db = tmp_path / "app.db"
+    items_db(db).close()
+    env = {k: v for k, v in os.environ.items() if k != jdbc.PASSWORD_ENV}
+    env["TZ"] = "Europe/Berlin"
+    cmd = [sys.executable, "-m", "noria_py.spark.backfill", "items", "--data", str(db)]
+    cmd += ["--jdbc", url(port, "mariadb"), "--dbtable", "items"]
+    cmd += ["--user", USER, "--password", PASSWORD, "--no-progress", "--spark-master", "local[1]"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    conn = noria_py.connect(str(db))
+    assert noria_rows(conn) == mariadb_rows(root)
+    conn.close()
+
+
+def test_a_wrong_password_is_one_clear_line(spark, mariadb, tmp_path, capsys):
+    port, _ = mariadb
+    db = tmp_path / "app.db"
+    items_db(db).close()
+    argv = ["items", "--data", str(db), "--jdbc", url(port, "mariadb"), "--dbtable", "items"]
+    assert bf.main([*argv, "--user", USER, "--password", "wrong", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Access denied for user 'loader'" in lines[0]
+    assert "wrong" not in lines[0]
+
+
+def test_an_unsigned_bigint_beyond_storage_is_an_error_not_a_wrong_value(spark, mariadb):
+    port, _ = mariadb
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE huge (id BIGINT UNSIGNED PRIMARY KEY)")
+    with pytest.raises(DataError, match="18446744073709551615"):
+        conn.backfill(
+            "huge",
+            url(port, "mariadb"),
+            options={"dbtable": "huge", "user": USER, "password": PASSWORD},
+            progress=False,
+        )
+    assert conn.execute("SELECT COUNT(*) FROM huge").fetchall() == [(0,)]
+    conn.close()
+
+
+def test_no_driver_anywhere_says_what_to_install(spark, mariadb, monkeypatch):
+    port, _ = mariadb
+    monkeypatch.setattr(jdbc, "SYSTEM_JARS", ())
+    # As in a session the driver was never added to (the earlier tests added it to this one).
+    monkeypatch.setattr(jdbc, "_visible", lambda spark, driver: False)
+    conn = items_db()
+    with pytest.raises(OperationalError, match="apt-get install libmariadb-java.*--jar"):
+        conn.backfill(
+            "items",
+            url(port, "mariadb"),
+            options={"dbtable": "items", "user": USER, "password": PASSWORD},
+            progress=False,
+        )
+    conn.close()
+
+
+# --- the URL and driver rules, without Spark ---------------------------------------------------
+
+
+def test_the_system_jar_declares_mariadbs_driver():
+    jar = jdbc.system_jar()
+    assert jar is not None, "apt-get install libmariadb-java"
+    assert jdbc.MARIADB_DRIVER in jdbc.jar_drivers(jar)
+
+
+def test_a_given_jar_names_the_driver(tmp_path):
+    import shutil
+
+    given = tmp_path / "driver.jar"
+    shutil.copy(jdbc.system_jar(), given)
+    assert jdbc._pick_driver([str(given)]) == (jdbc.MARIADB_DRIVER, False)
+    assert jdbc._pick_driver(["hdfs://cluster/jars/driver.jar"]) == (None, True)
+    assert jdbc._pick_driver([]) == (None, False)
+
+
+def test_mariadb_urls_are_read_as_mysql_urls():
+    assert (
+        jdbc._mysql_url("jdbc:mariadb://h:1/db", jdbc.MARIADB_DRIVER)
+        == "jdbc:mysql://h:1/db?permitMysqlScheme"
+    )
+    assert (
+        jdbc._mysql_url("jdbc:mariadb://h/db?useSSL=false", jdbc.MARIADB_DRIVER)
+        == "jdbc:mysql://h/db?useSSL=false&permitMysqlScheme"
+    )
+    mysql_driver = jdbc.MYSQL_DRIVERS[0]
+    assert jdbc._mysql_url("jdbc:mysql://h/db", mysql_driver) == "jdbc:mysql://h/db"
+    assert jdbc.is_mysql("JDBC:MariaDB://h/db") and not jdbc.is_mysql("jdbc:postgresql://h/db")
