@@ -510,7 +510,7 @@ def _instant(text: str, ctype, name: str):
         raise E.DataError(f"Incorrect datetime value: '{text}' for column '{name}'", 1292) from None
     if moment.tzinfo is None:
         return V.coerce_for_column(text, ctype, name)
-    return moment.astimezone(dt.UTC).replace(tzinfo=None)
+    return V.round_fraction(moment.astimezone(dt.UTC).replace(tzinfo=None), ctype.precision)
 
 
 def _convert(

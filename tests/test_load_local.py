@@ -331,3 +331,27 @@ def test_spark_reads_every_source_as_arrow_does(shared_dir, rows):
             loaded(str(path), via="spark")
     else:
         assert loaded(str(path), via="spark")[1] == want
+
+
+def test_fractions_of_a_second_round_to_the_column_as_mysql_stores_them(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_text(
+        "id,at,at2,t\n"
+        "1,2020-01-01 05:06:07.5,2020-01-01 05:06:07.125,10:00:00.25\n"
+        "2,2020-01-01T05:06:07.5-01:30,2020-12-31 23:59:59.999,-00:00:00.05\n"
+    )
+    ddl = "CREATE TABLE items (id INT PRIMARY KEY, at DATETIME, at2 DATETIME(2), t TIME(1))"
+    want = [
+        (1, dt.datetime(2020, 1, 1, 5, 6, 8), dt.datetime(2020, 1, 1, 5, 6, 7, 130000), None),
+        (2, dt.datetime(2020, 1, 1, 6, 36, 8), dt.datetime(2021, 1, 1), None),
+    ]
+    want[0] = (*want[0][:3], dt.timedelta(hours=10, microseconds=300000))
+    want[1] = (*want[1][:3], -dt.timedelta(microseconds=100000))
+    assert loaded(str(path), ddl=ddl)[1] == want
+    table = pa.table(
+        {
+            "id": pa.array([1], pa.int32()),
+            "at": pa.array([dt.datetime(2020, 1, 1, 5, 6, 7, 500000)], pa.timestamp("us")),
+        }
+    )
+    assert loaded(table, ddl=ddl)[1] == [(1, dt.datetime(2020, 1, 1, 5, 6, 8), None, None)]

@@ -288,7 +288,7 @@ def test_null_in_a_not_null_column_names_the_row(tmp_path):
 
 
 def test_a_utc_offset_is_converted_as_the_parquet_path_converts_an_instant(tmp_path):
-    ddl = "CREATE TABLE items (id INT PRIMARY KEY, at DATETIME)"
+    ddl = "CREATE TABLE items (id INT PRIMARY KEY, at DATETIME(6))"
     body = (
         "id,at\n1,2020-01-01 05:06:07+02:00\n2,2020-01-01 05:06:07Z\n"
         "3,2020-01-01 05:06:07\n4,2020-01-01T05:06:07.5-01:30\n"
