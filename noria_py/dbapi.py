@@ -13,6 +13,9 @@ Threads may share a connection (``threadsafety = 2``), each with its own cursor:
 and cache fills are serialized by the engine's lock, while lookups of already filled keys read
 immutable published results without taking it. A transaction belongs to the connection, not to
 the thread that began it.
+
+Each connection has MySQL's diagnostics area (``noria_py.diagnostics``): ``SHOW WARNINGS``,
+``SHOW ERRORS``, ``@@warning_count`` and ``@@error_count`` read what its last statement left.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from . import errors as E
+from .diagnostics import error_area
 from .engine import Engine, SelectPrepared
 from .result import Result
 
@@ -84,10 +88,11 @@ class Cursor:
             # process committed before this read) reaches the views first
             eng.sync()
         prep = eng._cache.get(sql)
+        t = eng._txn_default
         if (
             prep is not None
             and eng.fast > 0  # no transaction writing, no failure, no commit to catch up
-            and eng._txn_default.database is None  # the statement cache's key is the text
+            and t.database is None  # the statement cache's key is the text
             and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
@@ -99,8 +104,14 @@ class Cursor:
             except TypeError:
                 from .engine import check_params
 
-                check_params(params)  # names the parameter that cannot be a key
+                try:
+                    check_params(params)  # names the parameter that cannot be a key
+                except E.Error as e:
+                    t.diag = error_area(e)
+                    raise
                 raise
+            if t.diag:
+                t.diag = ()  # a SELECT from a table clears the diagnostics area
             self._rows = rows
             self._pos = 0
             self.rowcount = len(rows)
@@ -115,7 +126,11 @@ class Cursor:
             if isinstance(params, dict):
                 raise E.ProgrammingError("named parameters are not supported; use ?", 1210)
             params = tuple(params)
-        res = eng.execute(sql, params)
+        try:
+            res = eng.execute(sql, params)
+        except E.Error as e:
+            t.diag = error_area(e)  # SHOW WARNINGS / SHOW ERRORS list it
+            raise
         self._set(res)
         return self
 
@@ -129,7 +144,11 @@ class Cursor:
 
     def executemany(self, sql: str, seq_of_params: Iterable[Sequence]) -> Cursor:
         self._check()
-        res = self._engine.executemany(sql, seq_of_params)
+        try:
+            res = self._engine.executemany(sql, seq_of_params)
+        except E.Error as e:
+            self._engine._txn_default.diag = error_area(e)
+            raise
         self._set(res)
         if res.columns is None:
             self._rows = ()

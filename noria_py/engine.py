@@ -93,6 +93,9 @@ class Prepared:
     nullable: list[bool] = []
     is_write = False
     is_select = False
+    # completing without conditions clears the diagnostics area (statements that use
+    # tables; see noria_py.diagnostics)
+    clears = True
 
     def run(self, engine: Engine, params) -> Result:
         raise NotImplementedError
@@ -907,6 +910,7 @@ class ConstPrepared(Prepared):
 
     kind = "const"
     is_select = True
+    clears = False
 
     def __init__(self, fns, names, kinds, param_count):
         self.fns = fns
@@ -921,11 +925,13 @@ class ConstPrepared(Prepared):
 
 
 class FuncPrepared(Prepared):
-    def __init__(self, fn, param_count=0, is_write=False, kind="other"):
+    def __init__(self, fn, param_count=0, is_write=False, kind="other", clears=None):
         self.fn = fn
         self.param_count = param_count
         self.is_write = is_write
         self.kind = kind
+        # BEGIN, COMMIT, USE, SET ... leave the diagnostics area as it is
+        self.clears = kind != "tx" if clears is None else clears
 
     def run(self, engine, params) -> Result:
         return self.fn(params)
@@ -1141,7 +1147,8 @@ class Txn:
     the first write), number of pending deltas when set]``."""
 
     __slots__ = (
-        "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "__weakref__"
+        "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
+        "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -1151,6 +1158,9 @@ class Txn:
         self.autocommit = True
         self.savepoints: list = []
         self.fk_checks = True  # SET FOREIGN_KEY_CHECKS
+        # the connection's diagnostics area: (level, code, message) of the conditions its
+        # last statement left (noria_py.diagnostics)
+        self.diag: list | tuple = ()
 
 
 class _Multi:
@@ -1437,7 +1447,7 @@ class Engine:
         prep = self._cache.get(sql if t.database is None else f"\0{t.database}\0{sql}")
         if prep is None:
             prep = self.prepare(sql)
-        if not t.autocommit and not t.active and prep.kind != "tx":
+        if not t.autocommit and not t.active and prep.kind != "tx" and prep.kind != "diag":
             t.active = True  # autocommit off: every statement runs inside a transaction
         if self._pending and not prep.is_write:
             self._drain()
@@ -1458,10 +1468,16 @@ class Engine:
             )
         if prep.kind == "ddl" and self.shared:
             try:
-                return prep.run(self, params)
+                res = prep.run(self, params)
             finally:
                 self._catch_up()  # a snapshot that holds this DDL
-        return prep.run(self, params)
+        else:
+            res = prep.run(self, params)
+        if res.conditions:  # the diagnostics area (noria_py.diagnostics)
+            t.diag = res.conditions
+        elif t.diag and prep.clears:
+            t.diag = ()
+        return res
 
     @_locked
     def load_local(self, sql: str, source: IO[bytes], txn: Txn | None = None) -> Result:
@@ -1504,7 +1520,9 @@ class Engine:
         if not t.autocommit and not t.active:
             t.active = True
         if isinstance(prep, InsertPrepared) and prep.select is None:
-            return self._insert(prep, seq)
+            res = self._insert(prep, seq)
+            t.diag = res.conditions  # an INSERT uses its table: it clears the area
+            return res
         total = 0
         last = None
         if prep.is_write:
@@ -1531,6 +1549,12 @@ class Engine:
         if tx is not None:
             what, arg = tx
             return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
+        from .diagnostics import prepare_show
+
+        show = prepare_show(sql)  # SHOW WARNINGS / ERRORS / COUNT(*) ...
+        if show is not None:
+            self._cache[key] = show
+            return show
         ast, nparams = parse(sql)
         if self._qualify(ast, db):
             sql = ast.sql(dialect=DIALECT)  # the text of what it now means (catalog, view keys)
@@ -2381,9 +2405,19 @@ class Engine:
         if isinstance(ast, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
             from .infoschema import InfoSchemaPrepared, names_info_schema
 
+            if ast.find(exp.SessionParameter) is not None:
+                from .diagnostics import prepare_select
+
+                return prepare_select(ast, nparams)  # @@warning_count, @@error_count
             if names_info_schema(ast):
                 return InfoSchemaPrepared(ast, nparams, sql)
-            return self._prepare_select(ast, nparams, sql)
+            prep = self._prepare_select(ast, nparams, sql)
+            if prep.clears and not any(
+                t.name and not (t.name.upper() == "DUAL" and not t.this.quoted and not t.db)
+                for t in ast.find_all(exp.Table)
+            ):
+                prep.clears = False  # a SELECT of no table: SELECT 1 keeps the diagnostics
+            return prep
         if isinstance(ast, exp.Alter):
             return FuncPrepared(lambda p: self._alter_table(ast), 0, kind="ddl")
         if isinstance(ast, exp.TruncateTable):
@@ -2403,7 +2437,9 @@ class Engine:
             if kind == "INDEX":
                 return FuncPrepared(lambda p: self._create_index(ast, sql), 0, kind="ddl")
             if kind in ("DATABASE", "SCHEMA"):
-                return FuncPrepared(lambda p: self._create_database(ast), 0, kind="ddl")
+                return FuncPrepared(
+                    lambda p: self._create_database(ast), 0, kind="ddl", clears=False
+                )
             raise E.NotSupportedError(f"CREATE {kind} is not supported")
         if isinstance(ast, exp.Drop):
             kind = (ast.args.get("kind") or "").upper()
@@ -2414,7 +2450,7 @@ class Engine:
             if kind == "INDEX":
                 return FuncPrepared(lambda p: self._drop_index(ast), 0, kind="ddl")
             if kind in ("DATABASE", "SCHEMA"):
-                return FuncPrepared(lambda p: self._drop_database(ast), 0, kind="ddl")
+                return FuncPrepared(lambda p: self._drop_database(ast), 0, kind="ddl", clears=False)
             raise E.NotSupportedError(f"DROP {kind} is not supported")
         if isinstance(ast, exp.Use):
             name = ast.this.name if ast.this is not None else ""
@@ -2436,7 +2472,7 @@ class Engine:
                 like = ast.args.get("like")
                 return FuncPrepared(lambda p: self._show_databases(like), 0)
             if what in ("CREATE DATABASE", "CREATE SCHEMA"):
-                return FuncPrepared(lambda p: self._show_create_database(tname), 0)
+                return FuncPrepared(lambda p: self._show_create_database(tname), 0, clears=False)
             if tname:
                 tname = self._engine_table_name(shown_db, tname)
             like = ast.args.get("like")
@@ -2720,7 +2756,10 @@ class Engine:
         return prep
 
     # --- writes ------------------------------------------------------------------------------
-    def _insert(self, prep: InsertPrepared, param_sets) -> Result:
+    def _insert(self, prep: InsertPrepared, param_sets, skipped: list | None = None) -> Result:
+        """INSERT (or REPLACE, or ON DUPLICATE KEY UPDATE) of the rows of ``param_sets``.
+        INSERT IGNORE skips a row a key or a constraint refuses, with a warning (the error's
+        code and text, as MySQL words it); ``skipped`` gets the index of each such row."""
         table = prep.table
         rows_all: list[list] = []
         for params in param_sets:
@@ -2729,6 +2768,7 @@ class Engine:
             return Result(rowcount=0)
         stored_holder: list = []
         changed = [0]
+        conditions: list = []
 
         def apply():
             if prep.replace:
@@ -2740,7 +2780,10 @@ class Engine:
             if prep.ignore:
                 stored = []
                 checked = prep.schema.checks or (prep.schema.foreign_keys and self._cur.fk_checks)
-                for r in rows_all:
+                conditions.clear()  # (a retried write starts over)
+                if skipped is not None:
+                    skipped.clear()
+                for k, r in enumerate(rows_all):
                     self.storage.savepoint("ins")
                     try:
                         got = self.storage.insert_rows(table, [r], prep.auto_col)
@@ -2752,8 +2795,11 @@ class Engine:
                                 Enforcer(self.storage).check_children(prep.schema, got)
                         stored.extend(got)
                         self.storage.release("ins")
-                    except E.IntegrityError:
+                    except E.IntegrityError as err:
                         self.storage.rollback_to("ins")
+                        conditions.append(("Warning", err.errno, err.msg or str(err)))
+                        if skipped is not None:
+                            skipped.append(k)
             else:
                 stored = self.storage.insert_rows(table, rows_all, prep.auto_col)
             stored_holder.append(stored)
@@ -2770,7 +2816,9 @@ class Engine:
         )
         stored = stored_holder[0]
         if prep.returning is not None:
-            return _returning_result(prep.returning, stored, param_sets[-1] if param_sets else ())
+            res = _returning_result(prep.returning, stored, param_sets[-1] if param_sets else ())
+            res.conditions = conditions
+            return res
         if prep.upsert is not None or prep.replace:
             # MySQL counts 1 per inserted row and 2 per updated row (REPLACE: 1 per deleted)
             return Result(rowcount=len(stored) + changed[0], lastrowid=None)
@@ -2779,7 +2827,7 @@ class Engine:
             gen = [s[prep.auto_col] for r, s in zip(rows_all, stored) if r[prep.auto_col] is None]
             if gen:
                 lastrowid = gen[0]
-        return Result(rowcount=len(stored), lastrowid=lastrowid)
+        return Result(rowcount=len(stored), lastrowid=lastrowid, conditions=conditions)
 
     def _load_data(self, spec) -> Result:
         """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT.
@@ -2837,7 +2885,7 @@ class Engine:
         kinds = [schema.columns[schema.index_of(c)] for c in names]
 
         plain = not mode
-        truncated = 0  # long rows IGNORE cut to the input columns (MySQL's warning 1262)
+        truncated: list = []  # long rows IGNORE cut to the input columns (MySQL's warning 1262)
 
         def at_row(err: E.Error, k: int) -> E.Error:
             msg = re.sub(r"at row \d+", f"at row {k}", str(err.msg))
@@ -2871,11 +2919,12 @@ class Engine:
                     self.storage.rollback()
 
         params: list = []
+        row_of: list = []  # the file's row number of each of params
         for k, fields in enumerate(rows, 1):
             values = tuple(None if v is NULL else v for v in fields)
             if len(values) > len(inputs) and mode == "IGNORE":
                 values = values[: len(inputs)]  # the extra fields dropped, with a warning
-                truncated += 1
+                truncated.append(k)
             if len(values) == len(inputs) and (sets or len(plain_cols) != len(inputs)):
                 values = tuple(values[j] for j in plain_cols) + tuple(
                     fn(values, ()) for _c, fn in sets
@@ -2902,15 +2951,21 @@ class Engine:
                 first_bad(len(params), this_row)
                 raise _row_length_error(k, len(values) < len(names))
             params.append(values)
+            row_of.append(k)
+        # the warnings in the file's order: a cut row's before its duplicate key's
+        found = [(k, 0, ("Warning", 1262, _row_length_error(k, False).msg)) for k in truncated]
         if not params:
-            return Result(rowcount=0, warnings=truncated)
+            return Result(rowcount=0, conditions=[c for _k, _o, c in found])
+        skipped: list = []
         try:
-            res = self._insert(prep, params)
+            res = self._insert(prep, params, skipped)
         except E.Error:
             first_bad(len(params))  # MySQL names the file's row (nothing was written)
             raise
-        if mode == "IGNORE":  # a warning for each row skipped (a duplicate key)
-            res.warnings = truncated + len(params) - max(res.rowcount, 0)
+        if found or res.conditions:  # IGNORE: a warning for each row skipped, too
+            found += [(row_of[j], 1, c) for j, c in zip(skipped, res.conditions)]
+            found.sort(key=lambda f: (f[0], f[1]))
+            res.conditions = [c for _k, _o, c in found]
         return res
 
     def _load_file(self, spec) -> str:

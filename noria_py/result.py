@@ -16,8 +16,10 @@ class Result:
     ``status`` is ``"cached"`` for a SELECT answered by the dataflow, ``"proxied"`` for one run
     on base storage, None for everything else. An UPDATE's ``rowcount`` is the rows it changed
     (MySQL's affected rows) and ``matched`` the rows its WHERE found (what a client with
-    ``CLIENT_FOUND_ROWS`` gets as affected rows). ``warnings`` is only counted by LOAD DATA
-    with IGNORE (or LOCAL): a skipped duplicate or a cut long row.
+    ``CLIENT_FOUND_ROWS`` gets as affected rows). ``conditions`` are the statement's
+    warnings and notes as MySQL words them, ``(level, code, message)`` (INSERT IGNORE's and LOAD
+    DATA IGNORE's skipped rows, LOAD DATA's cut long rows): they become the connection's
+    diagnostics area (``noria_py.diagnostics``), and ``warnings`` counts them for the OK packet.
     """
 
     columns: list[str] | None = None
@@ -28,4 +30,9 @@ class Result:
     lastrowid: int | None = None
     status: str | None = None
     matched: int | None = None  # UPDATE: rows found (rowcount counts the rows changed)
-    warnings: int = 0  # the warnings MySQL counts in its OK packet (LOAD DATA with IGNORE)
+    conditions: list | tuple = ()  # (level, code, message) of each warning or note
+
+    @property
+    def warnings(self) -> int:
+        """The count MySQL's OK and EOF packets carry."""
+        return len(self.conditions)

@@ -553,7 +553,7 @@ class CommandProtocol(asyncio.Protocol):
         except ValueError:
             pass
         msg = "Lock wait timeout exceeded; try restarting transaction"
-        self._offloaded(self._error(errors.ER_LOCK_WAIT_TIMEOUT, "HY000", msg, w.seq))
+        self._offloaded(self._failed(errors.ER_LOCK_WAIT_TIMEOUT, "HY000", msg, w.seq))
 
     # -- the command loop --------------------------------------------------------------------
 
@@ -637,11 +637,11 @@ class CommandProtocol(asyncio.Protocol):
         except errors.LockWait:
             return _Wait(handler, payload, seq)
         except errors.Error as e:
-            return self._error(e.errno, e.sqlstate, e.msg or str(e), seq)
+            return self._failed(e.errno, e.sqlstate, e.msg or str(e), seq)
         except P.PacketError as e:
             return self._error(P.ER_MALFORMED_PACKET, "08S01", str(e), seq)
         except MysqlError as e:
-            return self._error(int(e.code), "HY000", e.msg, seq)
+            return self._failed(int(e.code), "HY000", e.msg, seq)
         except Exception as e:
             log.exception("error while running a command")
             return self._error(P.ER_UNKNOWN_ERROR, "HY000", f"{type(e).__name__}: {e}", seq)
@@ -662,6 +662,11 @@ class CommandProtocol(asyncio.Protocol):
     @staticmethod
     def _error(errno: int, sqlstate: str, msg: str, seq: int) -> bytes:
         return P.frame([P.err_packet(errno, sqlstate, msg)], seq)[0]
+
+    def _failed(self, errno: int, sqlstate: str, msg: str, seq: int) -> bytes:
+        """A statement's error: the answer, and what SHOW WARNINGS / SHOW ERRORS then list."""
+        self.session.txn.diag = [("Error", errno, msg)]
+        return self._error(errno, sqlstate, msg, seq)
 
     # -- COM_CHANGE_USER ---------------------------------------------------------------------
 
@@ -735,9 +740,10 @@ class CommandProtocol(asyncio.Protocol):
             return [self.ok(res)]
         shape = self._result_shape(res)
         status = self.session.status_flags
+        warnings = len(res.conditions)  # the EOF packet counts them, as the OK packet does
         if binary:
-            return shape.binary_response(res.rows, seq, status, self.eof_deprecated)
-        return shape.text_response(res.rows, seq, status, self.eof_deprecated)
+            return shape.binary_response(res.rows, seq, status, self.eof_deprecated, warnings)
+        return shape.text_response(res.rows, seq, status, self.eof_deprecated, warnings)
 
     # -- commands ------------------------------------------------------------------------------
 
@@ -767,6 +773,9 @@ class CommandProtocol(asyncio.Protocol):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
             self.state.questions += 1
             engine.fast -= 1
+            txn = session.txn
+            if txn.diag:
+                txn.diag = ()  # a SELECT from a table clears the diagnostics area
             return plan.shape.text_response(
                 prep.rows(params), seq, session.status_flags, self.eof_deprecated
             )
@@ -1050,6 +1059,9 @@ class CommandProtocol(asyncio.Protocol):
         ):
             self.state.questions += 1
             engine.fast -= 1
+            txn = session.txn
+            if txn.diag:
+                txn.diag = ()  # a SELECT from a table clears the diagnostics area
             return stmt.shape.binary_response(
                 prep.rows(params), seq, session.status_flags, self.eof_deprecated
             )

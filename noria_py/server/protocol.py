@@ -545,7 +545,9 @@ class ResultShape:
             self._headers[key] = entry
         return entry
 
-    def text_response(self, rows: Any, seq: int, status: int, eof_deprecated: bool) -> bytes:
+    def text_response(
+        self, rows: Any, seq: int, status: int, eof_deprecated: bool, warnings: int = 0
+    ) -> bytes:
         """A whole text-protocol result set (COM_QUERY), framed, in one ``bytes``."""
         head, seq = self.header(seq, status, eof_deprecated)
         out = [head]
@@ -570,16 +572,18 @@ class ResultShape:
                 else:
                     add((_TEXT_BY_CLASS.get(c) or _text_value)(v))
             seq = _add_row(append, b"".join(parts), seq)
-        return _finish_rows(out, seq, status, eof_deprecated)
+        return _finish_rows(out, seq, status, eof_deprecated, warnings)
 
-    def binary_response(self, rows: Any, seq: int, status: int, eof_deprecated: bool) -> bytes:
+    def binary_response(
+        self, rows: Any, seq: int, status: int, eof_deprecated: bool, warnings: int = 0
+    ) -> bytes:
         """A whole binary-protocol result set (COM_STMT_EXECUTE), framed, in one ``bytes``."""
         head, seq = self.header(seq, status, eof_deprecated)
         out = [head]
         append = out.append
         for p in binary_rows(rows, self.encoders):
             seq = _add_row(append, p, seq)
-        return _finish_rows(out, seq, status, eof_deprecated)
+        return _finish_rows(out, seq, status, eof_deprecated, warnings)
 
 
 def _add_row(append, p: bytes, seq: int) -> int:
@@ -594,9 +598,11 @@ def _add_row(append, p: bytes, seq: int) -> int:
     return seq
 
 
-def _finish_rows(out: list, seq: int, status: int, eof_deprecated: bool) -> bytes:
+def _finish_rows(
+    out: list, seq: int, status: int, eof_deprecated: bool, warnings: int = 0
+) -> bytes:
     """End a result set (EOF or OK packet) and join it into one ``bytes``."""
-    end = end_of_rows(status, eof_deprecated)
+    end = end_of_rows(status, eof_deprecated, warnings)
     out.append(_pack_header(len(end) | (seq << 24)))
     out.append(end)
     return b"".join(out)
@@ -605,12 +611,18 @@ def _finish_rows(out: list, seq: int, status: int, eof_deprecated: bool) -> byte
 _END_OF_ROWS: dict[int, bytes] = {}
 
 
-def end_of_rows(status: int, eof_deprecated: bool) -> bytes:
-    """The packet after the last row: an OK packet with the EOF header, or a classic EOF."""
-    key = status | (eof_deprecated << 16)
+def end_of_rows(status: int, eof_deprecated: bool, warnings: int = 0) -> bytes:
+    """The packet after the last row: an OK packet with the EOF header, or a classic EOF.
+    ``warnings``: the statement's warning count (its diagnostics area's, when it left one)."""
+    warnings = min(warnings, 0xFFFF)
+    key = status | (eof_deprecated << 16) | (warnings << 17)
     p = _END_OF_ROWS.get(key)
     if p is None:
-        p = ok_packet(status=status, eof=True) if eof_deprecated else eof_packet(status)
+        p = (
+            ok_packet(status=status, warnings=warnings, eof=True)
+            if eof_deprecated
+            else eof_packet(status, warnings)
+        )
         if len(_END_OF_ROWS) > 256:
             _END_OF_ROWS.clear()
         _END_OF_ROWS[key] = p

@@ -3,7 +3,9 @@
 The engine answers SQL about data (SELECT, INSERT/UPDATE/DELETE, DDL, SHOW TABLES, DESCRIBE,
 SHOW CACHES, EXPLAIN). Everything a MySQL *server session* owns is answered here: system
 variables (``SELECT @@version``, ``SET ...``, ``SHOW VARIABLES``), ``SELECT DATABASE()`` and
-friends, ``USE``, ``SHOW DATABASES``, ``SHOW WARNINGS``, and transactions.
+friends, ``USE``, ``SHOW DATABASES``, and transactions. ``SHOW WARNINGS`` and ``SHOW ERRORS``
+go to the engine with the session's ``txn``, which holds the connection's diagnostics area
+(``noria_py.diagnostics``); ``@@warning_count`` and ``@@error_count`` are read from it here.
 
 Transactions
 ------------
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from noria_py import errors
+from noria_py import diagnostics, errors
 from noria_py.result import Result
 from noria_py.sql import functions as F
 
@@ -170,7 +172,7 @@ _SHOW_VARIABLES = re.compile(
     re.I | re.S,
 )
 _SHOW_SIMPLE = re.compile(
-    r"\Ashow\s+(databases|schemas|warnings|errors|engines|collation|character\s+set|charset"
+    r"\Ashow\s+(databases|schemas|engines|collation|character\s+set|charset"
     r"|(?:full\s+)?processlist)\b(.*)\Z",
     re.I | re.S,
 )
@@ -632,6 +634,10 @@ class Session:
     def get_var(self, name: str, scope: str = "session") -> Any:
         name = name.lower()
         key = _ALIASES.get(name, name)
+        if key in diagnostics.VARIABLES:  # @@warning_count, @@error_count
+            if scope == "global":
+                raise diagnostics.session_only(key)
+            return diagnostics.variable(self.txn.diag, key)
         if key == "autocommit" and scope != "global":
             return int(self.autocommit)
         if scope != "global" and key in self.vars:
@@ -642,6 +648,8 @@ class Session:
 
     def set_var(self, scope: str, name: str, value: Any) -> None:
         key = _ALIASES.get(name, name)
+        if key in diagnostics.VARIABLES:
+            raise diagnostics.read_only(key)
         if key not in self.state.globals:
             raise _err(f"Unknown system variable '{name}'", P.ER_UNKNOWN_SYSTEM_VARIABLE)
         if key in READ_ONLY_VARS:
@@ -691,6 +699,7 @@ class Session:
         self.user_vars.clear()
         self.autocommit = bool(self.state.globals.get("autocommit", 1))
         self.last_insert_id = 0
+        self.txn.diag = diagnostics.NONE
 
     def close(self) -> None:
         """The connection is gone: its open transaction rolls back."""
@@ -881,6 +890,8 @@ def _h_error(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 def _h_show_simple(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     what, rest = st.info
+    if what != "processlist":
+        s.txn.diag = diagnostics.NONE  # MySQL reads these from tables (information_schema)
     if what in ("databases", "schemas"):
         rows = [(n,) for n in s.engine.database_names()]
         m = re.match(r"\s*like\s+(.+)\Z", rest or "", re.I | re.S)
@@ -888,8 +899,6 @@ def _h_show_simple(s: Session, st: Statement, params: Sequence[Any]) -> Result:
             rx = like_to_regex(str(_literal_value(m.group(1))))
             rows = [r for r in rows if rx.match(r[0])]
         return rows_result(["Database"], rows, ["VARCHAR"])
-    if what in ("warnings", "errors"):
-        return rows_result(["Level", "Code", "Message"], [], ["VARCHAR", "BIGINT", "VARCHAR"])
     if what == "engines":
         return rows_result(
             ["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"],
@@ -915,6 +924,7 @@ def _h_show_simple(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 def _h_show_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     what, mode, arg = st.info
+    s.txn.diag = diagnostics.NONE  # MySQL reads them from tables (information_schema)
     if what == "status":
         uptime = int(time.time() - s.state.started)
         items = {
@@ -995,8 +1005,13 @@ def _h_session_select(s: Session, st: Statement, params: Sequence[Any]) -> Resul
         _evaluable(_ALIAS.match(i).group(1).strip() if _ALIAS.match(i) else i) for i in items
     ):
         # an expression around a session value (SQLAlchemy's `VERSION() LIKE '%MariaDB%'`):
-        # the engine evaluates it, with the variables' values in place
-        return s.engine.execute(_with_variables(s, text), params)
+        # the engine evaluates it, with the variables' values in place, and the columns keep
+        # the names of the items as written (`@@warning_count + 0`, not `2 + 0`)
+        res = s.engine.execute(_with_variables(s, text), params)
+        names = _item_names(text)
+        if names is not None and res.columns is not None and len(names) == len(res.columns):
+            res.columns = names
+        return res
     for item in items:
         expr, name = item, item
         m = _ALIAS.match(item)
@@ -1008,6 +1023,17 @@ def _h_session_select(s: Session, st: Statement, params: Sequence[Any]) -> Resul
         names.append(name)
     rows = [] if limit_zero else [tuple(values)]
     return rows_result(names, rows, [_type_of(v) for v in values])
+
+
+def _item_names(text: str) -> list[str] | None:
+    """The result column names of a SELECT as written, as MySQL names them."""
+    from noria_py.sql.parse import item_name, parse
+
+    try:
+        ast, _n = parse(text)
+    except errors.Error:
+        return None
+    return [item_name(e) for e in ast.expressions] if ast.expressions else None
 
 
 def _with_variables(s: Session, text: str) -> str:
