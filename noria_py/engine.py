@@ -1837,13 +1837,12 @@ class Engine:
 
     @_locked
     def load_arrow(self, table: str, batches, on_duplicate: str = "error") -> int:
-        """Bulk-load ``pyarrow.RecordBatch``/``Table`` objects (columns matched by name)."""
-        total = 0
-        for b in batches:
-            names = list(b.schema.names)
-            cols = [b.column(i).to_pylist() for i in range(len(names))]
-            total += self.load_rows(table, names, zip(*cols), on_duplicate)
-        return total
+        """Bulk-load ``pyarrow.RecordBatch``/``Table`` objects (columns matched by name, the
+        others left to their defaults), each converted as ``noria_py.loader`` converts a
+        batch: in Arrow where its rules are MySQL's, value by value otherwise."""
+        from .loader import load_batch
+
+        return sum(load_batch(self, table, b, on_duplicate) for b in batches)
 
     def table_names(self) -> list[str]:
         return [s.name for s in self.storage.schemas.values()]

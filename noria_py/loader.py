@@ -35,7 +35,10 @@ from .sql import values as V
 from .sql.collation import ck_tuple
 
 MAX_ERRORS = 10
-DEFAULT_BATCH_ROWS = 50_000
+DEFAULT_BATCH_ROWS = 200_000
+# The converted batches the checking pass keeps for the load pass (beyond, the source is read
+# and converted again).
+CACHE_BYTES = 1 << 30
 LOCAL_FORMATS = ("csv", "parquet", "json")
 # The CSV options this reader takes (Spark's names); any other needs via="spark".
 CSV_OPTIONS = ("header", "sep", "delimiter", "quote", "escape", "nullvalue", "encoding")
@@ -330,15 +333,43 @@ class _Column:
     trim: bool = False
 
 
-@dataclass
 class _Converted:
-    """A batch in base storage's form: rows, the dataflow's values, problems by row."""
+    """A batch converted to the table's columns: values in base storage's form and as the
+    dataflow's values, by column (Arrow arrays or lists), and the problems of its rows."""
 
-    stored: list  # rows (storage form, table order)
-    columns: list  # the same values by column
-    internal: Callable[[], list]  # the same rows as the dataflow's values
-    problems: dict  # row index in the batch -> [problem text]
-    nulls_only: bool  # every problem is a NULL in a NOT NULL column
+    __slots__ = ("columns", "inner", "problems", "size", "_lists")
+
+    def __init__(self, columns: list, inner: list, problems: dict, size: int):
+        self.columns = columns  # storage form: an Arrow array or a list per column
+        self.inner = inner  # the dataflow's values: an array, a list, or None (= columns)
+        self.problems = problems  # delivered row number -> [problem text]
+        self.size = size
+        self._lists: list | None = None
+
+    def rows(self, keep: list[int] | None = None) -> list:
+        """The rows in storage form (those at ``keep`` only, when given)."""
+        if self._lists is None:
+            self._lists = [c if isinstance(c, list) else c.to_pylist() for c in self.columns]
+        rows = list(zip(*self._lists))
+        return rows if keep is None else [rows[i] for i in keep]
+
+    def internal(self, keep: list[int] | None = None) -> list:
+        """The rows as the dataflow's values."""
+        lists = []
+        for k, inner in enumerate(self.inner):
+            if inner is None:
+                inner = self.columns[k]
+            lists.append(inner if isinstance(inner, list) else inner.to_pylist())
+        rows = list(zip(*lists))
+        return rows if keep is None else [rows[i] for i in keep]
+
+    def nbytes(self) -> int:
+        total = 0
+        for c in (*self.columns, *self.inner):
+            if c is None:
+                continue
+            total += c.nbytes if not isinstance(c, list) else 40 * len(c)
+        return total
 
 
 def _plan(schema, source: _Source, ignore) -> list[_Column]:
@@ -513,11 +544,8 @@ def _instant(text: str, ctype, name: str):
     return V.round_fraction(moment.astimezone(dt.UTC).replace(tzinfo=None), ctype.precision)
 
 
-def _convert(
-    pa, pc, cols: list[_Column], batch, source: _Source, base: int, check_only: bool = False
-) -> _Converted:
-    """A batch converted to the table's columns; ``check_only``: its problems (and its columns,
-    some as Arrow arrays) without its rows."""
+def _convert(pa, pc, cols: list[_Column], batch, source: _Source, base: int) -> _Converted:
+    """A batch converted to the table's columns (rows numbered from ``base``)."""
     n = batch.num_rows
     problems: dict[int, list[str]] = {}
     stored_cols: list[list] = []
@@ -554,24 +582,7 @@ def _convert(
                         )
         stored_cols.append(stored)
         internal_cols.append(internal)
-    nulls_only = all(p.endswith(" in a NOT NULL column") for ps in problems.values() for p in ps)
-    if check_only:
-        return _Converted([], stored_cols, list, problems, nulls_only and bool(problems))
-    stored_cols = [c if isinstance(c, list) else c.to_pylist() for c in stored_cols]
-    rows = list(zip(*stored_cols)) if n else []
-
-    def internal() -> list:
-        lists = []
-        for stored, inner in zip(stored_cols, internal_cols):
-            if inner is None:
-                lists.append(stored)
-            elif isinstance(inner, list):
-                lists.append(inner)
-            else:
-                lists.append(inner.to_pylist())
-        return [tuple(r) for r in zip(*lists)]
-
-    return _Converted(rows, stored_cols, internal, problems, nulls_only and bool(problems))
+    return _Converted(stored_cols, internal_cols, problems, n)
 
 
 # --- the load --------------------------------------------------------------------------------
@@ -730,6 +741,9 @@ def load(
         # The first pass: a CSV file's shape always; with validation, every value and key.
         keys = _KeyCheck(schema, cols) if on_duplicate == "error" and validate else None
         total = 0
+        # the converted batches, kept for the load pass while they fit in CACHE_BYTES
+        cache: list | None = [[] for _ in src.parts] if validate or skip_bad_rows else None
+        cached_bytes = 0
         for p, part in enumerate(src.parts):
             last = None
             part_problems = []
@@ -741,7 +755,13 @@ def load(
                     last = batch.column(width - 1)[batch.num_rows - 1].as_py()
                 if not (validate or skip_bad_rows):
                     continue
-                conv = _convert(pa, pc, cols, batch, src, first, check_only=True)
+                conv = _convert(pa, pc, cols, batch, src, first)
+                if cache is not None:
+                    cached_bytes += conv.nbytes() + batch.nbytes
+                    if cached_bytes <= CACHE_BYTES:
+                        cache[p].append((first, batch, conv))
+                    else:
+                        cache = None  # too big to hold: the load pass reads the source again
                 part_problems += sorted(conv.problems.items())
                 bad[p].update(conv.problems)
                 if keys is not None:
@@ -769,13 +789,22 @@ def load(
             problems.fail()
         if keys is not None:
             keys.check()
+    else:
+        cache = None
     loaded = 0
     batches = 0
     with _Progress(schema.name, total, enabled=progress) as bar:
         for p, part in enumerate(src.parts):
-            for first, batch in _batches(pa, part, batch_rows):
-                conv = _convert(pa, pc, cols, batch, src, first)
-                stored, internal = conv.stored, conv.internal
+            if cache is not None:
+                converted = iter(cache[p])
+                cache[p] = []  # each batch is freed once loaded
+            else:
+                converted = (
+                    (first, batch, _convert(pa, pc, cols, batch, src, first))
+                    for first, batch in _batches(pa, part, batch_rows)
+                )
+            for first, batch, conv in converted:
+                keep = None
                 if conv.problems and not skip_bad_rows:
                     # unvalidated: this batch's problems stop the load (earlier ones stay)
                     records = _Records(part, src) if part.csv_path is not None else None
@@ -785,9 +814,9 @@ def load(
                         late.add(p, part, number, texts)
                     late.fail(loaded)
                 if conv.problems:
-                    keep = [i for i in range(len(stored)) if first + i not in conv.problems]
-                    stored = [stored[i] for i in keep]
-                    internal = functools.partial(_pick, conv.internal, keep)
+                    keep = [i for i in range(conv.size) if first + i not in conv.problems]
+                stored = conv.rows(keep)
+                internal = functools.partial(conv.internal, keep)
                 batches += 1
                 try:
                     if _auto_nulls(cols, stored):
@@ -815,9 +844,30 @@ def load(
     return LoadResult(loaded)
 
 
-def _pick(rows: Callable[[], list], keep: list[int]) -> list:
-    whole = rows()
-    return [whole[i] for i in keep]
+def load_batch(engine, table: str, batch, on_duplicate: str = "error") -> int:
+    """One Arrow batch into ``table`` (``Engine.load_arrow``): its columns matched by name, the
+    others left to their defaults; a value that does not fit stops it with nothing stored."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+
+    schema = engine.storage.schemas.get(table.lower())
+    if schema is None:
+        raise E.no_such_table(table)
+    if isinstance(batch, pa.RecordBatch):
+        batch = pa.Table.from_batches([batch])
+    src = _Source(list(batch.schema.names), [])
+    cols = _plan(schema, src, ())
+    conv = _convert(pa, pc, cols, batch, src, 1)
+    if conv.problems:
+        found = _Problems(schema.name)
+        part = _Part("", None)
+        for row in sorted(conv.problems):
+            found.add(0, part, row, conv.problems[row])
+        found.fail()
+    stored = conv.rows()
+    if _auto_nulls(cols, stored):
+        return engine.load_rows(schema.name, None, conv.internal(), on_duplicate)
+    return engine.load_stored(schema.name, stored, conv.internal, on_duplicate)
 
 
 def _auto_nulls(cols: list[_Column], stored: list) -> bool:

@@ -122,7 +122,7 @@ def backfill(
     spark_master: str | None = None,
     spark_config: dict[str, str] | None = None,
     on_duplicate: str = "error",
-    batch_rows: int = DEFAULT_BATCH_ROWS,
+    batch_rows: int | None = None,
     progress: bool = True,
     validate: bool = True,
     on_batch: Callable[[Any, int], None] | None = None,
@@ -164,6 +164,7 @@ def backfill(
     (NULL in a NOT NULL column, duplicate keys), ProgrammingError (unknown table, bad options) and
     OperationalError (Spark could not read the source).
     """
+    from ..loader import DEFAULT_BATCH_ROWS as LOCAL_BATCH_ROWS
     from ..loader import LoadResult, is_local_source, load
 
     if via not in (None, "local", "spark"):
@@ -184,7 +185,7 @@ def backfill(
             format=format,
             options=options,
             on_duplicate=on_duplicate,
-            batch_rows=batch_rows,
+            batch_rows=batch_rows or LOCAL_BATCH_ROWS,
             progress=progress,
             validate=validate,
             on_batch=on_batch,
@@ -193,6 +194,7 @@ def backfill(
         )
     if on_duplicate not in ON_DUPLICATE:
         raise E.ProgrammingError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}")
+    batch_rows = batch_rows or DEFAULT_BATCH_ROWS
     if batch_rows < 1:
         raise E.ProgrammingError("batch_rows must be at least 1")
     schema = engine.storage.schemas.get(table.lower())
@@ -1273,8 +1275,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batch-rows",
         type=int,
-        default=DEFAULT_BATCH_ROWS,
-        help=f"rows per batch handed to the engine (default {DEFAULT_BATCH_ROWS})",
+        help="rows per batch handed to the engine (default 200000 read without Spark,"
+        f" {DEFAULT_BATCH_ROWS} through Spark)",
     )
     parser.add_argument(
         "--no-validate",
