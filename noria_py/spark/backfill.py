@@ -165,7 +165,7 @@ def backfill(
     OperationalError (Spark could not read the source).
     """
     from ..loader import DEFAULT_BATCH_ROWS as LOCAL_BATCH_ROWS
-    from ..loader import LoadResult, is_local_source, load
+    from ..loader import is_local_source, load
 
     if via not in (None, "local", "spark"):
         raise E.ProgrammingError("via must be 'local', 'spark' or None (either, by the source)")
@@ -205,6 +205,52 @@ def backfill(
     df, csv = _read(
         source, format=format, options=options, master=spark_master, config=spark_config
     )
+    kept = None
+    if validate and _is_jdbc(source, format):
+        # read the database once: the checking pass and the load pass see the same rows
+        from pyspark import StorageLevel
+
+        df = kept = df.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _backfill(
+            engine,
+            schema,
+            df,
+            csv,
+            ignore_columns=ignore_columns,
+            on_duplicate=on_duplicate,
+            batch_rows=batch_rows,
+            progress=progress,
+            validate=validate,
+            on_batch=on_batch,
+            skip_bad_rows=skip_bad_rows,
+        )
+    finally:
+        if kept is not None:
+            kept.unpersist()
+
+
+def _is_jdbc(source, format) -> bool:  # noqa: A002
+    return format == "jdbc" or (isinstance(source, str) and source.startswith("jdbc:"))
+
+
+def _backfill(
+    engine,
+    schema,
+    df,
+    csv,
+    *,
+    ignore_columns,
+    on_duplicate,
+    batch_rows,
+    progress,
+    validate,
+    on_batch,
+    skip_bad_rows,
+):
+    """The Spark load of ``df`` (see ``backfill``)."""
+    from ..loader import LoadResult
+
     targets = _match_columns(schema, df, csv, ignore_columns)
     raws = {t.column.name: _raw_expr(df, t, csv) for t in targets if t.source is not None}
     casts = {
