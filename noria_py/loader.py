@@ -333,6 +333,26 @@ class _Column:
     trim: bool = False
 
 
+class _Rows:
+    """Rows made from columns on each iteration (``executemany`` takes them without a list of
+    them all; a failed insert iterates again to name the bad row)."""
+
+    __slots__ = ("columns", "size")
+
+    def __init__(self, columns: list[list], size: int):
+        self.columns = columns
+        self.size = size
+
+    def __iter__(self):
+        return zip(*self.columns)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+
 class _Converted:
     """A batch converted to the table's columns: values in base storage's form and as the
     dataflow's values, by column (Arrow arrays or lists), and the problems of its rows."""
@@ -350,8 +370,10 @@ class _Converted:
         """The rows in storage form (those at ``keep`` only, when given)."""
         if self._lists is None:
             self._lists = [c if isinstance(c, list) else c.to_pylist() for c in self.columns]
+        if keep is None:
+            return _Rows(self._lists, self.size)
         rows = list(zip(*self._lists))
-        return rows if keep is None else [rows[i] for i in keep]
+        return [rows[i] for i in keep]
 
     def internal(self, keep: list[int] | None = None) -> list:
         """The rows as the dataflow's values."""
