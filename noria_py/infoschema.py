@@ -383,6 +383,7 @@ class InfoSchemaPrepared:
     kind = "info_schema"
     is_select = True
     is_write = False
+    clears = True  # it reads tables: the diagnostics area is cleared (noria_py.diagnostics)
     simple = False
     columns = None
     column_types = None

@@ -77,3 +77,14 @@ def test_what_is_refused(conn):
         conn.execute("SELECT @@global.error_count")
     assert info.value.errno == 1238
     assert _show(conn, "SHOW ERRORS") == [("Error", 1238, info.value.msg)]
+
+
+def test_a_select_from_information_schema_clears(conn):
+    conn.execute("INSERT IGNORE INTO t VALUES (1, 'x')")
+    assert _show(conn) == [DUP]
+    rows = conn.execute(
+        "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 't'"
+        " ORDER BY ORDINAL_POSITION"
+    ).fetchall()
+    assert rows == [("id",), ("v",)]
+    assert _show(conn) == []
