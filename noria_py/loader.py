@@ -846,17 +846,7 @@ def load(
                     else:
                         n = engine.load_stored(schema.name, stored, internal, on_duplicate)
                 except E.IntegrityError as e:
-                    done = (
-                        f"after loading {loaded} rows, which stay loaded (run it again with"
-                        " on_duplicate='ignore' to load the rest)"
-                        if loaded
-                        else "before loading anything"
-                    )
-                    raise type(e)(
-                        f"{e.msg}; the load of '{schema.name}' stopped at batch {batches} {done}",
-                        e.errno,
-                        e.sqlstate,
-                    ) from e
+                    raise stopped_at(e, schema.name, batches, loaded) from e
                 loaded += n
                 bar.advance(batch.num_rows)
                 if on_batch is not None:
@@ -890,6 +880,21 @@ def load_batch(engine, table: str, batch, on_duplicate: str = "error") -> int:
     if _auto_nulls(cols, stored):
         return engine.load_rows(schema.name, None, conv.internal(), on_duplicate)
     return engine.load_stored(schema.name, stored, conv.internal, on_duplicate)
+
+
+def stopped_at(error: E.IntegrityError, table: str, batch: int, loaded: int) -> E.IntegrityError:
+    """A key conflict that stopped a load at ``batch``, saying what stays loaded."""
+    done = (
+        f"after loading {loaded} rows, which stay loaded (run it again with"
+        " on_duplicate='ignore' to load the rest)"
+        if loaded
+        else "before loading anything"
+    )
+    return type(error)(
+        f"{error.msg}; the load of '{table}' stopped at batch {batch} {done}",
+        error.errno,
+        error.sqlstate,
+    )
 
 
 def _auto_nulls(cols: list[_Column], stored: list) -> bool:

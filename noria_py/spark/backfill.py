@@ -249,7 +249,7 @@ def _backfill(
     skip_bad_rows,
 ):
     """The Spark load of ``df`` (see ``backfill``)."""
-    from ..loader import LoadResult
+    from ..loader import LoadResult, stopped_at
 
     targets = _match_columns(schema, df, csv, ignore_columns)
     raws = {t.column.name: _raw_expr(df, t, csv) for t in targets if t.source is not None}
@@ -306,18 +306,7 @@ def _backfill(
                     with lock:
                         loaded += engine.load_arrow(schema.name, [arrow], on_duplicate)
                 except E.IntegrityError as e:
-                    done = (
-                        f"after loading {loaded} rows, which stay loaded (run it again with"
-                        " on_duplicate='ignore' to load the rest)"
-                        if loaded
-                        else "before loading anything"
-                    )
-                    raise type(e)(
-                        f"{e.msg}; the backfill of '{schema.name}' stopped at batch"
-                        f" {batches + 1} {done}",
-                        e.errno,
-                        e.sqlstate,
-                    ) from e
+                    raise stopped_at(e, schema.name, batches + 1, loaded) from e
                 batches += 1
                 bar.advance(arrow.num_rows)
                 if on_batch is not None:

@@ -715,16 +715,7 @@ class SQLiteStorage:
                 try:
                     conn.executemany(sql, data)
                 except sqlite3.IntegrityError as e:
-                    conn.execute("ROLLBACK TO bulk")
-                    bad = None
-                    for r, d in zip(rows, data):  # find the row that conflicts, for the message
-                        try:
-                            conn.execute(sql, d)
-                        except sqlite3.IntegrityError:
-                            bad = r
-                            break
-                    conn.execute("ROLLBACK TO bulk")
-                    conn.execute("RELEASE bulk")
+                    bad = self._conflicting_row(sql, rows, data)
                     raise self._integrity(schema, e, bad) from None
                 conn.execute("RELEASE bulk")
                 return [tuple(r) for r in rows]
@@ -743,6 +734,22 @@ class SQLiteStorage:
         except sqlite3.OperationalError as e:
             raise OperationalError(str(e)) from None
 
+    def _conflicting_row(self, sql: str, rows, data):
+        """After a bulk insert under SAVEPOINT bulk failed: the first row (of ``rows``, stored
+        as ``data``) that conflicts, for the message; the savepoint is rolled back and ended."""
+        conn = self.conn
+        conn.execute("ROLLBACK TO bulk")
+        bad = None
+        for r, d in zip(rows, data):
+            try:
+                conn.execute(sql, d)
+            except sqlite3.IntegrityError:
+                bad = r
+                break
+        conn.execute("ROLLBACK TO bulk")
+        conn.execute("RELEASE bulk")
+        return bad
+
     def insert_stored(self, table: str, rows: list, mode: str = "error") -> int:
         """Insert full rows already in storage form (``to_storage``), every column given.
         ``mode``: "error" (a key conflict raises, nothing of this call is kept), "ignore" (a
@@ -759,16 +766,7 @@ class SQLiteStorage:
         try:
             conn.executemany(sql, rows)
         except sqlite3.IntegrityError as e:
-            conn.execute("ROLLBACK TO bulk")
-            bad = None
-            for r in rows:  # find the row that conflicts, for the message
-                try:
-                    conn.execute(sql, r)
-                except sqlite3.IntegrityError:
-                    bad = r
-                    break
-            conn.execute("ROLLBACK TO bulk")
-            conn.execute("RELEASE bulk")
+            bad = self._conflicting_row(sql, rows, rows)
             raise self._integrity(schema, e, bad) from None
         except sqlite3.OperationalError as e:
             conn.execute("ROLLBACK TO bulk")
