@@ -1307,6 +1307,14 @@ class Engine:
         )
         if self.upqueries not in ("direct", "messages"):
             raise E.ProgrammingError("upqueries must be 'direct' or 'messages'")
+        # a join over base tables looks the other input up in base storage instead of keeping
+        # a copy of it (ops/join.py): exact while deltas enter one write at a time and every
+        # lookup reads base storage as the dataflow has received it (Graph.propagate_all)
+        self.graph.lookup_joins = (
+            bool(options.get("lookup_joins", True))
+            and self.domains == "inline"
+            and self.upqueries == "direct"
+        )
         self._runtime = None  # the ThreadScheduler, when every domain has its own thread
         if self.upqueries == "messages" and self.domains == "threads":
             # every domain on its own thread, exchanging messages (dataflow/scheduler.py)
@@ -1960,6 +1968,8 @@ class Engine:
             self._writer = None
             self._tx = False
             self._forget_tx_fills()
+            if self.shared:
+                self._pin_own(deltas)
             self._push(deltas)
             if self.shared:
                 self._pin_stale = True  # the next fill pins a snapshot that holds this commit
@@ -2270,10 +2280,21 @@ class Engine:
                 merged[table] = []
                 order.append(table)
             merged[table].extend(batch)
+        pairs = []
         for table in order:
             node = self.graph.lookup(f"base({table})")
             if node is not None and node.children:
-                self._dispatch(node, merged[table])
+                pairs.append((node, merged[table]))
+        self._dispatch_nodes(pairs)
+
+    def _dispatch_nodes(self, pairs: list) -> None:
+        """Hand several base deltas (``(base node, batch)``, all in base storage already) to
+        the dataflow, in order."""
+        if self._thread is None and self._runtime is None:
+            self.graph.propagate_all(pairs)
+            return
+        for node, batch in pairs:
+            self._dispatch(node, batch)
 
     def _write(self, table: str, fn, single: bool = False) -> None:
         """Run ``fn`` (which changes SQLite and returns a delta) atomically, then propagate.
@@ -2336,10 +2357,28 @@ class Engine:
         self._dispatch_pairs(_pairs(table, batch))
 
     def _dispatch_pairs(self, pairs: list) -> None:
+        self._dispatch_nodes(self._base_pairs(pairs))
+
+    def _base_pairs(self, pairs: list) -> list:
+        """``(table, batch)`` pairs as ``(base node, batch)`` for the tables the dataflow reads."""
+        out = []
         for t, b in pairs:
             node = self.graph.lookup(f"base({self.storage.schemas[t.lower()].name})")
             if node is not None and node.children:
-                self._dispatch(node, b)
+                out.append((node, b))
+        return out
+
+    def _pin_own(self, pairs: list) -> None:
+        """A shared file, just after this process committed ``pairs``: lookup joins read the
+        pinned snapshot, so pin one that holds the commit (and apply what other processes
+        committed up to it) before the commit's deltas enter, which stay pending meanwhile."""
+        if not self.graph.lookup_count or self._runtime is not None:
+            return
+        held = self.graph.hold(self._base_pairs(pairs))
+        try:
+            self._catch_up()
+        finally:
+            self.graph.unhold(held)
 
     def _write_logged(self, table: str, fn) -> None:
         """A write to a shared file: its delta goes into the change log in its transaction."""
@@ -2364,6 +2403,7 @@ class Engine:
             st.rollback()
             raise
         st.commit()
+        self._pin_own(pairs)
         self._dispatch_pairs(pairs)
         self._pin_stale = True  # the next fill pins a snapshot that holds this write
         if self._runtime is not None:
@@ -2703,23 +2743,30 @@ class Engine:
                 if any(id(c) in feeds for c, _p in n.children):
                     feeds.add(id(n))
                     changed = True
-        for table, batch in deltas:
-            base = self.graph.lookup(f"base({table})")
-            if base is None:
-                continue
-            queue = collections.deque(
-                (c, port, [(r, -m) for r, m in batch])
-                for c, port in base.children
-                if id(c) in feeds
-            )
-            while queue:
-                node, port, b = queue.popleft()
-                out = node.on_input(port, b)
-                if not out:
+        # undone last write first: a lookup join reads each table without the writes undone
+        # so far (held pending), as the writes were when each was made
+        held: list = []
+        try:
+            for table, batch in reversed(deltas):
+                base = self.graph.lookup(f"base({table})")
+                if base is None:
                     continue
-                for c, cport in node.children:
-                    if id(c) in feeds:
-                        queue.append((c, cport, out))
+                queue = collections.deque(
+                    (c, port, [(r, -m) for r, m in batch])
+                    for c, port in base.children
+                    if id(c) in feeds
+                )
+                while queue:
+                    node, port, b = queue.popleft()
+                    out = node.on_input(port, b)
+                    if not out:
+                        continue
+                    for c, cport in node.children:
+                        if id(c) in feeds:
+                            queue.append((c, cport, out))
+                held += self.graph.hold([(base, batch)])
+        finally:
+            self.graph.unhold(held)
 
     def _next_name(self) -> str:
         self._qseq += 1

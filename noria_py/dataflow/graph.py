@@ -29,6 +29,10 @@ class Graph:
         # bulk replay hook (spark/replay.py): node -> ports whose initial input it computed
         self.bulk_replay = None
         self.runtime = None  # a scheduler (scheduler.py) when the dataflow runs on messages
+        # joins over base tables look the other input up in base storage (ops/join.py
+        # ``on_added``): only where deltas enter one batch at a time and run to completion
+        self.lookup_joins = False
+        self.lookup_count = 0  # lookup joins in the graph
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:
@@ -53,6 +57,7 @@ class Graph:
             self.nx.add_edge(p.id, node.id)
         node._installed = False
         node.graph = self
+        node.on_added(self)
         return node
 
     def install(self, new_nodes: list[Node]) -> None:
@@ -102,21 +107,59 @@ class Graph:
 
     # --- running ---------------------------------------------------------------------------
     def propagate(self, source: Node, batch: list) -> None:
-        """Push a delta from ``source`` through every downstream operator (inline scheduling)."""
+        """Push a delta from ``source`` through every downstream operator (inline scheduling).
+
+        A base table's delta is *pending* on its node until it has reached everything below
+        (see ``propagate_all``)."""
         if not batch:
             return
         if self.runtime is not None:
             self.runtime.inject(source, batch)
             return
-        queue = deque()
-        for child, port in source.children:
-            queue.append((child, port, batch))
-        while queue:
-            node, port, b = queue.popleft()
-            out = node.on_input(port, b)
-            if out:
-                for child, cport in node.children:
-                    queue.append((child, cport, out))
+        pending = getattr(source, "pending", None)
+        mine = pending is not None and not any(b is batch for b in pending)
+        if mine:
+            pending.append(batch)
+        try:
+            queue = deque()
+            for child, port in source.children:
+                queue.append((child, port, batch))
+            while queue:
+                node, port, b = queue.popleft()
+                out = node.on_input(port, b)
+                if out:
+                    for child, cport in node.children:
+                        queue.append((child, cport, out))
+        finally:
+            if pending is not None:
+                _forget(pending, batch)
+
+    def propagate_all(self, pairs: list) -> None:
+        """Propagate several base deltas, ``(base node, batch)`` pairs that base storage holds
+        already, one after the other: each is pending from the start, so a lookup join that
+        joins an earlier one reads the tables of the later ones as they were before them."""
+        held = self.hold(pairs)
+        try:
+            for node, batch in pairs:
+                self.propagate(node, batch)
+        finally:
+            self.unhold(held)
+
+    def hold(self, pairs: list) -> list:
+        """Mark deltas pending that base storage holds but the dataflow will receive later;
+        ``unhold`` the returned handle when they have been propagated (or dropped)."""
+        held = []
+        for node, batch in pairs:
+            pending = getattr(node, "pending", None)
+            if pending is not None and batch and not any(b is batch for b in pending):
+                pending.append(batch)
+                held.append((pending, batch))
+        return held
+
+    @staticmethod
+    def unhold(held: list) -> None:
+        for pending, batch in held:
+            _forget(pending, batch)
 
     def probe(self, source: Node, rows: list) -> None:
         """Records were dropped at (or evicted from) ``source``: let everything below evict what
@@ -169,6 +212,14 @@ class Graph:
             lines.append(f"  n{a} -> n{b};")
         lines.append("}")
         return "\n".join(lines)
+
+
+def _forget(pending: list, batch: list) -> None:
+    """Remove ``batch`` itself (not an equal one) from ``pending``."""
+    for i, b in enumerate(pending):
+        if b is batch:
+            del pending[i]
+            return
 
 
 def _sample(node) -> list:

@@ -51,6 +51,19 @@ class Node:
     def on_removed(self) -> None:
         """Called when the node leaves the graph: drop state."""
 
+    def on_added(self, graph) -> None:
+        """Called when the node joins ``graph`` (before it is planned and installed)."""
+
+    def sql_rel(self):
+        """This node's output as one SQL relation over base storage (``sqlrel.SqlRel``), when
+        it holds no state and computes nothing SQLite could compute otherwise, else None."""
+        return None
+
+    def base_tables(self) -> set[str] | None:
+        """The base tables whose rows this node's output is computed from when it holds no
+        state on the way to them (its ``query`` then reads base storage alone), else None."""
+        return None
+
     # --- partial state -------------------------------------------------------------------
     partial = False
     probe_on_drop = True  # see plan_upqueries.update_probe_flags

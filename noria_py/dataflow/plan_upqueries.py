@@ -160,7 +160,7 @@ class Planner:
             # the rows in range come from one side by a ranged upquery; each row's join key is
             # then filled on both sides, as for any partial join
             lk, rk = list(node.left_key), list(node.right_key)
-            if id(node) in self.new and not node.partial:
+            if id(node) in self.new and not node.partial and not node.lookup:
                 node.partial = bool(self.enabled)
             self.need(node.parents[0], lk)
             self.need(node.parents[1], rk)
@@ -182,6 +182,12 @@ class Planner:
         self.planned.add(id(node))
         if isinstance(node, (Filter, Union, Project)):
             self._pass_through(node, cols)
+        elif isinstance(node, Join) and node.lookup:
+            # no state: every delta looks the other input up by the join key
+            self.need(node.parents[0], list(node.left_key))
+            self.need(node.parents[1], list(node.right_key))
+            if cols is not None:
+                self._pass_through(node, cols)
         elif isinstance(node, Join):
             if cols is not None and self.enabled and traceable(node, cols):
                 lk, rk = list(node.left_key), list(node.right_key)

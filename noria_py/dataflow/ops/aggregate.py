@@ -121,7 +121,25 @@ def _sum_value(total, spec: AggSpec):
     return total
 
 
-class _CountAcc:
+class _Acc:
+    """An aggregate's accumulator: ``add(row, m)`` takes a record of multiplicity ``m`` (signed),
+    ``add_all(records)`` a group's records at once, ``value()`` is the aggregate's value."""
+
+    __slots__ = ()
+
+    def add(self, row, m):
+        raise NotImplementedError
+
+    def add_all(self, recs):
+        add = self.add
+        for row, m in recs:
+            add(row, m)
+
+    def value(self):
+        raise NotImplementedError
+
+
+class _CountAcc(_Acc):
     __slots__ = ("n", "col", "star")
 
     def __init__(self, spec: AggSpec):
@@ -138,11 +156,29 @@ class _CountAcc:
                 return
         self.n += m
 
+    def absorb(self, rows, state):
+        """A group's state from a grouped query (``sqlrel.grouped``): its row count, and the
+        count of non-NULL values when COUNT has an argument."""
+        self.n += state[0] if state else rows
+
+    def add_all(self, recs):
+        if self.star:
+            for rec in recs:
+                self.n += rec[1]
+        elif len(self.col) == 1:
+            c = self.col[0]
+            for row, m in recs:
+                if row[c] is not None:
+                    self.n += m
+        else:
+            for row, m in recs:
+                self.add(row, m)
+
     def value(self):
         return self.n
 
 
-class _SumAcc:
+class _SumAcc(_Acc):
     __slots__ = ("n", "total", "col", "spec")
 
     def __init__(self, spec: AggSpec):
@@ -165,6 +201,13 @@ class _SumAcc:
         self.n += m
         self.total += v * m if m != 1 else v
 
+    def absorb(self, rows, state):
+        """(count of non-NULL values, their integer sum) from a grouped query."""
+        n, total = state
+        if n:
+            self.n += n
+            self.total += total
+
     def value(self):
         if self.n <= 0:
             return None
@@ -173,7 +216,7 @@ class _SumAcc:
         return _sum_value(self.total, self.spec)
 
 
-class _DistinctAcc:
+class _DistinctAcc(_Acc):
     __slots__ = ("vals", "cols", "spec")
 
     def __init__(self, spec: AggSpec):
@@ -214,7 +257,7 @@ class _DistinctAcc:
         return _sum_value(total, self.spec)
 
 
-class _ExtremeAcc:
+class _ExtremeAcc(_Acc):
     __slots__ = ("vals", "col", "is_max")
 
     def __init__(self, spec: AggSpec):
@@ -239,7 +282,7 @@ class _ExtremeAcc:
         return self.vals[-1] if self.is_max else self.vals[0]
 
 
-class _RegisteredAcc:
+class _RegisteredAcc(_Acc):
     """A registered aggregate's accumulator (``sql/functions``) fed with signed multiplicities."""
 
     __slots__ = ("acc", "cols")
@@ -278,7 +321,7 @@ def _null_first(v):
     return (0, 0) if v is None else (1, ck(v))
 
 
-class _ConcatAcc:
+class _ConcatAcc(_Acc):
     __slots__ = ("vals", "spec")
 
     def __init__(self, spec: AggSpec):
@@ -378,6 +421,7 @@ class Aggregate(Node):
         self.filled: set = set()
         self.fidx: dict = {}  # fill key -> set of group keys
         self.graph = None
+        self._grouped = None  # (sqlrel.Grouped, SqlRel, schema ids), or False: none
 
     @property
     def materialization(self):
@@ -397,20 +441,37 @@ class Aggregate(Node):
         fk = ck_tuple(fk)
         if fk in self.filled:
             return
-        rows = self.parents[0].query(self.fill_cols, fk)
+        groups = self._grouped_fill(fk)
+        if groups is None:
+            rows = self.parents[0].query(self.fill_cols, fk)
         self.filled.add(fk)
         self.fidx.setdefault(fk, set())
-        self._apply(rows)
+        if groups is None:
+            self._apply(rows)
+        else:
+            self._absorb(groups)
         if self.graph is not None:
             self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
 
     def _apply(self, batch) -> None:
+        """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built).
+        Records are gathered by their group values as spelled first, so each spelling's key
+        is computed once and each accumulator takes its group's records in one call."""
         groups = self.groups
         ng = self.ngroup
         touched = set()
         gk = self._gk
         sg = self._string_groups
-        for row, m in batch:
+        spelled: dict = {}
+        for rec in batch:
+            raw = rec[0][:ng]
+            recs = spelled.get(raw)
+            if recs is None:
+                spelled[raw] = [rec]
+            else:
+                recs.append(rec)
+        for raw, recs in spelled.items():
+            row = recs[0][0]
             key = gk(row)
             touched.add(key)
             g = groups.get(key)
@@ -418,18 +479,65 @@ class Aggregate(Node):
                 g = groups[key] = _Group(self.aggs)
                 if self.partial:
                     self.fidx.setdefault(self._fkey(row), set()).add(key)
+            m = 0
+            for rec in recs:
+                m += rec[1]
             g.rows += m
             g.out = None
-            if sg:
-                _count_rep(g, row[:ng], m)
+            if sg and m:
+                _count_rep(g, raw, m)
             for acc in g.accs:
-                acc.add(row, m)
+                acc.add_all(recs)
         for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
             del groups[key]
             if self.partial:
                 s_ = self.fidx.get(self._fkey(key))
                 if s_ is not None:
                     s_.discard(key)
+
+    def _grouped_fill(self, fk: tuple):
+        """The groups of fill key ``fk`` computed by base storage in one grouped query, when
+        the input is a stateless relation over base tables (``sqlrel``), else None."""
+        plan = self._grouped
+        if plan is False:
+            return None
+        if plan is None:
+            from ..sqlrel import grouped
+
+            rel = self.parents[0].sql_rel()
+            g = grouped(rel, self.ngroup, self.aggs, self.fill_cols) if rel is not None else None
+            if g is None:
+                self._grouped = False
+                return None
+            storage = rel.bases[0].storage
+            ids = tuple(id(storage.schemas.get(b.table.lower())) for b in rel.bases)
+            plan = self._grouped = (g, rel, ids)
+        g, rel, ids = plan
+        storage = rel.bases[0].storage
+        for b, i in zip(rel.bases, ids):
+            if id(storage.schemas.get(b.table.lower())) != i:
+                self._grouped = None  # a table changed shape: plan again
+                return self._grouped_fill(fk)
+        if rel.pending():
+            return None
+        return g.run(storage, fk)
+
+    def _absorb(self, groups) -> None:
+        """Add a grouped query's groups (see ``_grouped_fill``) as ``_apply`` adds rows."""
+        gk = self._gk
+        sg = self._string_groups
+        for raw, n, states in groups:
+            key = gk(raw)
+            g = self.groups.get(key)
+            if g is None:
+                g = self.groups[key] = _Group(self.aggs)
+                self.fidx.setdefault(self._fkey(raw), set()).add(key)
+            g.rows += n
+            g.out = None
+            if sg and n:
+                _count_rep(g, raw, n)
+            for acc, st in zip(g.accs, states):
+                acc.absorb(n, st)
 
     def evict_key(self, fk: tuple) -> None:
         fk = ck_tuple(fk)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..intervals import BOTTOM, TOP, above, below
 from ..node import Node
+from ..partial import matches
 
 
 class BaseTable(Node):
@@ -13,15 +14,40 @@ class BaseTable(Node):
         super().__init__([], columns, kinds)
         self.table = table
         self.storage = storage
+        # deltas already applied to base storage that the dataflow has not received in full
+        # yet (``Graph.propagate``): a lookup join reads the table as the dataflow has received
+        # it, base storage's rows minus these
+        self.pending: list[list] = []
 
     def on_input(self, port: int, batch: list) -> list:
         return batch
 
+    def base_tables(self):
+        return {self.table.lower()}
+
+    def sql_rel(self):
+        from ..sqlrel import base_rel
+
+        return base_rel(self, self.storage)
+
     def contents(self) -> list:
-        return [(row, 1) for row in self.storage.scan(self.table)]
+        rows = [(row, 1) for row in self.storage.scan(self.table)]
+        return self._received(rows, (), ()) if self.pending else rows
 
     def query(self, cols, key) -> list:
-        return [(row, 1) for row in self.storage.lookup(self.table, list(cols), tuple(key))]
+        rows = [(row, 1) for row in self.storage.lookup(self.table, list(cols), tuple(key))]
+        return self._received(rows, cols, key) if self.pending else rows
+
+    def _received(self, rows: list, cols, key) -> list:
+        """``rows`` (of base storage, whose ``cols`` equal ``key``) without the pending deltas."""
+        bag: dict = {}
+        for row, m in rows:
+            bag[row] = bag.get(row, 0) + m
+        for batch in self.pending:
+            for row, m in batch:
+                if matches(row, cols, key):
+                    bag[row] = bag.get(row, 0) - m
+        return [(row, c) for row, c in bag.items() if c]
 
     def describe(self) -> str:
         return f"base {self.table}"

@@ -31,6 +31,9 @@ class Filter(Node):
     def describe(self) -> str:
         return f"filter {self.text}"
 
+    def base_tables(self):
+        return self.parents[0].base_tables()
+
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
         """``query_range`` of the parent, filtered (the range it answered stays the same)."""

@@ -11,7 +11,7 @@ Rows whose key contains NULL never match (SQL equality); for a left join they ar
 
 from __future__ import annotations
 
-from ..node import FULL, PARTIAL, Node
+from ..node import FULL, NONE, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
 
 
@@ -42,10 +42,79 @@ class Join(Node):
         self.right_asks: set[tuple] = set()
         self._side_stats: dict[tuple, list[int]] = {}
         self.graph = None  # set by the graph: where probes and eviction bookkeeping go
+        # a lookup join keeps no copy of its inputs: each delta is joined with the other input
+        # looked up in base storage (see on_added)
+        self.lookup = False
+        self._key_cols = (list(self.left_key), list(self.right_key))
+        self._rel = None  # (SqlRel, schema ids, SQL per asked columns) or False: see _pushed
+        self._counted = None  # the graph whose lookup_count counts this join
 
     @property
     def materialization(self):
+        if self.lookup:
+            return NONE
         return PARTIAL if self.partial else FULL
+
+    def on_added(self, graph) -> None:
+        """Keep no state when both inputs are stateless paths to distinct base tables (and the
+        graph's deltas enter one at a time, inline): the state of an input as the join has
+        received it is then base storage's rows minus the deltas not yet propagated
+        (``BaseTable.query``), so a delta from one side is joined with the other side looked up
+        by its join key in base storage's index, as Noria's joins look up their parents'
+        state. Join key columns of different kinds keep the copying join (a storage lookup
+        compares as the column's own type)."""
+        if not getattr(graph, "lookup_joins", False):
+            return
+        left, right = self.parents
+        lb, rb = left.base_tables(), right.base_tables()
+        if lb is None or rb is None or lb & rb:
+            return  # a self-join sees one table on both sides: it keeps its copies
+        for lk, rk in zip(self.left_key, self.right_key):
+            if left.kinds[lk] != right.kinds[rk]:
+                return
+        self.lookup = True
+        self.partial = False
+        graph.lookup_count += 1
+        self._counted = graph
+
+    def base_tables(self):
+        if not self.lookup:
+            return None
+        return self.parents[0].base_tables() | self.parents[1].base_tables()
+
+    def sql_rel(self):
+        if not self.lookup:
+            return None
+        left, right = self.parents[0].sql_rel(), self.parents[1].sql_rel()
+        if left is None or right is None:
+            return None
+        from ..sqlrel import join_rel
+
+        return join_rel(left, right, self.left_key, self.right_key, self.outer)
+
+    def _pushed(self):
+        """This join's SQL relation (see ``sqlrel``), kept while base storage's schemas of its
+        tables stay the same; None when it has none or a table has deltas on their way."""
+        cached = self._rel
+        if cached is None:
+            rel = self.sql_rel()
+            if rel is None:
+                self._rel = False
+                return None
+            schemas = rel.bases[0].storage.schemas
+            ids = tuple(id(schemas.get(b.table.lower())) for b in rel.bases)
+            cached = self._rel = (rel, ids, {})
+        elif cached is False:
+            return None
+        rel, ids, _sqls = cached
+        schemas = rel.bases[0].storage.schemas
+        for b, i in zip(rel.bases, ids):
+            if id(schemas.get(b.table.lower())) != i:
+                self._rel = None
+                return self._pushed()
+        if rel.pending():
+            return None
+        return cached
 
     # --- partial state ---------------------------------------------------------------------
     def _tuple(self, key) -> tuple:
@@ -169,6 +238,13 @@ class Join(Node):
     def query(self, cols, key) -> list:
         """Output rows whose ``cols`` equal ``key``: ask the side those columns come from, fill the
         join keys those rows have, and join them with the other side."""
+        if self.lookup and cols:
+            pushed = self._pushed()
+            if pushed is not None:
+                from ..sqlrel import select
+
+                rel, _ids, sqls = pushed
+                return select(rel.bases[0].storage, rel, cols, key, sqls)
         nl = len(self.parents[0].columns)
         lsel = [(c, k) for c, k in zip(cols, key) if c < nl]
         rsel = [(c - nl, k) for c, k in zip(cols, key) if c >= nl]
@@ -192,6 +268,8 @@ class Join(Node):
         if stats is not None:
             stats[2 * side] += 1
             stats[2 * side + 1] += len(rows)
+        if not (rsel if side == 0 else lsel) and (lsel or rsel):
+            return out  # the side asked matched every column: so does each joined row
         return [(r, m) for r, m in out if matches(r, cols, key)]
 
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
@@ -223,8 +301,99 @@ class Join(Node):
                 j = tuple(d[k + shift] for k in keycols)
                 self.ensure(j if self._multi else j[0])
 
+    # --- a lookup join: the other input looked up in base storage ----------------------------
+    def _bag(self, side: int, key) -> list:
+        """The records of input ``side`` whose join key is ``key`` (not NULL), as the join has
+        received them (base storage minus the deltas still on their way): positive counts, a
+        row perhaps in several records."""
+        cols = self._key_cols[side]
+        return self.parents[side].query(cols, key if self._multi else (key,))
+
+    def _by_key(self, port: int, rows) -> dict:
+        keyf = self._lk if port == 0 else self._rk
+        groups: dict = {}
+        for rec in rows:
+            k = keyf(rec[0])
+            g = groups.get(k)
+            if g is None:
+                groups[k] = [rec]
+            else:
+                g.append(rec)
+        return groups
+
+    def _lookup_input(self, port: int, batch: list) -> list:
+        """A delta from ``port`` joined with the other input looked up per join key. A left
+        join's right delta also switches its left rows between padded and matched when the
+        key's right rows appear or disappear: ``before`` is the right input without this delta
+        (it is still on its way, so base storage's rows minus it), ``after`` with it."""
+        out = []
+        pad = self.pad
+        outer = self.outer
+        for key, recs in self._by_key(port, batch).items():
+            null = self._has_null(key)
+            if port == 0:
+                others = None if null else self._bag(1, key)
+                for row, m in recs:
+                    if others:
+                        for rrow, rc in others:
+                            out.append((row + rrow, m * rc))
+                    elif outer:
+                        out.append((row + pad, m))
+                continue
+            if null:
+                continue
+            lefts = self._bag(0, key)
+            if not lefts:
+                continue
+            if outer:
+                before: dict = {}
+                for row, m in self._bag(1, key):
+                    before[row] = before.get(row, 0) + m
+                before = {r: c for r, c in before.items() if c}
+                after = dict(before)
+                for row, m in recs:
+                    c = after.get(row, 0) + m
+                    if c:
+                        after[row] = c
+                    else:
+                        after.pop(row, None)
+                if bool(before) != bool(after):
+                    sign = -1 if after else 1
+                    for lrow, lc in lefts:
+                        out.append((lrow + pad, sign * lc))
+            for row, m in recs:
+                for lrow, lc in lefts:
+                    out.append((lrow + row, lc * m))
+        return out
+
+    def _lookup_contents(self) -> list:
+        """The whole join, from both inputs' contents (a hash join, nothing kept)."""
+        right: dict = {}
+        rk = self._rk
+        for row, m in self.parents[1].contents():
+            k = rk(row)
+            if self._has_null(k):
+                continue
+            bag = right.setdefault(k, {})
+            bag[row] = bag.get(row, 0) + m
+        out = []
+        lk = self._lk
+        pad = self.pad
+        for row, m in self.parents[0].contents():
+            k = lk(row)
+            others = None if self._has_null(k) else right.get(k)
+            if others:
+                for rrow, rc in others.items():
+                    if rc:
+                        out.append((row + rrow, m * rc))
+            elif self.outer:
+                out.append((row + pad, m))
+        return out
+
     def _join_left_rows(self, rows) -> list:
         """Left input records joined with the right side, their join keys filled first."""
+        if self.lookup:
+            return self._lookup_input(0, rows)
         out = []
         for row, m in rows:
             j = self._lk(row)
@@ -239,6 +408,16 @@ class Join(Node):
 
     def _join_right_rows(self, rows) -> list:
         """Right input records joined with the left side (inner joins), join keys filled."""
+        if self.lookup:
+            out = []
+            for key, recs in self._by_key(1, rows).items():
+                if self._has_null(key):
+                    continue
+                lefts = self._bag(0, key)
+                for row, m in recs:
+                    for lrow, lc in lefts:
+                        out.append((lrow + row, lc * m))
+            return out
         out = []
         for row, m in rows:
             j = self._rk(row)
@@ -255,6 +434,8 @@ class Join(Node):
         return key is None
 
     def on_input(self, port: int, batch: list) -> list:
+        if self.lookup:
+            return self._lookup_input(port, batch)
         if self.partial:
             batch = self._split(port, batch)
         if port == 0:
@@ -324,6 +505,8 @@ class Join(Node):
         return out
 
     def contents(self) -> list:
+        if self.lookup:
+            return self._lookup_contents()
         out = []
         rstate = self.right_state
         pad = self.pad
@@ -343,7 +526,7 @@ class Join(Node):
             f"{self.parents[0].columns[a]}={self.parents[1].columns[b]}"
             for a, b in zip(self.left_key, self.right_key)
         )
-        return f"{kind} on {on}"
+        return f"{kind} on {on}" + (" (lookups)" if self.lookup else "")
 
     def key_columns(self) -> list[int]:
         return list(self.left_key)
@@ -355,11 +538,16 @@ class Join(Node):
         return (keys, rows)
 
     def on_removed(self):
+        if self._counted is not None:
+            self._counted.lookup_count -= 1
+            self._counted = None
         self.left_state = {}
         self.right_state = {}
         self.filled = set()
 
     def make_full(self) -> None:
+        if self.lookup:
+            return
         self.partial = False
         self.filled = set()
         self.left_state = {}

@@ -109,6 +109,19 @@ class Project(Node):
     def describe(self) -> str:
         return f"project {self.text}"
 
+    def base_tables(self):
+        return self.parents[0].base_tables()
+
+    def sql_rel(self):
+        if any(c is None for c in self.source_cols):
+            return None
+        rel = self.parents[0].sql_rel()
+        if rel is None:
+            return None
+        from ..sqlrel import pick_rel
+
+        return pick_rel(rel, self.source_cols)
+
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
         """``query_range`` of the parent on the source columns (the planner only asks when

@@ -1,0 +1,211 @@
+"""One storage query for a fill over stateless operators.
+
+A fill that crosses only column picks and lookup joins down to base tables needs no Python in
+between: the operators describe themselves as one SQL relation (``Node.sql_rel``), a FROM clause
+and an SQL expression per output column, and the fill becomes one SQLite query, joined by
+SQLite over the same indexes the lookups would use. An aggregate filled over such a relation
+asks SQLite for its groups' counts and sums at once (``grouped``).
+
+The answer must equal the operators' own: only joins whose key columns compare alike in SQLite
+and in the dataflow (integers, text under the engine's collation, dates) are described, every
+value read is converted as base storage converts it, and a table with deltas still on their way
+(``BaseTable.pending``) is never read this way.
+"""
+
+from __future__ import annotations
+
+from ..sql import values as V
+from ..sql.collation import CK
+
+# join key kinds whose SQLite equality (text under the column's collation) is the dataflow's
+JOIN_KINDS = (V.INT, V.STR, V.DATE, V.DATETIME)
+
+
+def q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class SqlRel:
+    """A stateless node's output as SQL: ``from_sql`` (a FROM clause), ``cols`` (an SQL
+    expression per output column), ``convs`` (the storage column type to convert each value
+    with, or None), ``kinds`` and ``bases`` (the base table nodes read)."""
+
+    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single")
+
+    def __init__(self, from_sql, cols, convs, kinds, bases, single):
+        self.from_sql = from_sql
+        self.cols = cols
+        self.convs = convs
+        self.kinds = kinds
+        self.bases = bases
+        self.single = single  # one table (no join): may stand anywhere in a FROM clause
+
+    def pending(self) -> bool:
+        for b in self.bases:
+            if b.pending:
+                return True
+        return False
+
+
+def base_rel(node, storage) -> SqlRel | None:
+    schema = storage.schemas.get(node.table.lower())
+    if schema is None:
+        return None
+    alias = f"t{node.id}"
+    convs = storage._converters.get(node.table.lower()) or [None] * len(schema.columns)
+    cols = [f"{alias}.{q(c.name)}" for c in schema.columns]
+    kinds = [c.ctype.kind for c in schema.columns]
+    return SqlRel(f"{q(schema.name)} AS {alias}", cols, list(convs), kinds, [node], True)
+
+
+def pick_rel(rel: SqlRel, picks: list[int]) -> SqlRel:
+    return SqlRel(
+        rel.from_sql,
+        [rel.cols[c] for c in picks],
+        [rel.convs[c] for c in picks],
+        [rel.kinds[c] for c in picks],
+        rel.bases,
+        rel.single,
+    )
+
+
+def join_rel(left: SqlRel, right: SqlRel, lkey, rkey, outer: bool) -> SqlRel | None:
+    for lk, rk in zip(lkey, rkey):
+        if left.kinds[lk] not in JOIN_KINDS or left.kinds[lk] != right.kinds[rk]:
+            return None
+    on = " AND ".join(f"{left.cols[lk]} = {right.cols[rk]}" for lk, rk in zip(lkey, rkey))
+    rfrom = right.from_sql if right.single else f"({right.from_sql})"
+    how = "LEFT JOIN" if outer else "JOIN"
+    return SqlRel(
+        f"{left.from_sql} {how} {rfrom} ON {on}",
+        left.cols + right.cols,
+        left.convs + right.convs,
+        left.kinds + right.kinds,
+        left.bases + right.bases,
+        False,
+    )
+
+
+def _param(v):
+    """A key value as a statement parameter, as base storage's lookups pass it."""
+    if type(v) is CK:
+        return v.orig
+    return V.to_storage(v)
+
+
+def _converter(convs):
+    """``row tuple -> row tuple`` converting stored values as base storage does (None: none)."""
+    todo = [(i, c) for i, c in enumerate(convs) if c is not None]
+    if not todo:
+        return None
+    from_storage = V.from_storage
+
+    def convert(r):
+        r = list(r)
+        for i, c in todo:
+            v = r[i]
+            if v is not None:
+                r[i] = from_storage(v, c)
+        return tuple(r)
+
+    return convert
+
+
+def where(rel: SqlRel, cols) -> str:
+    if not cols:
+        return ""
+    return " WHERE " + " AND ".join(f"{rel.cols[c]} IS ?" for c in cols)
+
+
+def select(storage, rel: SqlRel, cols, key, cache: dict) -> list:
+    """The records of ``rel`` whose ``cols`` equal ``key`` (NULL matches NULL, as base
+    storage's lookups do), by one query."""
+    entry = cache.get(tuple(cols))
+    if entry is None:
+        sql = f"SELECT {', '.join(rel.cols)} FROM {rel.from_sql}{where(rel, cols)}"
+        entry = cache[tuple(cols)] = (sql, _converter(rel.convs))
+    sql, conv = entry
+    rows = storage.reading.execute(sql, [_param(v) for v in key]).fetchall()
+    if conv is not None:
+        return [(conv(r), 1) for r in rows]
+    return [(r, 1) for r in rows]
+
+
+# group column kinds whose SQLite grouping equals the dataflow's (text grouped by its bytes,
+# each spelling a row of its own: the aggregate merges spellings under its collation itself)
+GROUP_KINDS = (V.INT, V.STR, V.DATE, V.DATETIME)
+
+
+class Grouped:
+    """An aggregate fill as one grouped query: per group spelling, its group values, its row
+    count and each aggregate's state (``parts``: how many result columns each one takes)."""
+
+    __slots__ = ("sql", "convert", "ngroup", "parts")
+
+    def __init__(self, sql, convert, ngroup, parts):
+        self.sql = sql
+        self.convert = convert
+        self.ngroup = ngroup
+        self.parts = parts
+
+    def run(self, storage, key) -> list | None:
+        """``[(group values, rows, [state per aggregate])]``, or None when SQLite cannot give
+        the exact states (an integer overflow, a sum that is not an integer)."""
+        import sqlite3
+
+        try:
+            rows = storage.reading.execute(self.sql, [_param(v) for v in key]).fetchall()
+        except (sqlite3.OperationalError, OverflowError):
+            return None
+        ng = self.ngroup
+        conv = self.convert
+        out = []
+        for r in rows:
+            raw = r[:ng]
+            if conv is not None:
+                raw = conv(raw)
+            states = []
+            i = ng + 1
+            for n in self.parts:
+                st = r[i : i + n]
+                for v in st:
+                    if v is not None and type(v) is not int:
+                        return None
+                states.append(st)
+                i += n
+            out.append((raw, r[ng], states))
+        return out
+
+
+def grouped(rel: SqlRel, ngroup: int, aggs, fill_cols) -> Grouped | None:
+    """The grouped query of an aggregate (``ngroup`` group columns, ``aggs`` its AggSpecs) over
+    ``rel``, filled by ``fill_cols``, or None when some aggregate's state cannot come from SQL
+    exactly (only COUNT, and SUM and AVG of integers, can)."""
+    for k in rel.kinds[:ngroup]:
+        if k not in GROUP_KINDS:
+            return None
+    select = list(rel.cols[:ngroup]) + ["COUNT(*)"]
+    parts = []
+    for a in aggs:
+        if a.distinct or len(a.args) > 1:
+            return None
+        if a.func == "COUNT":
+            if a.args:
+                select.append(f"COUNT({rel.cols[a.args[0]]})")
+                parts.append(1)
+            else:
+                parts.append(0)
+        elif a.func in ("SUM", "AVG") and a.kind == V.INT and rel.kinds[a.args[0]] == V.INT:
+            c = rel.cols[a.args[0]]
+            select += [f"COUNT({c})", f"SUM({c})"]
+            parts.append(2)
+        else:
+            return None
+    group_by = [
+        f"CAST({c} AS BLOB)" if k == V.STR else c
+        for c, k in zip(rel.cols[:ngroup], rel.kinds[:ngroup])
+    ]
+    sql = f"SELECT {', '.join(select)} FROM {rel.from_sql}{where(rel, fill_cols)}"
+    if group_by:
+        sql += f" GROUP BY {', '.join(group_by)}"
+    return Grouped(sql, _converter(rel.convs[:ngroup]), ngroup, parts)
