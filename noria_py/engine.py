@@ -30,6 +30,7 @@ from typing import IO
 from sqlglot import exp
 
 from . import errors as E
+from . import options as _options
 from .dataflow.eviction import holding
 from .dataflow.graph import Graph
 from .dataflow.intervals import BOTTOM, TOP, int_cut
@@ -1249,17 +1250,18 @@ class Engine:
 
     def __init__(self, path: str | None = None, **options):
         self.path = path
-        self.options = options
-        _use_collation(options.get("collation"), self)
-        self.partial = bool(options.get("partial", True))
+        # every option declared, checked and at its default unless given (noria_py/options.py)
+        self.options = options = _options.validate(options)
+        _use_collation(options["collation"], self)
+        self.partial = options["partial"]
         # dataflow=False answers every SELECT from base storage (to compare the two paths)
-        self.dataflow = bool(options.get("dataflow", True))
+        self.dataflow = options["dataflow"]
         # private_storage: keep an in-memory database in a temporary file instead, so that
         # while one connection's transaction is open the others read committed rows (the
         # server's sessions; see SQLiteStorage)
-        self.storage = SQLiteStorage(path, private=bool(options.get("private_storage")))
+        self.storage = SQLiteStorage(path, private=options["private_storage"])
         self.graph = Graph()
-        limit = options.get("memory_limit")
+        limit = options["memory_limit"]
         if limit is not None:
             from .dataflow.eviction import Evictor, parse_size
 
@@ -1296,17 +1298,13 @@ class Engine:
         self.graph.bulk_replay = _bulk_replay(self, options)
         # domains: "inline" runs the dataflow inside each write; "threads" gives it its own
         # thread, fed by a bounded inbox, so a write returns once it is durable in base storage
-        self.domains = options.get("domains", "inline")
-        if self.domains not in ("inline", "threads"):
-            raise E.ProgrammingError("domains must be 'inline' or 'threads'")
+        self.domains = options["domains"]
         # upqueries: "direct" computes a fill in place (one recursive call up the path, under
         # the engine lock); "messages" sends requests and responses through the message-passing
         # dataflow (dataflow/domain.py) delivered in FIFO order by the inline scheduler
-        self.upqueries = options.get(
-            "upqueries", "messages" if self.domains == "threads" else "direct"
+        self.upqueries = options["upqueries"] or (
+            "messages" if self.domains == "threads" else "direct"
         )
-        if self.upqueries not in ("direct", "messages"):
-            raise E.ProgrammingError("upqueries must be 'direct' or 'messages'")
         self._runtime = None  # the ThreadScheduler, when every domain has its own thread
         if self.upqueries == "messages" and self.domains == "threads":
             # every domain on its own thread, exchanging messages (dataflow/scheduler.py)
@@ -1314,8 +1312,8 @@ class Engine:
 
             rt = ThreadScheduler(
                 self.graph,
-                int(options.get("inbox_limit", 10000)),
-                float(options.get("batch_window", 0.0)),
+                options["inbox_limit"],
+                0.0 if options["batch_window"] is None else options["batch_window"],
             )
             rt.on_failure = self._domain_failed
             self._runtime = rt.attach()
@@ -1324,15 +1322,15 @@ class Engine:
             from .dataflow.scheduler import InlineScheduler
 
             InlineScheduler(self.graph).attach()
-        self.read_your_writes = bool(options.get("read_your_writes", False))
-        self.batch_window = float(options.get("batch_window", 0.0002))
-        self.inbox_limit = int(options.get("inbox_limit", 10000))
+        self.read_your_writes = options["read_your_writes"]
+        self.batch_window = 0.0002 if options["batch_window"] is None else options["batch_window"]
+        self.inbox_limit = options["inbox_limit"]
         self._pending: collections.deque = collections.deque()
         self._failure: BaseException | None = None
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         # --- several processes on one file: a change log every process tails (see _catch_up)
-        self.shared = bool(path and options.get("shared", True))
+        self.shared = bool(path and options["shared"])
         # without the change log this engine's views see no other connection's writes: it must
         # be alone on the file; with it, any number of such engines may share the file
         try:
@@ -1350,14 +1348,14 @@ class Engine:
             import uuid
 
             self._origin = uuid.uuid4().hex
-            self.storage.enable_log(self._origin, float(options.get("busy_timeout", 50.0)))
+            self.storage.enable_log(self._origin, options["busy_timeout"])
             self._applied = self.storage.pin()
         self._restore()
         if self.shared:
             self.storage.others_committed()
             self._applied = self.storage.pin()
             self.storage.log_housekeeping(self._origin, self._applied)
-            self._poll = float(options.get("poll_interval", 0.005))
+            self._poll = options["poll_interval"]
             self._tailer = threading.Thread(
                 target=Engine._tail,
                 args=(weakref.ref(self), path, self._poll),
