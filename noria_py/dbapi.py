@@ -91,14 +91,13 @@ class Cursor:
         t = eng._txn_default
         if (
             prep is not None
-            and eng.fast > 0  # no transaction writing, no failure, no commit to catch up
-            and t.database is None  # the statement cache's key is the text
             and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
             and len(params) == prep.param_count
+            # the engine's rule (counts the read); read_your_writes synced above
+            and eng.lock_free_read(t, queued_ok=True)
         ):
-            eng.fast -= 1  # a shared file: at 0 the engine looks for other processes' commits
             try:
                 rows = prep.rows(params)
             except TypeError:

@@ -1211,7 +1211,8 @@ class Engine:
     # answer a filled key without the engine: no transaction is writing (its own reads must see
     # its writes), no internal failure, no other process's commit waiting to be applied. Each
     # such read counts it down; at 0 the read takes the engine's path, which (a shared file)
-    # looks for other processes' commits and sets it again (see _refresh_fast).
+    # looks for other processes' commits and sets it again (see _refresh_fast). The callers
+    # ask lock_free_read, the one place that applies this rule.
     fast = 0
     _writer_: Txn | None = None
     _failure_: BaseException | None = None
@@ -1386,6 +1387,22 @@ class Engine:
         """Are acknowledged writes still waiting to enter the dataflow (a dataflow thread)?
         Reads that must see them take the locked path, which applies them first."""
         return bool(self._pending)
+
+    def lock_free_read(self, txn: Txn, queued_ok: bool = False) -> bool:
+        """The one rule for the lock-free read paths (dbapi.Cursor.execute, the server's text
+        and binary lookups): may ``txn`` read a statement the caller found to be this engine's
+        cached plain reader lookup (a ``simple`` SelectPrepared) straight from its reader,
+        without the engine lock? Yes when ``fast`` allows (no transaction writing, no internal
+        failure, no other process's commit to apply), ``txn`` reads the home database (the
+        statement cache is keyed by text) and no acknowledged write waits for a dataflow thread
+        (unless ``queued_ok``: the embedded cursor without read_your_writes reads the views as
+        they are). A yes counts the read against ``fast``: with a shared file, once it runs out
+        the next read takes the engine's path, which looks for other processes' commits.
+        Needs no lock."""
+        if self.fast > 0 and txn.database is None and (queued_ok or not self._pending):
+            self.fast -= 1
+            return True
+        return False
 
     def new_txn(self) -> Txn:
         """A transaction state for one more connection sharing this engine (the server's

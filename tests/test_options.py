@@ -1,5 +1,5 @@
 """connect()/Engine options: one declared table (noria_py/options.py), checked before the engine
-opens anything."""
+opens anything; the lock-free read rule in one place (Engine.lock_free_read)."""
 
 from __future__ import annotations
 
@@ -207,3 +207,51 @@ def test_connect_docstring_lists_every_option():
         assert f"``{name}``" in doc, name
     assert "noria_py.options" in doc
     assert all(name in O.describe() for name in O.OPTIONS)
+
+
+# --- Engine.lock_free_read: the rule the cursor and the server share --------------------------
+
+
+def test_lock_free_read_rule():
+    conn = noria_py.connect()
+    try:
+        eng = conn.engine
+        txn = eng._txn_default
+        eng.fast = 5
+        assert eng.lock_free_read(txn) and eng.fast == 4  # a yes counts the read
+        txn.database = "other"
+        assert not eng.lock_free_read(txn) and eng.fast == 4  # the cache is keyed by text
+        txn.database = None
+        eng._pending.append(("node", []))
+        try:
+            assert not eng.lock_free_read(txn)  # a queued write: the locked path applies it
+            assert eng.lock_free_read(txn, queued_ok=True) and eng.fast == 3
+        finally:
+            eng._pending.clear()
+        eng.fast = 0
+        assert not eng.lock_free_read(txn, queued_ok=True) and eng.fast == 0
+    finally:
+        conn.close()
+
+
+def test_cursor_reads_take_the_lock_free_path_until_a_writer():
+    conn = noria_py.connect()
+    try:
+        eng = conn.engine
+        conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        conn.execute("INSERT INTO t VALUES (1, 10)")
+        cur = conn.cursor()
+        q = "SELECT v FROM t WHERE id = ?"
+        assert cur.execute(q, (1,)).fetchall() == [(10,)]  # installs and fills
+        before = eng.fast
+        assert cur.execute(q, (1,)).fetchall() == [(10,)]
+        assert eng.fast == before - 1  # answered without the engine
+        conn.execute("BEGIN")
+        conn.execute("UPDATE t SET v = 11 WHERE id = 1")
+        assert eng.fast == 0  # a transaction writing: its reads must see its writes
+        assert cur.execute(q, (1,)).fetchall() == [(11,)]
+        conn.execute("ROLLBACK")
+        assert eng.fast > 0
+        assert cur.execute(q, (1,)).fetchall() == [(10,)]
+    finally:
+        conn.close()
