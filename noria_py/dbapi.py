@@ -91,14 +91,13 @@ class Cursor:
         t = eng._txn_default
         if (
             prep is not None
-            and eng.fast > 0  # no transaction writing, no failure, no commit to catch up
-            and t.database is None  # the statement cache's key is the text
             and params.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
             and len(params) == prep.param_count
+            # the engine's rule (counts the read); read_your_writes synced above
+            and eng.lock_free_read(t, queued_ok=True)
         ):
-            eng.fast -= 1  # a shared file: at 0 the engine looks for other processes' commits
             try:
                 rows = prep.rows(params)
             except TypeError:
@@ -283,17 +282,33 @@ class Connection:
 def connect(path: str | None = None, **options) -> Connection:
     """Open a database. ``path=None`` keeps base tables in memory; a path makes them durable.
 
-    Options: ``partial`` (default True: materializations fill on demand; False materializes
-    everything fully), ``memory_limit`` (e.g. ``"256MB"``: evict least-recently-read state to
-    stay under it), ``domains`` (``"inline"``, the default: a write returns once every view
-    reflects it; ``"threads"``: every domain of the dataflow runs on a thread of its own, a
-    write returns once it is durable, and views catch up moments later), ``upqueries``
-    (``"direct"``, the default inline: a fill is computed in place; ``"messages"``, the default
-    with threads: upqueries are messages between domains; ``domains="threads"`` with
-    ``upqueries="direct"`` runs the whole dataflow on one thread), ``read_your_writes`` (with
-    threads: a read first waits for the connection's acknowledged writes; also settable per
-    cursor), ``batch_window`` (seconds a dataflow thread waits to batch concurrent writes:
-    0.2 ms by default on the single thread, 0 with a thread per domain) and ``inbox_limit`` (messages in flight before a writer waits).
+    The options are declared in ``noria_py.options.OPTIONS`` (name, default, allowed values,
+    one line each; ``noria_py.options.describe()`` prints them). An unknown option or a value
+    it does not take raises ``ProgrammingError`` before anything is opened.
+
+    - ``partial`` (default True): materializations fill on demand; False materializes
+      everything fully.
+    - ``memory_limit`` (e.g. ``"256MB"``; default None): evict least-recently-read state to
+      stay under it.
+    - ``domains``: ``"inline"`` (the default): a write returns once every view reflects it;
+      ``"threads"``: every domain of the dataflow runs on a thread of its own, a write returns
+      once it is durable, and views catch up moments later.
+    - ``upqueries``: ``"direct"`` (the default inline): a fill is computed in place;
+      ``"messages"`` (the default with threads): upqueries are messages between domains;
+      ``domains="threads"`` with ``upqueries="direct"`` runs the whole dataflow on one thread.
+    - ``read_your_writes`` (default False; with threads or a shared file): a read first waits
+      for the connection's acknowledged writes; also settable per cursor.
+    - ``batch_window``: seconds a dataflow thread waits to batch concurrent writes (0.2 ms by
+      default on the single thread, 0 with a thread per domain).
+    - ``inbox_limit`` (default 10000): writes in flight before a writer waits.
+    - ``collation``: the collation strings compare by (one per process).
+    - ``dataflow`` (default True): False answers every SELECT from base storage.
+    - ``private_storage`` (default False): an in-memory database lives in a temporary file,
+      so other connections read committed rows while one writes.
+    - ``shared`` (default True, with a path): other processes may open the same file; False
+      takes it exclusively. ``busy_timeout`` (default 50 s): how long a write waits for another
+      process's write lock; ``poll_interval`` (default 5 ms): how often this process looks for
+      the others' commits.
 
     Bulk replays (``noria_py.spark.replay``): ``bulk_replay_rows`` (base rows beneath a new
     fully materialized node's input from which Spark computes its initial state; default one

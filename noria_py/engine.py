@@ -30,6 +30,7 @@ from typing import IO
 from sqlglot import exp
 
 from . import errors as E
+from . import options as _options
 from .dataflow.eviction import holding
 from .dataflow.graph import Graph
 from .dataflow.intervals import BOTTOM, TOP, int_cut
@@ -1210,7 +1211,8 @@ class Engine:
     # answer a filled key without the engine: no transaction is writing (its own reads must see
     # its writes), no internal failure, no other process's commit waiting to be applied. Each
     # such read counts it down; at 0 the read takes the engine's path, which (a shared file)
-    # looks for other processes' commits and sets it again (see _refresh_fast).
+    # looks for other processes' commits and sets it again (see _refresh_fast). The callers
+    # ask lock_free_read, the one place that applies this rule.
     fast = 0
     _writer_: Txn | None = None
     _failure_: BaseException | None = None
@@ -1249,17 +1251,18 @@ class Engine:
 
     def __init__(self, path: str | None = None, **options):
         self.path = path
-        self.options = options
-        _use_collation(options.get("collation"), self)
-        self.partial = bool(options.get("partial", True))
+        # every option declared, checked and at its default unless given (noria_py/options.py)
+        self.options = options = _options.validate(options)
+        _use_collation(options["collation"], self)
+        self.partial = options["partial"]
         # dataflow=False answers every SELECT from base storage (to compare the two paths)
-        self.dataflow = bool(options.get("dataflow", True))
+        self.dataflow = options["dataflow"]
         # private_storage: keep an in-memory database in a temporary file instead, so that
         # while one connection's transaction is open the others read committed rows (the
         # server's sessions; see SQLiteStorage)
-        self.storage = SQLiteStorage(path, private=bool(options.get("private_storage")))
+        self.storage = SQLiteStorage(path, private=options["private_storage"])
         self.graph = Graph()
-        limit = options.get("memory_limit")
+        limit = options["memory_limit"]
         if limit is not None:
             from .dataflow.eviction import Evictor, parse_size
 
@@ -1296,24 +1299,18 @@ class Engine:
         self.graph.bulk_replay = _bulk_replay(self, options)
         # domains: "inline" runs the dataflow inside each write; "threads" gives it its own
         # thread, fed by a bounded inbox, so a write returns once it is durable in base storage
-        self.domains = options.get("domains", "inline")
-        if self.domains not in ("inline", "threads"):
-            raise E.ProgrammingError("domains must be 'inline' or 'threads'")
+        self.domains = options["domains"]
         # upqueries: "direct" computes a fill in place (one recursive call up the path, under
         # the engine lock); "messages" sends requests and responses through the message-passing
         # dataflow (dataflow/domain.py) delivered in FIFO order by the inline scheduler
-        self.upqueries = options.get(
-            "upqueries", "messages" if self.domains == "threads" else "direct"
+        self.upqueries = options["upqueries"] or (
+            "messages" if self.domains == "threads" else "direct"
         )
-        if self.upqueries not in ("direct", "messages"):
-            raise E.ProgrammingError("upqueries must be 'direct' or 'messages'")
         # a join over base tables looks the other input up in base storage instead of keeping
         # a copy of it (ops/join.py): exact while deltas enter one write at a time and every
         # lookup reads base storage as the dataflow has received it (Graph.propagate_all)
         self.graph.lookup_joins = (
-            bool(options.get("lookup_joins", True))
-            and self.domains == "inline"
-            and self.upqueries == "direct"
+            options["lookup_joins"] and self.domains == "inline" and self.upqueries == "direct"
         )
         self._runtime = None  # the ThreadScheduler, when every domain has its own thread
         if self.upqueries == "messages" and self.domains == "threads":
@@ -1322,8 +1319,8 @@ class Engine:
 
             rt = ThreadScheduler(
                 self.graph,
-                int(options.get("inbox_limit", 10000)),
-                float(options.get("batch_window", 0.0)),
+                options["inbox_limit"],
+                0.0 if options["batch_window"] is None else options["batch_window"],
             )
             rt.on_failure = self._domain_failed
             self._runtime = rt.attach()
@@ -1332,15 +1329,15 @@ class Engine:
             from .dataflow.scheduler import InlineScheduler
 
             InlineScheduler(self.graph).attach()
-        self.read_your_writes = bool(options.get("read_your_writes", False))
-        self.batch_window = float(options.get("batch_window", 0.0002))
-        self.inbox_limit = int(options.get("inbox_limit", 10000))
+        self.read_your_writes = options["read_your_writes"]
+        self.batch_window = 0.0002 if options["batch_window"] is None else options["batch_window"]
+        self.inbox_limit = options["inbox_limit"]
         self._pending: collections.deque = collections.deque()
         self._failure: BaseException | None = None
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         # --- several processes on one file: a change log every process tails (see _catch_up)
-        self.shared = bool(path and options.get("shared", True))
+        self.shared = bool(path and options["shared"])
         # without the change log this engine's views see no other connection's writes: it must
         # be alone on the file; with it, any number of such engines may share the file
         try:
@@ -1358,14 +1355,14 @@ class Engine:
             import uuid
 
             self._origin = uuid.uuid4().hex
-            self.storage.enable_log(self._origin, float(options.get("busy_timeout", 50.0)))
+            self.storage.enable_log(self._origin, options["busy_timeout"])
             self._applied = self.storage.pin()
         self._restore()
         if self.shared:
             self.storage.others_committed()
             self._applied = self.storage.pin()
             self.storage.log_housekeeping(self._origin, self._applied)
-            self._poll = float(options.get("poll_interval", 0.005))
+            self._poll = options["poll_interval"]
             self._tailer = threading.Thread(
                 target=Engine._tail,
                 args=(weakref.ref(self), path, self._poll),
@@ -1396,6 +1393,22 @@ class Engine:
         """Are acknowledged writes still waiting to enter the dataflow (a dataflow thread)?
         Reads that must see them take the locked path, which applies them first."""
         return bool(self._pending)
+
+    def lock_free_read(self, txn: Txn, queued_ok: bool = False) -> bool:
+        """The one rule for the lock-free read paths (dbapi.Cursor.execute, the server's text
+        and binary lookups): may ``txn`` read a statement the caller found to be this engine's
+        cached plain reader lookup (a ``simple`` SelectPrepared) straight from its reader,
+        without the engine lock? Yes when ``fast`` allows (no transaction writing, no internal
+        failure, no other process's commit to apply), ``txn`` reads the home database (the
+        statement cache is keyed by text) and no acknowledged write waits for a dataflow thread
+        (unless ``queued_ok``: the embedded cursor without read_your_writes reads the views as
+        they are). A yes counts the read against ``fast``: with a shared file, once it runs out
+        the next read takes the engine's path, which looks for other processes' commits.
+        Needs no lock."""
+        if self.fast > 0 and txn.database is None and (queued_ok or not self._pending):
+            self.fast -= 1
+            return True
+        return False
 
     def new_txn(self) -> Txn:
         """A transaction state for one more connection sharing this engine (the server's

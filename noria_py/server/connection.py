@@ -765,14 +765,11 @@ class CommandProtocol(asyncio.Protocol):
         if (
             prep is not None
             and engine.cached(plan.sql) is prep
-            and engine.fast > 0  # no transaction writing, no failure, no commit to catch up
-            and not engine.writes_queued
             and not plan.refused
-            and session.txn.database is None  # plans are keyed by text: the home database's
+            and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
             self.state.questions += 1
-            engine.fast -= 1
             txn = session.txn
             if txn.diag:
                 txn.diag = ()  # a SELECT from a table clears the diagnostics area
@@ -1052,13 +1049,10 @@ class CommandProtocol(asyncio.Protocol):
         if (
             prep is not None
             and engine.cached(stmt.engine_sql) is prep
-            and engine.fast > 0
-            and not engine.writes_queued
             and not flags & 0x07
-            and session.txn.database is None
+            and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
             self.state.questions += 1
-            engine.fast -= 1
             txn = session.txn
             if txn.diag:
                 txn.diag = ()  # a SELECT from a table clears the diagnostics area

@@ -93,11 +93,11 @@ from ..dataflow.ops.join import Join
 from ..dataflow.ops.project import Project
 from ..dataflow.ops.reader import Reader
 from ..dataflow.ops.union import Union
+from ..options import DEFAULT_BULK_REPLAY_ROWS  # the option's default (options.py)
 from ..sql import values as V
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BULK_REPLAY_ROWS = 1_000_000
 # Rows per chunk when exporting a base table, and per Arrow batch handed to Spark's writer.
 EXPORT_CHUNK_ROWS = 200_000
 # Replay records kept for inspection (BulkReplay.records).
