@@ -32,6 +32,11 @@ class _Base:
         self.delivered = 0
 
     def attach(self) -> _Base:
+        if self.graph.lookup_count:
+            # a lookup join reads base storage as the dataflow has received it, which holds
+            # only while each delta runs to completion before the next (ops/join.py)
+            raise RuntimeError("message scheduling over lookup joins: connect(lookup_joins=False)")
+        self.graph.lookup_joins = False
         self.graph.runtime = self
         return self
 

@@ -30,9 +30,10 @@ class SqlRel:
     expression per output column), ``convs`` (the storage column type to convert each value
     with, or None), ``kinds`` and ``bases`` (the base table nodes read)."""
 
-    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single")
+    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single", "src")
 
-    def __init__(self, from_sql, cols, convs, kinds, bases, single):
+    def __init__(self, from_sql, cols, convs, kinds, bases, single, src):
+        self.src = src  # per output column: (base table node, its column)
         self.from_sql = from_sql
         self.cols = cols
         self.convs = convs
@@ -55,7 +56,8 @@ def base_rel(node, storage) -> SqlRel | None:
     convs = storage._converters.get(node.table.lower()) or [None] * len(schema.columns)
     cols = [f"{alias}.{q(c.name)}" for c in schema.columns]
     kinds = [c.ctype.kind for c in schema.columns]
-    return SqlRel(f"{q(schema.name)} AS {alias}", cols, list(convs), kinds, [node], True)
+    src = [(node, i) for i in range(len(cols))]
+    return SqlRel(f"{q(schema.name)} AS {alias}", cols, list(convs), kinds, [node], True, src)
 
 
 def pick_rel(rel: SqlRel, picks: list[int]) -> SqlRel:
@@ -66,6 +68,7 @@ def pick_rel(rel: SqlRel, picks: list[int]) -> SqlRel:
         [rel.kinds[c] for c in picks],
         rel.bases,
         rel.single,
+        [rel.src[c] for c in picks],
     )
 
 
@@ -83,6 +86,7 @@ def join_rel(left: SqlRel, right: SqlRel, lkey, rkey, outer: bool) -> SqlRel | N
         left.kinds + right.kinds,
         left.bases + right.bases,
         False,
+        left.src + right.src,
     )
 
 
@@ -115,6 +119,28 @@ def where(rel: SqlRel, cols) -> str:
     if not cols:
         return ""
     return " WHERE " + " AND ".join(f"{rel.cols[c]} IS ?" for c in cols)
+
+
+def count(storage, rel: SqlRel, cols, key, cache: dict) -> int:
+    """How many records of a one-table ``rel`` have ``cols`` equal to ``key`` as the dataflow
+    has received them: base storage's count minus the pending deltas' (see
+    ``BaseTable.pending``)."""
+    entry = cache.get(("count", tuple(cols)))
+    if entry is None:
+        entry = cache[("count", tuple(cols))] = (
+            f"SELECT COUNT(*) FROM {rel.from_sql}{where(rel, cols)}"
+        )
+    n = storage.reading.execute(entry, [_param(v) for v in key]).fetchone()[0]
+    base = rel.bases[0]
+    if base.pending:
+        from .partial import matches
+
+        at = [rel.src[c][1] for c in cols]
+        for batch in base.pending:
+            for row, m in batch:
+                if matches(row, at, key):
+                    n -= m
+    return n
 
 
 def select(storage, rel: SqlRel, cols, key, cache: dict) -> list:

@@ -47,6 +47,8 @@ class Join(Node):
         self.lookup = False
         self._key_cols = (list(self.left_key), list(self.right_key))
         self._rel = None  # (SqlRel, schema ids, SQL per asked columns) or False: see _pushed
+        self._right_rel = None  # the right input as one table's SqlRel, or False
+        self._counts: dict = {}  # count statements by asked columns
         self._counted = None  # the graph whose lookup_count counts this join
 
     @property
@@ -346,17 +348,10 @@ class Join(Node):
             if not lefts:
                 continue
             if outer:
-                before: dict = {}
-                for row, m in self._bag(1, key):
-                    before[row] = before.get(row, 0) + m
-                before = {r: c for r, c in before.items() if c}
-                after = dict(before)
-                for row, m in recs:
-                    c = after.get(row, 0) + m
-                    if c:
-                        after[row] = c
-                    else:
-                        after.pop(row, None)
+                before = self._right_count(key)
+                after = before
+                for _row, m in recs:
+                    after += m
                 if bool(before) != bool(after):
                     sign = -1 if after else 1
                     for lrow, lc in lefts:
@@ -365,6 +360,25 @@ class Join(Node):
                 for lrow, lc in lefts:
                     out.append((lrow + row, lc * m))
         return out
+
+    def _right_count(self, key) -> int:
+        """How many rows the right input has for join key ``key`` without the delta on its way
+        (a count in base storage when the right input is one table's columns)."""
+        rel = self._right_rel
+        if rel is None:
+            rel = self.parents[1].sql_rel()
+            self._right_rel = rel = rel if rel is not None and rel.single else False
+        if rel:
+            from ..sqlrel import count
+
+            schemas = rel.bases[0].storage.schemas
+            if schemas.get(rel.bases[0].table.lower()) is not None:
+                kt = key if self._multi else (key,)
+                return count(rel.bases[0].storage, rel, self._key_cols[1], kt, self._counts)
+        n = 0
+        for _row, m in self._bag(1, key):
+            n += m
+        return n
 
     def _lookup_contents(self) -> list:
         """The whole join, from both inputs' contents (a hash join, nothing kept)."""
