@@ -33,6 +33,7 @@ class Graph:
         # ``on_added``): only where deltas enter one batch at a time and run to completion
         self.lookup_joins = False
         self.lookup_count = 0  # lookup joins in the graph
+        self.version = 0  # changes whenever nodes are connected or removed
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:
@@ -80,8 +81,10 @@ class Graph:
             for port, parent in enumerate(node.parents):
                 parent.children.append((node, port))
             node._installed = True
+            self.version += 1
 
     def remove(self, node: Node) -> None:
+        self.version += 1
         for p in node.parents:
             p.children = [(c, port) for c, port in p.children if c is not node]
         self.nodes.pop(node.id, None)

@@ -54,6 +54,14 @@ class Node:
     def on_added(self, graph) -> None:
         """Called when the node joins ``graph`` (before it is planned and installed)."""
 
+    def key_gate(self, port: int, carriers: dict):
+        """Early drops: input columns ``carriers`` (column -> component) of port ``port`` hold
+        the components of some key upstream. If every record whose key this node (and what it
+        feeds) has no state for would be dropped here without a trace (no probe, nothing
+        else), return ``holds(key) -> bool``, True when such a record may matter; else None.
+        A stateless join calls it to skip lookups for records nobody below would keep."""
+        return None
+
     def sql_rel(self):
         """This node's output as one SQL relation over base storage (``sqlrel.SqlRel``), when
         it holds no state and computes nothing SQLite could compute otherwise, else None."""

@@ -86,4 +86,20 @@ def matches(row, cols, key) -> bool:
     return True
 
 
+def children_gate(node, carriers: dict):
+    """``key_gate`` of a stateless node: the union of its children's gates (None if one has
+    none, or it has no children)."""
+    if not node.children or not carriers:
+        return None
+    gates = []
+    for child, port in node.children:
+        g = child.key_gate(port, carriers)
+        if g is None:
+            return None
+        gates.append(g)
+    if len(gates) == 1:
+        return gates[0]
+    return lambda key: any(g(key) for g in gates)
+
+
 __all__ = ["UNKNOWN", "ck", "ck_tuple", "has_strings", "has_unknown", "key_of", "keyer", "matches"]

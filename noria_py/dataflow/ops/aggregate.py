@@ -495,6 +495,23 @@ class Aggregate(Node):
                 if s_ is not None:
                     s_.discard(key)
 
+    def key_gate(self, port: int, carriers: dict):
+        """A partial aggregate drops a record of a missing fill key silently (when it needs
+        no probe): the gate is whether the fill key is filled."""
+        if not self.partial or not self.fill_cols:
+            return None
+        comps = [carriers.get(c) for c in self.fill_cols]
+        if any(j is None for j in comps):
+            return None
+        filled = self.filled
+
+        def holds(key):
+            if not self.partial or self.probe_on_drop:
+                return True
+            return tuple([key[j] for j in comps]) in filled
+
+        return holds
+
     def _grouped_fill(self, fk: tuple):
         """The groups of fill key ``fk`` computed by base storage in one grouped query, when
         the input is a stateless relation over base tables (``sqlrel``), else None."""

@@ -31,6 +31,11 @@ class Filter(Node):
     def describe(self) -> str:
         return f"filter {self.text}"
 
+    def key_gate(self, port: int, carriers: dict):
+        from ..partial import children_gate
+
+        return children_gate(self, carriers)
+
     def base_tables(self):
         return self.parents[0].base_tables()
 

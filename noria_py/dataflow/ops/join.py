@@ -49,6 +49,7 @@ class Join(Node):
         self._rel = None  # (SqlRel, schema ids, SQL per asked columns) or False: see _pushed
         self._right_rel = None  # the right input as one table's SqlRel, or False
         self._counts: dict = {}  # count statements by asked columns
+        self._gate_cache = None  # (graph version, gate or None): see _gate
         self._counted = None  # the graph whose lookup_count counts this join
 
     @property
@@ -331,7 +332,11 @@ class Join(Node):
         out = []
         pad = self.pad
         outer = self.outer
+        gate = self._gate()
+        multi = self._multi
         for key, recs in self._by_key(port, batch).items():
+            if gate is not None and not gate(key if multi else (key,)):
+                continue  # every state below lacks this key: they would drop what it joins
             null = self._has_null(key)
             if port == 0:
                 others = None if null else self._bag(1, key)
@@ -360,6 +365,25 @@ class Join(Node):
                 for lrow, lc in lefts:
                     out.append((lrow + row, lc * m))
         return out
+
+    def _gate(self):
+        """What lets a delta skip its lookups (``Node.key_gate``): the states below that
+        would silently drop every record of a join key they lack. Planned again whenever the
+        graph changes."""
+        graph = self.graph
+        version = graph.version if graph is not None else -1
+        cached = self._gate_cache
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        from ..partial import children_gate
+
+        nl = len(self.parents[0].columns)
+        carriers = {lk: j for j, lk in enumerate(self.left_key)}
+        if not self.outer:  # a left join's right columns may be padding
+            carriers.update({nl + rk: j for j, rk in enumerate(self.right_key)})
+        gate = children_gate(self, carriers)
+        self._gate_cache = (version, gate)
+        return gate
 
     def _right_count(self, key) -> int:
         """How many rows the right input has for join key ``key`` without the delta on its way

@@ -109,6 +109,12 @@ class Project(Node):
     def describe(self) -> str:
         return f"project {self.text}"
 
+    def key_gate(self, port: int, carriers: dict):
+        from ..partial import children_gate
+
+        out = {i: carriers[c] for i, c in enumerate(self.source_cols) if c in carriers}
+        return children_gate(self, out)
+
     def base_tables(self):
         return self.parents[0].base_tables()
 

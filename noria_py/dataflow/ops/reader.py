@@ -194,6 +194,19 @@ class Reader(Node):
             self.evict_key(k)
         return []
 
+    def key_gate(self, port: int, carriers: dict):
+        """A partial reader keeps only records of keys it publishes."""
+        if not self.partial or type(self) is not Reader:
+            return None
+        comps = [carriers.get(c) for c in self.key_cols]
+        if any(j is None for j in comps):
+            return None
+
+        def holds(key):
+            return not self.partial or tuple([key[j] for j in comps]) in self.published
+
+        return holds
+
     def on_input(self, port: int, batch: list) -> list:
         if self.partial:
             published = self.published
