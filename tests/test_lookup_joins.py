@@ -289,3 +289,37 @@ def test_two_processes_on_one_file_with_lookup_joins(tmp_path, writer_first):
         assert conn.execute(q, (5,)).fetchall() == [(5, "cy", 2, 3, 1.5)]
     a.close()
     b.close()
+
+
+def test_a_delta_nobody_below_keeps_skips_its_lookups(monkeypatch):
+    from noria_py.dataflow.ops.join import Join
+
+    lookups = []
+    real = Join._bag
+    monkeypatch.setattr(
+        Join, "_bag", lambda self, side, key: lookups.append(key) or real(self, side, key)
+    )
+    conn = noria_py.connect()
+    for sql in SCHEMA:
+        conn.execute(sql)
+    conn.execute("INSERT INTO authors VALUES (1, 'ann', 0), (2, 'bob', 0)")
+    q = QUERIES[0]
+    assert conn.execute(q, (1,)).fetchall() == [(1, "ann", 0, None, None)]
+    lookups.clear()
+    conn.execute("INSERT INTO posts VALUES (1, 2, 5, 'x')")  # author 2 was never read
+    assert lookups == []
+    conn.execute("INSERT INTO posts VALUES (2, 1, 5, 'x')")  # author 1 is filled below
+    assert lookups
+    assert conn.execute(q, (1,)).fetchall() == [(1, "ann", 1, 5, 5)]
+    assert conn.execute(q, (2,)).fetchall() == [(2, "bob", 1, 5, 5)]
+    # a query keyed otherwise below the same join (a full reader by the tag): every delta
+    # must be looked up
+    by_tag = "SELECT a.id, p.id FROM authors a LEFT JOIN posts p ON p.author = a.id WHERE p.tag = ?"
+    conn.execute("INSERT INTO authors VALUES (3, 'cy', 0)")
+    assert conn.execute(by_tag, ("y",)).fetchall() == []
+    lookups.clear()
+    conn.execute("INSERT INTO posts VALUES (3, 3, 1, 'y')")  # author 3 was never read
+    assert lookups
+    assert conn.execute(by_tag, ("y",)).fetchall() == [(3, 3)]
+    joins = [n for n in conn._engine.graph.nodes.values() if n.kind == "join"]
+    assert len(joins) == 1  # both queries share the join
