@@ -121,16 +121,11 @@ def where(rel: SqlRel, cols) -> str:
     return " WHERE " + " AND ".join(f"{rel.cols[c]} IS ?" for c in cols)
 
 
-def count(storage, rel: SqlRel, cols, key, cache: dict) -> int:
-    """How many records of a one-table ``rel`` have ``cols`` equal to ``key`` as the dataflow
-    has received them: base storage's count minus the pending deltas' (see
-    ``BaseTable.pending``)."""
-    entry = cache.get(("count", tuple(cols)))
-    if entry is None:
-        entry = cache[("count", tuple(cols))] = (
-            f"SELECT COUNT(*) FROM {rel.from_sql}{where(rel, cols)}"
-        )
-    n = storage.reading.execute(entry, [_param(v) for v in key]).fetchone()[0]
+def nonempty(storage, rel: SqlRel, cols, key, delta: int, cache: dict) -> tuple[bool, bool]:
+    """Does a one-table ``rel`` have records whose ``cols`` equal ``key`` as the dataflow has
+    received them (base storage's rows minus the pending deltas: ``BaseTable.pending``), and
+    will it have after ``delta`` more? Base storage counts only as far as the answer needs."""
+    pend = 0
     base = rel.bases[0]
     if base.pending:
         from .partial import matches
@@ -139,8 +134,21 @@ def count(storage, rel: SqlRel, cols, key, cache: dict) -> int:
         for batch in base.pending:
             for row, m in batch:
                 if matches(row, at, key):
-                    n -= m
-    return n
+                    pend += m
+    # received = stored - pend; both answers are known once stored exceeds `need`
+    need = max(pend, pend - delta)
+    if need < 0:
+        return True, True
+    entry = cache.get(("count", tuple(cols)))
+    if entry is None:
+        entry = cache[("count", tuple(cols))] = (
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM {rel.from_sql}{where(rel, cols)} LIMIT ?)"
+        )
+    params = [_param(v) for v in key]
+    params.append(need + 1)
+    stored = storage.reading.execute(entry, params).fetchone()[0]
+    before = stored - pend
+    return before > 0, before + delta > 0
 
 
 def select(storage, rel: SqlRel, cols, key, cache: dict) -> list:

@@ -353,11 +353,11 @@ class Join(Node):
             if not lefts:
                 continue
             if outer:
-                before = self._right_count(key)
-                after = before
+                d = 0
                 for _row, m in recs:
-                    after += m
-                if bool(before) != bool(after):
+                    d += m
+                before, after = self._right_nonempty(key, d)
+                if before != after:
                     sign = -1 if after else 1
                     for lrow, lc in lefts:
                         out.append((lrow + pad, sign * lc))
@@ -385,24 +385,27 @@ class Join(Node):
         self._gate_cache = (version, gate)
         return gate
 
-    def _right_count(self, key) -> int:
-        """How many rows the right input has for join key ``key`` without the delta on its way
-        (a count in base storage when the right input is one table's columns)."""
+    def _right_nonempty(self, key, delta: int) -> tuple[bool, bool]:
+        """Has the right input rows for join key ``key`` without the delta on its way, and
+        with it (``delta``: its net count)? Counted in base storage, no further than needed,
+        when the right input is one table's columns."""
         rel = self._right_rel
         if rel is None:
             rel = self.parents[1].sql_rel()
             self._right_rel = rel = rel if rel is not None and rel.single else False
         if rel:
-            from ..sqlrel import count
+            from ..sqlrel import nonempty
 
             schemas = rel.bases[0].storage.schemas
             if schemas.get(rel.bases[0].table.lower()) is not None:
                 kt = key if self._multi else (key,)
-                return count(rel.bases[0].storage, rel, self._key_cols[1], kt, self._counts)
+                return nonempty(
+                    rel.bases[0].storage, rel, self._key_cols[1], kt, delta, self._counts
+                )
         n = 0
         for _row, m in self._bag(1, key):
             n += m
-        return n
+        return n > 0, n + delta > 0
 
     def _lookup_contents(self) -> list:
         """The whole join, from both inputs' contents (a hash join, nothing kept)."""
