@@ -76,6 +76,7 @@ class QueryEntry:
         self.compiled = compiled
         self.hits = 0
         self.misses = 0
+        self.miss_ns = 0  # time spent filling this query's misses
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
         self.readerless = False  # a view's own entry: its operators, no reader (_install)
 
@@ -212,8 +213,13 @@ class SelectPrepared(Prepared):
         if not reader.partial or _NoMatch in key:
             self.entry.hits += 1
             return ()
-        self.entry.misses += 1
-        return reader.fill(key)
+        entry = self.entry
+        entry.misses += 1
+        t0 = time.perf_counter_ns()
+        try:
+            return reader.fill(key)
+        finally:
+            entry.miss_ns += time.perf_counter_ns() - t0
 
     def _keys(self, params, coerce=None) -> list[tuple]:
         """The distinct reader keys a lookup asks for, after coercing parameters to the key
@@ -1382,6 +1388,11 @@ class Engine:
             self._thread.start()
 
     # --- public API --------------------------------------------------------------------------
+    def miss_seconds(self) -> float:
+        """Time spent filling reader misses of key lookups since the engine opened (queries
+        still installed)."""
+        return sum(e.miss_ns for e in self.queries.values()) / 1e9
+
     def cached(self, sql: str) -> Prepared | None:
         """The statement ``prepare(sql)`` would return if it is already prepared, else None
         (nothing is parsed). A caller holding a statement checks with ``cached(sql) is prep``

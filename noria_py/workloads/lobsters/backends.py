@@ -75,7 +75,9 @@ class EmbeddedBackend:
     def cache_stats(self) -> dict | None:
         """Reader hits and misses and how many queries are cached vs proxied (SHOW CACHES)."""
         names, rows = self.session().query("SHOW CACHES")
-        return summarize_caches(names, rows)
+        out = summarize_caches(names, rows)
+        out["miss_s"] = round(self._conn.engine.miss_seconds(), 3)
+        return out
 
     def close(self) -> None:
         with self._lock:

@@ -138,6 +138,11 @@ def print_report(summary: dict, console=None) -> None:
             + ("-" if rate is None else f"hit rate {rate:.1%}")
             + f", {cache.get('cached_queries')} cached / {cache.get('proxied_queries')} proxied"
             " queries"
+            + (
+                f"; {cache['misses']} misses took {cache['miss_s']:.2f} s to fill (whole run)"
+                if cache.get("miss_s") is not None
+                else ""
+            )
         )
     for line in lines:
         console.print(line)
