@@ -72,6 +72,8 @@ class Graph:
             if not node.partial and node.materialization != "none":
                 # --- bulk replay: big inputs are computed in Spark (spark/replay.py) ---
                 done = self.bulk_replay(node) if self.bulk_replay is not None else ()
+                if not done and node.build_from_storage():
+                    done = range(len(node.parents))  # one query of base storage built it
                 for port, parent in enumerate(node.parents):
                     if port in done:
                         continue

@@ -54,6 +54,11 @@ class Node:
     def on_added(self, graph) -> None:
         """Called when the node joins ``graph`` (before it is planned and installed)."""
 
+    def build_from_storage(self) -> bool:
+        """A full node's initial state computed by base storage directly (one query), instead
+        of from its parents' contents; False when it cannot be."""
+        return False
+
     def key_gate(self, port: int, carriers: dict):
         """Early drops: input columns ``carriers`` (column -> component) of port ``port`` hold
         the components of some key upstream. If every record whose key this node (and what it

@@ -539,6 +539,24 @@ class Aggregate(Node):
             return None
         return g.run(storage, fk)
 
+    def build_from_storage(self) -> bool:
+        """A full aggregate's initial state from one grouped query over base storage, when
+        its input is a stateless relation over base tables (``sqlrel``) and its aggregates'
+        states come from SQL exactly; False to be built from the input's contents instead."""
+        if self.partial:
+            return False
+        from ..sqlrel import grouped
+
+        rel = self.parents[0].sql_rel()
+        if rel is None or rel.pending():
+            return False
+        g = grouped(rel, self.ngroup, self.aggs, [])
+        groups = g.run(rel.bases[0].storage, ()) if g is not None else None
+        if groups is None:
+            return False
+        self._absorb(groups)
+        return True
+
     def _absorb(self, groups) -> None:
         """Add a grouped query's groups (see ``_grouped_fill``) as ``_apply`` adds rows."""
         gk = self._gk
@@ -548,7 +566,8 @@ class Aggregate(Node):
             g = self.groups.get(key)
             if g is None:
                 g = self.groups[key] = _Group(self.aggs)
-                self.fidx.setdefault(self._fkey(raw), set()).add(key)
+                if self.partial:
+                    self.fidx.setdefault(self._fkey(raw), set()).add(key)
             g.rows += n
             g.out = None
             if sg and n:

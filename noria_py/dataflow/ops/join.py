@@ -547,6 +547,12 @@ class Join(Node):
 
     def contents(self) -> list:
         if self.lookup:
+            pushed = self._pushed()
+            if pushed is not None:  # SQLite's join of the whole inputs
+                from ..sqlrel import select
+
+                rel, _ids, sqls = pushed
+                return select(rel.bases[0].storage, rel, [], (), sqls)
             return self._lookup_contents()
         out = []
         rstate = self.right_state
