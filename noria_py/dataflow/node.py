@@ -54,6 +54,11 @@ class Node:
     def on_added(self, graph) -> None:
         """Called when the node joins ``graph`` (before it is planned and installed)."""
 
+    def source_column(self, col: int):
+        """``(base table node, its column)`` that output column ``col`` is a copy of, through
+        stateless operators only, else None."""
+        return None
+
     def build_from_storage(self) -> bool:
         """A full node's initial state computed by base storage directly (one query), instead
         of from its parents' contents; False when it cannot be."""

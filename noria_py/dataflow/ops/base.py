@@ -25,6 +25,14 @@ class BaseTable(Node):
     def base_tables(self):
         return {self.table.lower()}
 
+    def source_column(self, col: int):
+        return (self, col)
+
+    def column_type(self, col: int):
+        """The declared type of column ``col`` in base storage (None once the table is gone)."""
+        schema = self.storage.schemas.get(self.table.lower())
+        return schema.columns[col].ctype if schema is not None else None
+
     def sql_rel(self):
         from ..sqlrel import base_rel
 

@@ -36,6 +36,9 @@ class Filter(Node):
 
         return children_gate(self, carriers)
 
+    def source_column(self, col: int):
+        return self.parents[0].source_column(col)
+
     def base_tables(self):
         return self.parents[0].base_tables()
 

@@ -75,10 +75,24 @@ class Join(Node):
         for lk, rk in zip(self.left_key, self.right_key):
             if left.kinds[lk] != right.kinds[rk]:
                 return
+            for side, col in ((left, lk), (right, rk)):
+                src = side.source_column(col)
+                if src is None:
+                    return  # a computed key: no index to look it up by
+                if src[0].column_type(src[1]) is None:
+                    return
         self.lookup = True
         self.partial = False
         graph.lookup_count += 1
         self._counted = graph
+
+    def source_column(self, col: int):
+        if not self.lookup:
+            return None
+        nl = len(self.parents[0].columns)
+        if col < nl:
+            return self.parents[0].source_column(col)
+        return self.parents[1].source_column(col - nl)
 
     def base_tables(self):
         if not self.lookup:

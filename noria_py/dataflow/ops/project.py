@@ -115,6 +115,10 @@ class Project(Node):
         out = {i: carriers[c] for i, c in enumerate(self.source_cols) if c in carriers}
         return children_gate(self, out)
 
+    def source_column(self, col: int):
+        c = self.source_cols[col]
+        return None if c is None else self.parents[0].source_column(c)
+
     def base_tables(self):
         return self.parents[0].base_tables()
 
