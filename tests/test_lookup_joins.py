@@ -12,6 +12,7 @@ storage alone (``dataflow=False``), with and without a memory budget that keeps 
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -287,6 +288,17 @@ def test_two_processes_on_one_file_with_lookup_joins(tmp_path, writer_first):
         assert conn.execute(q, (4,)).fetchall() == [(4, "ann", 2, 12, 6)]
         assert conn.execute(q, (1,)).fetchall() == []
         assert conn.execute(q, (5,)).fetchall() == [(5, "cy", 2, 3, 1.5)]
+    # a transaction's writes to both tables enter at COMMIT, joined as the snapshot holds them
+    a.execute("BEGIN")
+    a.execute("INSERT INTO authors VALUES (6, 'dee', 1)")
+    a.execute("INSERT INTO posts VALUES (5, 6, 4, 'x'), (6, 4, 1, 'x')")
+    a.execute("DELETE FROM posts WHERE id = 3")
+    a.execute("COMMIT")
+    for conn in (a, b):
+        conn.engine.sync()
+        assert conn.execute(q, (6,)).fetchall() == [(6, "dee", 1, 4, 4)]
+        assert conn.execute(q, (4,)).fetchall() == [(4, "ann", 3, 13, Decimal("4.3333"))]
+        assert conn.execute(q, (5,)).fetchall() == [(5, "cy", 1, 2, 2)]
     a.close()
     b.close()
 
