@@ -274,7 +274,10 @@ def test_two_processes_on_one_file_with_lookup_joins(tmp_path, writer_first):
     b = noria_py.connect(path)
     q = QUERIES[0]
     if not writer_first:
+        # both engines have the key filled: the writes below are joined as they arrive, by
+        # lookups in a snapshot that must hold the writer's own earlier writes
         assert b.execute(q, (1,)).fetchall() == []
+        assert a.execute(q, (1,)).fetchall() == []
     a.execute("INSERT INTO authors VALUES (1, 'ann', 0)")
     a.execute("INSERT INTO posts VALUES (1, 1, 5, 'x'), (2, 1, 7, 'y')")
     b.engine.sync()
@@ -351,3 +354,34 @@ def test_a_full_aggregate_is_built_by_one_grouped_query(monkeypatch):
     script += [("read", 0, k) for k in range(9)] + [("read", 1, k) for k in range(3)]
     script += [("post", 40, 2, 4, "x"), ("del_author", 2), ("read", 0, 2), ("read", 1, 0)]
     _check(script, partial=False, bulk_replay_rows=None)
+
+
+def test_another_process_committing_right_after_this_one(tmp_path):
+    # between this engine's COMMIT and its deltas entering the dataflow, another process
+    # commits a row the new one joins: the lookups must not see it before its delta arrives
+    # (the engine pins a snapshot holding its own commit and applies the other's entry first)
+    path = str(tmp_path / "db.sqlite")
+    a = noria_py.connect(path)
+    for sql in SCHEMA:
+        a.execute(sql)
+    b = noria_py.connect(path)
+    q = QUERIES[0]
+    assert a.execute(q, (1,)).fetchall() == []
+    storage = a.engine.storage
+    real_commit = storage.commit
+    armed = [True]
+
+    def commit_then_the_other():
+        real_commit()
+        if armed:
+            armed.pop()
+            b.execute("INSERT INTO posts VALUES (9, 1, 100, 'z')")
+
+    storage.commit = commit_then_the_other
+    a.execute("INSERT INTO authors VALUES (1, 'ann', 0)")
+    storage.commit = real_commit
+    for conn in (a, b):
+        conn.engine.sync()
+        assert conn.execute(q, (1,)).fetchall() == [(1, "ann", 1, 100, 100)]
+    a.close()
+    b.close()
