@@ -698,3 +698,30 @@ class Aggregate(Node):
         self.groups = {}
         self.fidx = {}
         self.filled = set()
+
+    # --- planning (plan_upqueries.py): partial, filled per key of some group columns ----------
+    def traceable(self, cols) -> bool:
+        return all(c < self.ngroup for c in cols) and self.parents[0].traceable(cols)
+
+    def plan_need(self, planner, cols) -> None:
+        parent = self.parents[0]
+        if (
+            cols is not None
+            and planner.enabled
+            and all(c < self.ngroup for c in cols)
+            and parent.traceable(cols)
+        ):
+            self.set_partial(cols)
+            planner.need(parent, cols)
+        else:
+            planner.need(parent, None)
+
+    def plan_pass(self, planner, cols) -> None:
+        ok = all(c < self.ngroup for c in cols)
+        planner.need(self.parents[0], cols if ok else None)
+
+    def fill_carriers(self):
+        return [{c} for c in self.fill_cols]
+
+    def fill_key(self, port):
+        return self.fill_cols

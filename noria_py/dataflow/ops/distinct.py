@@ -185,3 +185,24 @@ class Distinct(Node):
         self.reps = {}
         self.fidx = {}
         self.filled = set()
+
+    # --- planning (plan_upqueries.py): partial, filled per key of the columns looked up -------
+    def traceable(self, cols) -> bool:
+        return self.parents[0].traceable(cols)
+
+    def plan_need(self, planner, cols) -> None:
+        parent = self.parents[0]
+        if cols is not None and planner.enabled and parent.traceable(cols):
+            self.set_partial(cols)
+            planner.need(parent, cols)
+        else:
+            planner.need(parent, None)
+
+    def plan_pass(self, planner, cols) -> None:
+        planner.need(self.parents[0], cols)
+
+    def fill_carriers(self):
+        return [{c} for c in self.fill_cols]
+
+    def fill_key(self, port):
+        return self.fill_cols

@@ -38,7 +38,7 @@ from operator import itemgetter
 from sortedcontainers import SortedKeyList
 
 from ..intervals import BOTTOM, TOP, IntervalSet, in_interval, point
-from ..node import FULL, PARTIAL, Node
+from ..node import FULL, PARTIAL, Node, covers
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, keyer, matches
 from ..records import expand
 
@@ -366,6 +366,21 @@ class Reader(Node):
         self.state = {}
         self.published = {}
         self._apply(self.parents[0].contents())
+
+    # --- planning (plan_upqueries.py) ---------------------------------------------------------
+    def plan_need(self, planner, cols) -> None:
+        """A query's needs start at its reader, looked up by its key columns (``cols`` is not
+        used: nothing looks a reader up): partial when the key traces to base columns."""
+        cols = list(self.key_cols)
+        parent = self.parents[0]
+        if planner.enabled and cols and parent.traceable(cols):
+            self.partial = True
+            planner.need(parent, cols)
+        else:
+            planner.need(parent, None)
+
+    def congruent(self, port, carriers) -> bool:
+        return not self.partial or covers(list(self.key_cols), carriers)
 
 
 def _positions(mine, cols) -> list[int] | None:
@@ -1128,6 +1143,20 @@ class RangeReader(Reader):
         self.partial = False
         self.ranged = False
         self._apply(self.parents[0].contents())
+
+    def plan_need(self, planner, cols) -> None:
+        """Partial with ranged upqueries when the key and range columns trace to base columns
+        (``range_traceable``); else as a plain reader (whole keys filled, or full)."""
+        key = list(self.key_cols)
+        parent = self.parents[0]
+        rc = self.range_col
+        if planner.enabled and parent.range_traceable(key, rc):
+            # misses fill the missing ranges of each key by ranged upqueries
+            self.partial = True
+            self.ranged = True
+            planner.need_range(parent, key, rc)
+            return
+        super().plan_need(planner, cols)
 
 
 def _net(rows) -> dict:
