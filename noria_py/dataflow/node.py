@@ -82,6 +82,23 @@ class Node:
     def make_full(self) -> None:
         """Turn a partial node full: rebuild its state from its (full) parents' contents."""
 
+    def filled_keys(self) -> list:
+        """The keys (or filled pieces) of this partial state that are currently filled: what
+        ``evict_key`` takes. Empty for a full or stateless node."""
+        return []
+
+    def sample_state(self, n: int = 20) -> list:
+        """A few ``(row, count)`` records of this node's state (from at most ``n`` of its keys),
+        without computing its contents: what ``Graph.state_bytes`` sizes a partial state by."""
+        return []
+
+    def compare_filled(self, twin: Node):
+        """Invariant audit (``audit.py``): for each filled key of this partial state, yield
+        ``(part, key, held, wanted)``: the rows this node holds for the key and those its fully
+        materialized ``twin`` (same signature, same base data) holds for it, as Counters;
+        ``part`` names a part of the state ("left", "right") or is empty."""
+        return ()
+
     # --- planning (plan_upqueries.py) ---------------------------------------------------
     # The planner walks a new query from its reader up and asks each node what a lookup on it
     # needs; the node answers for itself and passes the question on to its parents. A node

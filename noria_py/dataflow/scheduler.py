@@ -209,16 +209,11 @@ class TestScheduler(_Base):
 
 
 def filled_keys(node) -> list:
-    """The keys of a partial node that are currently filled (for tests and eviction points)."""
-    if not getattr(node, "partial", False):
+    """The keys of a partial node that are currently filled (for tests and eviction points):
+    ``Node.filled_keys``, a range reader's filled pieces and the keys it filled whole."""
+    if not node.partial:
         return []
-    pieces = getattr(node, "pieces", None)
-    if pieces is not None:  # a range reader: its filled pieces, and keys filled whole
-        out = [p for ps in pieces.values() for p in ps]
-        return out + [k for k in node.filled if not pieces.get(k)]
-    if hasattr(node, "published") and not hasattr(node, "filled"):
-        return list(node.published)
-    return list(getattr(node, "filled", ()))
+    return node.filled_keys()
 
 
 class ThreadScheduler(_Base):

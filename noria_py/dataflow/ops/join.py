@@ -569,6 +569,23 @@ class Join(Node):
         self.on_input(0, self.parents[0].contents())
         self.on_input(1, self.parents[1].contents())
 
+    # --- state as tests and audits see it ------------------------------------------------------
+    def filled_keys(self) -> list:
+        return list(self.filled)
+
+    def sample_state(self, n: int = 20) -> list:
+        return _sample_bags(self.left_state, n) or _sample_bags(self.right_state, n)
+
+    def compare_filled(self, twin):
+        for key in self.filled:
+            for side, mine, theirs in (
+                ("left", self.left_state, twin.left_state),
+                ("right", self.right_state, twin.right_state),
+            ):
+                if side == "right" and self._has_null(key):
+                    continue  # a NULL key's right rows are never kept
+                yield side, key, _nonzero(mine.get(key, {})), _nonzero(theirs.get(key, {}))
+
     # --- planning (plan_upqueries.py) ---------------------------------------------------------
     # A column traces to the side it comes from (either side of an inner join, the left side
     # of a left join). A partial join is filled per join key on both sides, so its parents are
@@ -661,6 +678,22 @@ class Join(Node):
 
     def fill_key(self, port):
         return list(self.left_key if port == 0 else self.right_key)
+
+
+def _nonzero(bag: dict):
+    """A ``{row: count}`` bag as a Counter of its rows with a non-zero count."""
+    from collections import Counter
+
+    return Counter({r: c for r, c in bag.items() if c})
+
+
+def _sample_bags(state: dict, n: int) -> list:
+    """``(row, count)`` records of at most ``n`` keys of a ``key -> {row: count}`` state, three
+    rows a key."""
+    out = []
+    for bag in list(state.values())[:n]:
+        out.extend(list(bag.items())[:3])
+    return out
 
 
 def _pick_side(stats: list[int]) -> int:

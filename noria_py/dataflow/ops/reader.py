@@ -33,6 +33,7 @@ Partial key subsumption (what is covered, exactly):
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from operator import itemgetter
 
 from sortedcontainers import SortedKeyList
@@ -366,6 +367,23 @@ class Reader(Node):
         self.state = {}
         self.published = {}
         self._apply(self.parents[0].contents())
+
+    # --- state as tests and audits see it ------------------------------------------------------
+    def filled_keys(self) -> list:
+        return list(self.published) if self.partial else []
+
+    def sample_state(self, n: int = 20) -> list:
+        out = []
+        for rows in list(self.state.values())[:n]:
+            if isinstance(rows, dict):
+                out.extend(list(rows.items())[:3])
+            else:
+                out.extend((r, 1) for r in list(rows)[:3])
+        return out
+
+    def compare_filled(self, twin):
+        for key, rows in self.published.items():
+            yield "", key, Counter(rows), Counter(twin.published.get(key, ()))
 
     # --- planning (plan_upqueries.py) ---------------------------------------------------------
     def plan_need(self, planner, cols) -> None:
@@ -1143,6 +1161,20 @@ class RangeReader(Reader):
         self.partial = False
         self.ranged = False
         self._apply(self.parents[0].contents())
+
+    def filled_keys(self) -> list:
+        """The filled pieces, and the keys filled whole (not by pieces)."""
+        if not self.partial:
+            return []
+        pieces = self.pieces
+        out = [p for ps in pieces.values() for p in ps]
+        return out + [k for k in self.filled if not pieces.get(k)]
+
+    def compare_filled(self, twin):
+        # only the filled ranges of a key are held: compare those
+        for key in self.published:
+            got = Counter(self.all_rows(key))
+            yield "", key, got, Counter(self.restrict(key, twin.all_rows(key)))
 
     def plan_need(self, planner, cols) -> None:
         """Partial with ranged upqueries when the key and range columns trace to base columns
