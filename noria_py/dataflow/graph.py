@@ -201,7 +201,7 @@ class Graph:
             if not rows:
                 continue
             sample = []
-            for r, _m in node.contents()[:50] if not node.partial else _sample(node):
+            for r, _m in node.contents()[:50] if not node.partial else node.sample_state():
                 sample.append(row_bytes(r) if isinstance(r, tuple) else 64)
             per = (sum(sample) / len(sample)) if sample else 100
             total += int(per * rows) + keys * 100
@@ -225,24 +225,3 @@ def _forget(pending: list, batch: list) -> None:
         if b is batch:
             del pending[i]
             return
-
-
-def _sample(node) -> list:
-    """A few (row, count) records of a partial node's state, without computing its contents."""
-    out = []
-    for attr in ("state", "left_state", "right_state", "counts", "groups"):
-        st = getattr(node, attr, None)
-        if not st:
-            continue
-        for k, v in list(st.items())[:20]:
-            if isinstance(v, dict):
-                out.extend(list(v.items())[:3])
-            elif attr == "groups":
-                out.append((k + tuple(a.value() for a in v.accs), 1))
-            elif attr == "counts":
-                out.append((k, v))
-            else:
-                out.extend((r, 1) for r in list(v)[:3])
-        if out:
-            break
-    return out

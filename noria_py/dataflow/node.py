@@ -100,9 +100,107 @@ class Node:
     def make_full(self) -> None:
         """Turn a partial node full: rebuild its state from its (full) parents' contents."""
 
+    def filled_keys(self) -> list:
+        """The keys (or filled pieces) of this partial state that are currently filled: what
+        ``evict_key`` takes. Empty for a full or stateless node."""
+        return []
+
+    def sample_state(self, n: int = 20) -> list:
+        """A few ``(row, count)`` records of this node's state (from at most ``n`` of its keys),
+        without computing its contents: what ``Graph.state_bytes`` sizes a partial state by."""
+        return []
+
+    def compare_filled(self, twin: Node):
+        """Invariant audit (``audit.py``): for each filled key of this partial state, yield
+        ``(part, key, held, wanted)``: the rows this node holds for the key and those its fully
+        materialized ``twin`` (same signature, same base data) holds for it, as Counters;
+        ``part`` names a part of the state ("left", "right") or is empty."""
+        return ()
+
+    # --- planning (plan_upqueries.py) ---------------------------------------------------
+    # The planner walks a new query from its reader up and asks each node what a lookup on it
+    # needs; the node answers for itself and passes the question on to its parents. A node
+    # the planner does not know answers "full": nothing traceable, every parent full.
+
+    def traceable(self, cols: list[int]) -> bool:
+        """Can ``query(cols, key)`` be answered by lookups instead of a full scan (the key's
+        provenance reaches base columns through states keyed by it)? False for no columns."""
+        return False
+
+    def range_traceable(self, cols: list[int], col: int) -> bool:
+        """Can ``query_range(cols, key, col, ...)`` be answered by ranged lookups in base
+        storage (plan_upqueries' module docstring)?"""
+        return False
+
+    def stateless_to_base(self, cols: list[int]) -> bool:
+        """Does a lookup of ``cols`` reach base storage through no state at all (nothing that
+        could be partial or keyed otherwise), only passing columns on?"""
+        return False
+
+    def plan_need(self, planner, cols: list[int] | None) -> None:
+        """This node is new and planned now: a consumer will look it up by ``cols`` (None: it
+        needs every row). Decide partial or full and tell ``planner`` what the parents need
+        (``planner.need``). The default holds full state: every parent is needed full."""
+        for p in self.parents:
+            planner.need(p, None)
+
+    def plan_pass(self, planner, cols: list[int]) -> None:
+        """A lookup on ``cols`` passes through this node (planned already, or stateless): the
+        index obligations and full requirements of what it asks its parents. The default asks
+        nothing."""
+
+    def plan_range(self, planner, cols: list[int], col: int) -> None:
+        """A ranged upquery on ``cols`` and range column ``col`` passes through this node (only
+        asked where ``range_traceable`` holds): the obligations of what it asks its parents."""
+
+    def fill_carriers(self) -> list[set[int]] | None:
+        """For each component of this partial node's fill key, the output columns holding its
+        value; None when the node has no fill key of its own."""
+        return None
+
+    def fill_key(self, port: int) -> list[int] | None:
+        """The columns of input ``port`` this partial state fills by (what its upqueries ask
+        that parent for), or None."""
+        return None
+
+    def congruent(self, port: int, carriers: list[set[int]]) -> bool:
+        """Arriving on ``port`` from a partial state whose fill key's values sit in the columns
+        ``carriers`` (``fill_carriers`` of the node above, mapped down), is this node and every
+        state below it filled by that same key, so that a key filled down here implies the key
+        is filled above (a record dropped above then needs no probe)? A full node is; a
+        partial one must be filled by the key and feed only congruent states."""
+        if not self.partial:
+            return True
+        key = self.fill_key(port)
+        if key is None:
+            return False
+        # this state is keyed like the one above, and so must be everything it feeds: a
+        # consumer filled some other way (a lookup that bypasses this state) would miss a
+        # silent drop above
+        own = self.fill_carriers()
+        return (
+            covers(key, carriers)
+            and own is not None
+            and all(c.congruent(p, own) for c, p in self.children)
+        )
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id} {self.describe()}>"
 
 
 def parent_contents(node: Node, port: int) -> list:
     return node.parents[port].contents()
+
+
+def covers(key: list[int], carriers: list[set[int]]) -> bool:
+    """Does a downstream key (these columns) name exactly one upstream fill key?"""
+    if not key:
+        return False
+    allc = set().union(*carriers) if carriers else set()
+    return all(k in allc for k in key) and all(s & set(key) for s in carriers)
+
+
+def pass_congruent(node: Node, carriers: list[set[int]]) -> bool:
+    """``congruent`` of a node that passes rows on with the same columns (a filter, a union):
+    whatever it feeds must be congruent."""
+    return all(c.congruent(p, carriers) for c, p in node.children)

@@ -30,7 +30,9 @@ from noria_py.dataflow.audit import audit
 from noria_py.dataflow.ops.base import BaseTable
 from noria_py.dataflow.ops.join import Join
 from noria_py.dataflow.ops.union import Union
-from noria_py.dataflow.scheduler import TestScheduler, filled_keys
+from noria_py.dataflow.scheduler import filled_keys
+
+from .scheduling import TestScheduler
 
 TABLES = [
     "CREATE TABLE t (id INT PRIMARY KEY, a INT, x INT)",

@@ -16,8 +16,10 @@ from decimal import Decimal
 
 import noria_py
 from noria_py.dataflow.audit import audit
-from noria_py.dataflow.scheduler import TestScheduler, filled_keys
+from noria_py.dataflow.scheduler import filled_keys
 from noria_py.sql.functions import AGGREGATES
+
+from .scheduling import TestScheduler
 
 TABLES = [
     "CREATE TABLE users (id INT PRIMARY KEY, grp INT)",

@@ -18,6 +18,7 @@ emitted even when the input is empty (COUNT(*) = 0, SUM = NULL), as SQL requires
 
 from __future__ import annotations
 
+from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
 
@@ -27,7 +28,7 @@ from ...sql import functions as F
 from ...sql import values as V
 from ...sql.functions import aggregates as _registered  # noqa: F401 - registers STD, BIT_OR, ...
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, ck, ck_tuple, has_strings, keyer, matches
+from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
 
 GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
 
@@ -734,3 +735,49 @@ class Aggregate(Node):
         self.groups = {}
         self.fidx = {}
         self.filled = set()
+
+    def filled_keys(self) -> list:
+        return list(self.filled)
+
+    def sample_state(self, n: int = 20) -> list:
+        return [(k + tuple(a.value() for a in g.accs), 1) for k, g in list(self.groups.items())[:n]]
+
+    def compare_filled(self, twin):
+        fill = self.fill_cols
+        want_by: dict = {}
+        for row, _m in twin.contents():
+            want_by.setdefault(key_of(row, fill), Counter())[row] += 1
+        for fk in self.filled:
+            got = Counter()
+            for gk in self.fidx.get(fk, ()):
+                g = self.groups.get(gk)
+                if g is not None and g.rows > 0:
+                    got[self._output(gk, g)] += 1
+            yield "", fk, got, want_by.get(fk, Counter())
+
+    # --- planning (plan_upqueries.py): partial, filled per key of some group columns ----------
+    def traceable(self, cols) -> bool:
+        return all(c < self.ngroup for c in cols) and self.parents[0].traceable(cols)
+
+    def plan_need(self, planner, cols) -> None:
+        parent = self.parents[0]
+        if (
+            cols is not None
+            and planner.enabled
+            and all(c < self.ngroup for c in cols)
+            and parent.traceable(cols)
+        ):
+            self.set_partial(cols)
+            planner.need(parent, cols)
+        else:
+            planner.need(parent, None)
+
+    def plan_pass(self, planner, cols) -> None:
+        ok = all(c < self.ngroup for c in cols)
+        planner.need(self.parents[0], cols if ok else None)
+
+    def fill_carriers(self):
+        return [{c} for c in self.fill_cols]
+
+    def fill_key(self, port):
+        return self.fill_cols

@@ -60,6 +60,28 @@ class BaseTable(Node):
     def describe(self) -> str:
         return f"base {self.table}"
 
+    # --- planning (plan_upqueries.py): base storage answers every lookup by an index ---------
+    def traceable(self, cols) -> bool:
+        return bool(cols)
+
+    def range_traceable(self, cols, col) -> bool:
+        return True
+
+    def stateless_to_base(self, cols) -> bool:
+        return True
+
+    def plan_need(self, planner, cols) -> None:
+        if cols:
+            planner.storage.ensure_index(self.table, cols)
+
+    def plan_pass(self, planner, cols) -> None:
+        if cols:
+            planner.storage.ensure_index(self.table, cols)
+
+    def plan_range(self, planner, cols, col) -> None:
+        # key columns then the range column: serves equality-only lookups of the key too
+        planner.storage.ensure_index(self.table, list(cols) + [col])
+
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
         """Rows whose ``cols`` equal ``key`` and whose ``col`` lies in the interval of cuts

@@ -9,8 +9,10 @@ and a change of it is a retraction and an insertion like any other.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, ck, ck_tuple, has_strings, matches
+from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, matches
 
 
 class Distinct(Node):
@@ -185,3 +187,45 @@ class Distinct(Node):
         self.reps = {}
         self.fidx = {}
         self.filled = set()
+
+    def filled_keys(self) -> list:
+        return list(self.filled)
+
+    def sample_state(self, n: int = 20) -> list:
+        return list(self.counts.items())[:n]
+
+    def compare_filled(self, twin):
+        fill = self.fill_cols
+        want_by: dict = {}
+        for key, c in twin.counts.items():
+            if c > 0:
+                row = twin._shown(key)
+                want_by.setdefault(key_of(row, fill), Counter())[row] = c
+        for fk in self.filled:
+            got = Counter()
+            for r in self.fidx.get(fk, ()):
+                c = self.counts.get(r, 0)
+                if c > 0:
+                    got[self._shown(r)] = c
+            yield "", fk, got, want_by.get(fk, Counter())
+
+    # --- planning (plan_upqueries.py): partial, filled per key of the columns looked up -------
+    def traceable(self, cols) -> bool:
+        return self.parents[0].traceable(cols)
+
+    def plan_need(self, planner, cols) -> None:
+        parent = self.parents[0]
+        if cols is not None and planner.enabled and parent.traceable(cols):
+            self.set_partial(cols)
+            planner.need(parent, cols)
+        else:
+            planner.need(parent, None)
+
+    def plan_pass(self, planner, cols) -> None:
+        planner.need(self.parents[0], cols)
+
+    def fill_carriers(self):
+        return [{c} for c in self.fill_cols]
+
+    def fill_key(self, port):
+        return self.fill_cols

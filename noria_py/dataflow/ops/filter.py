@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..node import Node
+from ..node import Node, pass_congruent
 from ..partial import has_unknown
 
 
@@ -41,6 +41,28 @@ class Filter(Node):
 
     def base_tables(self):
         return self.parents[0].base_tables()
+
+    # --- planning (plan_upqueries.py): a filter keeps its columns ------------------------------
+    def traceable(self, cols) -> bool:
+        return self.parents[0].traceable(cols)
+
+    def range_traceable(self, cols, col) -> bool:
+        return self.parents[0].range_traceable(cols, col)
+
+    def stateless_to_base(self, cols) -> bool:
+        return self.parents[0].stateless_to_base(cols)
+
+    def plan_need(self, planner, cols) -> None:
+        planner.pass_through(self, cols)
+
+    def plan_pass(self, planner, cols) -> None:
+        planner.need(self.parents[0], cols)
+
+    def plan_range(self, planner, cols, col) -> None:
+        planner.need_range(self.parents[0], cols, col)
+
+    def congruent(self, port, carriers) -> bool:
+        return pass_congruent(self, carriers)
 
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):

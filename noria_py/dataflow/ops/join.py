@@ -616,6 +616,132 @@ class Join(Node):
         self.on_input(0, self.parents[0].contents())
         self.on_input(1, self.parents[1].contents())
 
+    # --- state as tests and audits see it ------------------------------------------------------
+    def filled_keys(self) -> list:
+        return list(self.filled)
+
+    def sample_state(self, n: int = 20) -> list:
+        return _sample_bags(self.left_state, n) or _sample_bags(self.right_state, n)
+
+    def compare_filled(self, twin):
+        for key in self.filled:
+            for side, mine, theirs in (
+                ("left", self.left_state, twin.left_state),
+                ("right", self.right_state, twin.right_state),
+            ):
+                if side == "right" and self._has_null(key):
+                    continue  # a NULL key's right rows are never kept
+                yield side, key, _nonzero(mine.get(key, {})), _nonzero(theirs.get(key, {}))
+
+    # --- planning (plan_upqueries.py) ---------------------------------------------------------
+    # A column traces to the side it comes from (either side of an inner join, the left side
+    # of a left join). A partial join is filled per join key on both sides, so its parents are
+    # looked up by their join keys; so are a lookup join's, which keeps no state and looks
+    # each delta's other input up in base storage (``on_added``).
+
+    def traceable(self, cols) -> bool:
+        left, right = self.parents
+        nl = len(left.columns)
+        lcols = [c for c in cols if c < nl]
+        rcols = [c - nl for c in cols if c >= nl]
+        if lcols and left.traceable(lcols):
+            return True
+        return bool(not self.outer and rcols and right.traceable(rcols))
+
+    def range_side(self, cols, col) -> int | None:
+        """The input a ranged upquery on ``cols`` and ``col`` goes to: the side all of them
+        come from (the left side only, for a left join), or None."""
+        nl = len(self.parents[0].columns)
+        if col < nl and all(c < nl for c in cols):
+            return 0
+        if not self.outer and col >= nl and all(c >= nl for c in cols):
+            return 1
+        return None
+
+    def range_traceable(self, cols, col) -> bool:
+        """The side holding ``cols`` and ``col`` takes the ranged upquery; the join then fills
+        the join keys of the rows it returns, so both sides must be traceable by join key."""
+        side = self.range_side(cols, col)
+        if side is None:
+            return False
+        left, right = self.parents
+        if not (left.traceable(list(self.left_key)) and right.traceable(list(self.right_key))):
+            return False
+        shift = 0 if side == 0 else len(left.columns)
+        return self.parents[side].range_traceable([c - shift for c in cols], col - shift)
+
+    def plan_need(self, planner, cols) -> None:
+        left, right = self.parents
+        lk, rk = list(self.left_key), list(self.right_key)
+        if self.lookup:
+            # no state: every delta looks the other input up by the join key
+            planner.need(left, lk)
+            planner.need(right, rk)
+            if cols is not None:
+                self.plan_pass(planner, cols)
+            return
+        if cols is not None and planner.enabled and self.traceable(cols):
+            if left.traceable(lk) and right.traceable(rk):
+                self.partial = True
+                planner.need(left, lk)
+                planner.need(right, rk)
+                self.plan_pass(planner, cols)
+                return
+        planner.need(left, None)
+        planner.need(right, None)
+
+    def plan_pass(self, planner, cols) -> None:
+        left, right = self.parents
+        nl = len(left.columns)
+        lcols = [c for c in cols if c < nl]
+        rcols = [c - nl for c in cols if c >= nl]
+        if lcols and left.traceable(lcols):
+            planner.need(left, lcols)
+            if rcols and not self.outer and right.stateless_to_base(rcols):
+                # the right input can answer too (no state on the way to base storage, given
+                # an index): the join asks whichever side returns fewer rows (``_pick_side``)
+                planner.need(right, rcols)
+                self.right_asks.add(tuple(rcols))
+        elif rcols:
+            planner.need(right, rcols)
+
+    def plan_range(self, planner, cols, col) -> None:
+        # the rows in range come from one side by a ranged upquery; each row's join key is then
+        # filled on both sides, as for any partial join
+        if planner.is_new(self) and not self.partial and not self.lookup:
+            self.partial = bool(planner.enabled)
+        planner.need(self.parents[0], list(self.left_key))
+        planner.need(self.parents[1], list(self.right_key))
+        side = self.range_side(cols, col)
+        shift = 0 if side == 0 else len(self.parents[0].columns)
+        planner.need_range(self.parents[side], [c - shift for c in cols], col - shift)
+
+    def fill_carriers(self):
+        """A join key's value sits in the left key columns, and (an inner join's) the right."""
+        nl = len(self.parents[0].columns)
+        if self.outer:
+            return [{lk} for lk in self.left_key]
+        return [{lk, nl + rk} for lk, rk in zip(self.left_key, self.right_key)]
+
+    def fill_key(self, port):
+        return list(self.left_key if port == 0 else self.right_key)
+
+
+def _nonzero(bag: dict):
+    """A ``{row: count}`` bag as a Counter of its rows with a non-zero count."""
+    from collections import Counter
+
+    return Counter({r: c for r, c in bag.items() if c})
+
+
+def _sample_bags(state: dict, n: int) -> list:
+    """``(row, count)`` records of at most ``n`` keys of a ``key -> {row: count}`` state, three
+    rows a key."""
+    out = []
+    for bag in list(state.values())[:n]:
+        out.extend(list(bag.items())[:3])
+    return out
+
 
 def _pick_side(stats: list[int]) -> int:
     """Which input answers a lookup that has columns of both sides of an inner join (both give

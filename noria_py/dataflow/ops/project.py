@@ -132,6 +132,42 @@ class Project(Node):
 
         return pick_rel(rel, self.source_cols)
 
+    # --- planning (plan_upqueries.py): a column pick keeps the trace, a computed column breaks it
+    def traceable(self, cols) -> bool:
+        mapped = [self.source_cols[c] for c in cols]
+        return all(m is not None for m in mapped) and self.parents[0].traceable(mapped)
+
+    def range_traceable(self, cols, col) -> bool:
+        src = self.source_cols
+        mapped = [src[c] for c in cols]
+        return (
+            src[col] is not None
+            and all(m is not None for m in mapped)
+            and self.parents[0].range_traceable(mapped, src[col])
+        )
+
+    def stateless_to_base(self, cols) -> bool:
+        mapped = [self.source_cols[c] for c in cols]
+        return all(m is not None for m in mapped) and self.parents[0].stateless_to_base(mapped)
+
+    def plan_need(self, planner, cols) -> None:
+        planner.pass_through(self, cols)
+
+    def plan_pass(self, planner, cols) -> None:
+        mapped = [self.source_cols[c] for c in cols]
+        planner.need(self.parents[0], None if any(m is None for m in mapped) else mapped)
+
+    def plan_range(self, planner, cols, col) -> None:
+        src = self.source_cols
+        planner.need_range(self.parents[0], [src[c] for c in cols], src[col])
+
+    def congruent(self, port, carriers) -> bool:
+        # the fill key's values in this node's output: the columns picked from their carriers
+        new = [{i for i, src in enumerate(self.source_cols) if src in s} for s in carriers]
+        if any(not s for s in new):
+            return not self.children  # a component is projected away
+        return all(c.congruent(p, new) for c, p in self.children)
+
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
         """``query_range`` of the parent on the source columns (the planner only asks when

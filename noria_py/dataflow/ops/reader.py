@@ -33,12 +33,13 @@ Partial key subsumption (what is covered, exactly):
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from operator import itemgetter
 
 from sortedcontainers import SortedKeyList
 
 from ..intervals import BOTTOM, TOP, IntervalSet, in_interval, point
-from ..node import FULL, PARTIAL, Node
+from ..node import FULL, PARTIAL, Node, covers
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, keyer, matches
 from ..records import expand
 
@@ -379,6 +380,38 @@ class Reader(Node):
         self.state = {}
         self.published = {}
         self._apply(self.parents[0].contents())
+
+    # --- state as tests and audits see it ------------------------------------------------------
+    def filled_keys(self) -> list:
+        return list(self.published) if self.partial else []
+
+    def sample_state(self, n: int = 20) -> list:
+        out = []
+        for rows in list(self.state.values())[:n]:
+            if isinstance(rows, dict):
+                out.extend(list(rows.items())[:3])
+            else:
+                out.extend((r, 1) for r in list(rows)[:3])
+        return out
+
+    def compare_filled(self, twin):
+        for key, rows in self.published.items():
+            yield "", key, Counter(rows), Counter(twin.published.get(key, ()))
+
+    # --- planning (plan_upqueries.py) ---------------------------------------------------------
+    def plan_need(self, planner, cols) -> None:
+        """A query's needs start at its reader, looked up by its key columns (``cols`` is not
+        used: nothing looks a reader up): partial when the key traces to base columns."""
+        cols = list(self.key_cols)
+        parent = self.parents[0]
+        if planner.enabled and cols and parent.traceable(cols):
+            self.partial = True
+            planner.need(parent, cols)
+        else:
+            planner.need(parent, None)
+
+    def congruent(self, port, carriers) -> bool:
+        return not self.partial or covers(list(self.key_cols), carriers)
 
 
 def _positions(mine, cols) -> list[int] | None:
@@ -1141,6 +1174,34 @@ class RangeReader(Reader):
         self.partial = False
         self.ranged = False
         self._apply(self.parents[0].contents())
+
+    def filled_keys(self) -> list:
+        """The filled pieces, and the keys filled whole (not by pieces)."""
+        if not self.partial:
+            return []
+        pieces = self.pieces
+        out = [p for ps in pieces.values() for p in ps]
+        return out + [k for k in self.filled if not pieces.get(k)]
+
+    def compare_filled(self, twin):
+        # only the filled ranges of a key are held: compare those
+        for key in self.published:
+            got = Counter(self.all_rows(key))
+            yield "", key, got, Counter(self.restrict(key, twin.all_rows(key)))
+
+    def plan_need(self, planner, cols) -> None:
+        """Partial with ranged upqueries when the key and range columns trace to base columns
+        (``range_traceable``); else as a plain reader (whole keys filled, or full)."""
+        key = list(self.key_cols)
+        parent = self.parents[0]
+        rc = self.range_col
+        if planner.enabled and parent.range_traceable(key, rc):
+            # misses fill the missing ranges of each key by ranged upqueries
+            self.partial = True
+            self.ranged = True
+            planner.need_range(parent, key, rc)
+            return
+        super().plan_need(planner, cols)
 
 
 def _net(rows) -> dict:

@@ -3,7 +3,7 @@ Union followed by a Distinct."""
 
 from __future__ import annotations
 
-from ..node import Node
+from ..node import Node, pass_congruent
 
 
 class Union(Node):
@@ -29,6 +29,27 @@ class Union(Node):
 
     def describe(self) -> str:
         return f"union of {len(self.parents)}"
+
+    # --- planning (plan_upqueries.py): every parent gets the same columns ----------------------
+    def traceable(self, cols) -> bool:
+        return all(p.traceable(cols) for p in self.parents)
+
+    def range_traceable(self, cols, col) -> bool:
+        return all(p.range_traceable(cols, col) for p in self.parents)
+
+    def plan_need(self, planner, cols) -> None:
+        planner.pass_through(self, cols)
+
+    def plan_pass(self, planner, cols) -> None:
+        for p in self.parents:
+            planner.need(p, cols)
+
+    def plan_range(self, planner, cols, col) -> None:
+        for p in self.parents:
+            planner.need_range(p, cols, col)
+
+    def congruent(self, port, carriers) -> bool:
+        return pass_congruent(self, carriers)
 
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
