@@ -5,6 +5,26 @@ batch it emits to its children. Operators are deterministic and distributive ove
 addition: processing two batches one after the other emits the same multiset as processing their
 sum. ``contents()`` returns a node's current full output, which is how a newly installed child
 gets its initial state (a replay of its ancestors' current contents).
+
+Every operator implements the contract for itself; the planner, the audit, the eviction
+points and the engine call only these methods (no checks of operator classes):
+
+* processing: ``on_input(port, batch)`` (a delta in, the delta out), ``contents()``,
+  ``on_probe`` (a record dropped upstream: evict what it may affect, pass the probe on);
+* upqueries: ``query(cols, key)`` (the output rows of a key, filling partial state on the way),
+  and for the planner ``traceable``/``range_traceable``/``stateless_to_base`` (what a lookup
+  reaches), ``plan_need``/``plan_pass``/``plan_range`` (partial or full, and the indexes its
+  parents need), ``fill_carriers``/``fill_key``/``congruent`` (which drops need probes);
+* base storage: ``base_tables``/``source_column`` (what a stateless node reads), ``sql_rel``
+  (itself as one SQL relation, so a fill is one query), ``build_from_storage`` (a full state
+  from one query), ``key_gate`` (whether a record of some key would be dropped silently below,
+  so a lookup join can skip it);
+* state: ``state_size``, ``filled_keys``, ``sample_state``, ``compare_filled`` (the audit
+  against a fully materialized twin), ``make_full``, ``on_added``/``on_removed``;
+* EXPLAIN: ``describe()`` and ``key_columns()``.
+
+The message runtime (``domain.py``) and the Spark replay (``spark/replay.py``) still read some
+operators' members directly.
 """
 
 from __future__ import annotations
