@@ -140,21 +140,21 @@ def _check(script, **options):
 FACTOR = int(os.environ.get("NORIA_EXAMPLES_FACTOR", "1"))
 
 
-@settings(
-    max_examples=60 * FACTOR,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+def _examples(n: int):
+    return settings(
+        max_examples=n * FACTOR,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+@_examples(60)
 @given(st.lists(ops, min_size=5, max_size=80))
 def test_lookup_joins_match_base_storage(script):
     _check(script)
 
 
-@settings(
-    max_examples=30 * FACTOR,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@_examples(30)
 @given(st.lists(ops, min_size=5, max_size=80))
 def test_lookup_joins_match_base_storage_while_evicting(script):
     _check(script, memory_limit="2KB")
