@@ -70,10 +70,19 @@ class Graph:
             # a partial node starts empty and fills on demand; a stateless node has nothing to
             # build (its full children read its contents from its parents)
             if not node.partial and node.materialization != "none":
+                # a state base storage computes in one query (a grouped COUNT/SUM over its
+                # tables) is built so, whatever its size: one local query beats exporting the
+                # tables to Spark; bulk_replay_rows=0 asks for Spark for everything it can do
+                br = self.bulk_replay
+                spark_first = br is not None and getattr(br, "threshold", None) == 0
+                done = ()
+                if not spark_first and node.build_from_storage():
+                    done = range(len(node.parents))
                 # --- bulk replay: big inputs are computed in Spark (spark/replay.py) ---
-                done = self.bulk_replay(node) if self.bulk_replay is not None else ()
-                if not done and node.build_from_storage():
-                    done = range(len(node.parents))  # one query of base storage built it
+                if not done and br is not None:
+                    done = br(node)
+                if not done and spark_first and node.build_from_storage():
+                    done = range(len(node.parents))
                 for port, parent in enumerate(node.parents):
                     if port in done:
                         continue

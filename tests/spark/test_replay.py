@@ -171,10 +171,27 @@ def test_below_the_threshold_the_replay_stays_in_process():
     conn = noria_py.connect(partial=False)  # the default threshold
     conn.execute(VOTES_DDL)
     conn.executemany("INSERT INTO votes VALUES (?, ?, ?)", vote_rows(200))
-    conn.execute("SELECT story_id, COUNT(*) FROM votes GROUP BY story_id").fetchall()
+    # (MAX keeps every value of a group: base storage cannot build it in one grouped query)
+    conn.execute("SELECT story_id, MAX(vote) FROM votes GROUP BY story_id").fetchall()
     records = list(conn.engine.graph.bulk_replay.records)
     assert records and all(r.path == "in-process" for r in records)
     assert any(r.reason == "below the threshold" and r.base_rows == 200 for r in records)
+
+
+def test_a_count_is_built_by_base_storage_whatever_its_size():
+    # a COUNT/SUM aggregate over base tables is one grouped query of base storage: Spark is
+    # not asked (only bulk_replay_rows=0 sends it there), at any size
+    conn = noria_py.connect(partial=False, bulk_replay_rows=1)
+    conn.execute(VOTES_DDL)
+    conn.executemany("INSERT INTO votes VALUES (?, ?, ?)", vote_rows(200))
+    sql = "SELECT story_id, COUNT(*), SUM(vote) FROM votes GROUP BY story_id"
+    got = sorted(conn.execute(sql).fetchall())
+    records = list(conn.engine.graph.bulk_replay.records)
+    assert not any("aggregate" in r.node for r in records)
+    store = noria_py.connect(dataflow=False)
+    store.execute(VOTES_DDL)
+    store.executemany("INSERT INTO votes VALUES (?, ?, ?)", vote_rows(200))
+    assert got == sorted(store.execute(sql).fetchall())
 
 
 def test_without_pyspark_the_replay_stays_in_process(monkeypatch):
