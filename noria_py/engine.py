@@ -43,7 +43,13 @@ from .sql import names as N
 from .sql import proxy_types, transpile
 from .sql import values as V
 from .sql.collation import ck
-from .sql.compile import CompiledQuery, Compiler, key_combinations
+from .sql.compile import (
+    CompiledQuery,
+    Compiler,
+    in_list_shape,
+    key_combinations,
+    remap_in_lists,
+)
 from .sql.dialect import DIALECT
 from .sql.expr import Scope, Unsupported, compile_expr, shown_value, truthy
 from .sql.literals import lift_literals_cached
@@ -127,10 +133,23 @@ class SelectPrepared(Prepared):
     is_select = True
     description = None  # the PEP 249 cursor description, cached by the cursor
 
-    def __init__(self, entry: QueryEntry, param_count: int, names: list | None = None):
+    def __init__(
+        self,
+        entry: QueryEntry,
+        param_count: int,
+        names: list | None = None,
+        cq: CompiledQuery | None = None,
+        sql: str | None = None,
+    ):
+        """``cq``: the entry's compiled query with its parameters renumbered for this text
+        (``compile.remap_in_lists``: an IN list of another length than the entry's); ``sql``:
+        the text this statement was prepared from (its base-storage twin is prepared from it:
+        the entry's own text may be spelled otherwise, or hold IN lists of another length)."""
         self.entry = entry
-        cq = entry.compiled
+        if cq is None:
+            cq = entry.compiled
         self.cq = cq
+        self.text = sql
         self.param_count = param_count
         # a text spelled otherwise than the one compiled shares its view, not its names
         self.columns = names if names is not None and len(names) == len(cq.names) else cq.names
@@ -151,7 +170,15 @@ class SelectPrepared(Prepared):
             or cq.limit_param is not None
             or (cq.offset_param is not None or cq.reader.range_col is not None)
         )
-        self.simple = not cq.multi_key and cq.default_fn is None and not self.dynamic
+        # a single key of a query compiled for several (an IN list of one, sharing the query
+        # of longer lists: compile.remap_in_lists) still merges: its reader keeps the rows of
+        # OFFSET + LIMIT with the hidden columns
+        self.simple = (
+            not cq.multi_key
+            and cq.default_fn is None
+            and not self.dynamic
+            and cq.merge_limit is None
+        )
         if self.dynamic:
             from .dataflow.ops.reader import make_sort_key
 
@@ -630,8 +657,11 @@ class SelectPrepared(Prepared):
         """The same query answered by base storage (for a transaction's own writes)."""
         twin = self._twin
         if twin is None:
-            ast, nparams = parse(self.entry.sql)
-            twin = engine._proxy(ast, nparams, self.entry.sql, entry=self.entry)
+            text = self.text or self.entry.sql
+            ast, nparams = parse(text)
+            # a text qualified for another database than home spells its parameters :p0, ...
+            nparams = max(nparams, _count_params(ast))
+            twin = engine._proxy(ast, nparams, text, entry=self.entry)
             if twin.param_count != self.param_count:  # pragma: no cover - same text, same count
                 raise E.InternalError("a query's storage form takes other parameters")
             self._twin = twin
@@ -1383,6 +1413,8 @@ class Engine:
         self.lift_literals = options["lift_literals"]
         self._lifted_texts: dict[str, tuple] = {}
         self.no_lift: set[str] = set()
+        # normalized texts of IN-list shapes that do not compile as one query (_shared_in_lists)
+        self._unshared: set[str] = set()
         # databases other than home (lower-case -> name as created); see sql/names.py
         self.databases: dict[str, str] = {}
         self._fk_parents: set | None = None  # see _fk_referenced
@@ -2334,6 +2366,7 @@ class Engine:
         self.view_names.clear()
         self._by_sql.clear()
         self._cache.clear()
+        self._unshared.clear()
         self.storage.forget_schemas()
         self._fk_parents = None
         self.databases.clear()
@@ -2863,8 +2896,12 @@ class Engine:
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
-                return SelectPrepared(entry, nparams, _item_names(ast))
+                return SelectPrepared(entry, nparams, _item_names(ast), sql=sql)
             return self._proxy(ast, nparams, sql, entry)
+        if not view:
+            shared = self._shared_in_lists(ast, nparams, sql)
+            if shared is not None:
+                return shared
         compiler = Compiler(self.graph, self.storage, self.views)
         try:
             cq = compiler.compile_query(ast, nparams)
@@ -2882,7 +2919,50 @@ class Engine:
             entry.readerless = True
             return _ViewEntry(entry)
         self._by_sql[key] = entry
-        return SelectPrepared(entry, nparams)
+        return SelectPrepared(entry, nparams, sql=sql)
+
+    def _shared_in_lists(self, ast, nparams: int, sql: str) -> Prepared | None:
+        """A SELECT with ``col IN (?, ..., ?)`` keys, answered by the query compiled for its
+        lists two parameters long (``compile.in_list_shape``), so that lists of every length
+        share one query and one reader (one SHOW CACHES entry). None when the statement has no
+        such list of another length or that query does not serve it (it compiles otherwise, or
+        not at all): the text then compiles on its own, as every length did before."""
+        shape = in_list_shape(ast)
+        if shape is None:
+            return None
+        key = _normalize(shape.ast)
+        if key in self._unshared:
+            return None
+        entry = self._by_sql.get(key)
+        if entry is None:
+            compiler = Compiler(self.graph, self.storage, self.views)
+            try:
+                cq = compiler.compile_query(shape.ast, shape.param_count)
+            except Unsupported:
+                cq = None
+            except BaseException:
+                self._discard(compiler)
+                raise
+            if cq is None or remap_in_lists(cq, shape) is None:
+                self._discard(compiler)
+                if len(self._unshared) >= 10000:
+                    self._unshared.clear()
+                self._unshared.add(key)
+                return None
+            self._install(cq)
+            cq.declared = _declared_types(shape.ast, cq.kinds, self.storage.schemas)
+            shown = shape.ast.transform(
+                lambda n: exp.Placeholder() if isinstance(n, exp.Placeholder) else n
+            )
+            entry = QueryEntry(self._next_name(), shown.sql(dialect=DIALECT), "cached", cq)
+            self.queries[entry.name] = entry
+            self._by_sql[key] = entry
+        elif entry.compiled is None:
+            return None  # that text runs on base storage
+        cq = remap_in_lists(entry.compiled, shape)
+        if cq is None:
+            return None
+        return SelectPrepared(entry, nparams, _item_names(ast), cq=cq, sql=sql)
 
     def _discard(self, compiler: Compiler) -> None:
         for n in reversed(compiler.new):
@@ -3819,6 +3899,7 @@ class Engine:
         self._commit(t)  # MySQL: DDL commits the open transaction
         self._catch_up()
         self._cache.clear()
+        self._unshared.clear()
         self._fk_parents = None
 
     @staticmethod

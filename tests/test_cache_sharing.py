@@ -5,6 +5,8 @@
   ``SELECT ... WHERE id = 42`` is answered as ``SELECT ... WHERE id = ?`` with 42, unless the
   literal would not compare as a parameter as it does in the text (``lifts_as_written``) or the
   engine refuses the parameterized form; then the text is answered as written.
+* ``col IN (?, ..., ?)`` of any length is answered by the query compiled for lists of two
+  (``compile.in_list_shape``): a lookup of one key per distinct value.
 
 The answers are compared with base storage (``dataflow=False``), with the parameterized form,
 and with the text answered as written (``lift_literals=False``).
@@ -276,7 +278,204 @@ def test_literal_lookups_see_writes():
     base.close()
 
 
-# --- 2. the server's lookup path ------------------------------------------------------------------
+def test_lookups_in_another_database_read_the_transactions_writes():
+    """A transaction that wrote a table reads it from base storage: also a lifted lookup (and
+    an IN list) whose text is qualified for another database than home (parameters :p0...)."""
+    conn = noria_py.connect()
+    conn.execute("CREATE DATABASE shop")
+    conn.execute("USE shop")
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    conn.execute("INSERT INTO t VALUES (1, 10), (2, 20)")
+    for sql in ["SELECT v FROM t WHERE id = 1", "SELECT v FROM t WHERE id IN (1, 2, 3)"]:
+        conn.execute(sql).fetchall()
+    conn.execute("BEGIN")
+    conn.execute("UPDATE t SET v = v + 1")
+    assert conn.execute("SELECT v FROM t WHERE id = 1").fetchall() == [(11,)]
+    assert conn.execute("SELECT v FROM t WHERE id = ?", (2,)).fetchall() == [(21,)]
+    assert sorted(conn.execute("SELECT v FROM t WHERE id IN (1, 2, 3)").fetchall()) == [
+        (11,),
+        (21,),
+    ]
+    assert sorted(conn.execute("SELECT v FROM t WHERE id IN (?, ?)", (1, 2)).fetchall()) == [
+        (11,),
+        (21,),
+    ]
+    conn.execute("COMMIT")
+    assert not conn.engine.no_lift
+    assert conn.execute("SELECT v FROM t WHERE id = 2").fetchall() == [(21,)]
+    assert _readers(conn) == 1
+    conn.close()
+
+
+# --- 2. IN lists of any length ------------------------------------------------------------------
+
+IN_QUERIES = [
+    # (text with {} for the list, ordered?)
+    ("SELECT id, name, v FROM t WHERE id IN ({})", False),
+    ("SELECT id, name FROM t WHERE name IN ({})", False),
+    ("SELECT id, v FROM t WHERE id IN ({}) ORDER BY v DESC, id LIMIT 3", True),
+    ("SELECT id, v FROM t WHERE id IN ({}) ORDER BY v, id LIMIT 2 OFFSET 1", True),
+    ("SELECT DISTINCT v FROM t WHERE id IN ({})", False),
+    ("SELECT id, COUNT(*), SUM(v) FROM t WHERE id IN ({}) GROUP BY id", False),
+    ("SELECT COUNT(*), SUM(v) FROM t WHERE name IN ({}) GROUP BY name", False),
+    ("SELECT t.id, u.w FROM t JOIN u ON u.tid = t.id WHERE t.id IN ({})", False),
+    ("SELECT id FROM t WHERE id IN ({}) AND v > 3", False),
+    ("SELECT id, v FROM t WHERE v IN ({}) AND id < 20 ORDER BY id DESC LIMIT 4", True),
+    # an aggregate over the whole list: not shared (each length compiles as before)
+    ("SELECT COUNT(*) FROM t WHERE id IN ({})", False),
+    ("SELECT MAX(v) FROM t WHERE name IN ({})", False),
+]
+
+ids = st.one_of(st.integers(-2, 45), st.none(), st.sampled_from(["3", "7", " 5", "x"]))
+names = st.one_of(
+    st.sampled_from(["a", "A", "b", "b ", "B", "AB", "ab", "c", "zz", "0"]), st.none()
+)
+values = st.one_of(st.integers(0, 12), st.none())
+
+
+def _list_for(template: str):
+    if "name IN" in template:
+        return names
+    if "v IN" in template:
+        return values
+    return ids
+
+
+@st.composite
+def in_lookups(draw):
+    template, ordered = draw(st.sampled_from(IN_QUERIES))
+    items = draw(st.lists(_list_for(template), min_size=1, max_size=8))
+    return template, ordered, items
+
+
+def _same(got, ref, ordered: bool) -> bool:
+    if isinstance(got, int) or isinstance(ref, int):
+        return got == ref
+    if ordered:
+        return got[0] == ref[0]
+    return sorted(got[0], key=repr) == sorted(ref[0], key=repr)
+
+
+def _typed(template: str, items) -> bool:
+    """Are the values of the column's type (or NULL)? Base storage binds a parameter of
+    another type in an IN list as it is (a string against an INT column compares as text), the
+    dataflow as MySQL compares it: only literals of other types are compared with it."""
+    want = str if "name IN" in template else int
+    return all(v is None or isinstance(v, want) for v in items)
+
+
+@settings(max_examples=300)
+@given(lookup=in_lookups())
+def test_in_lists_answer_as_base_storage(conns, lookup):
+    template, ordered, items = lookup
+    param_sql = template.format(", ".join("?" * len(items)))
+    literal_sql = template.format(", ".join(_sql_literal(v) for v in items))
+    got = _answer(conns["shared"], param_sql, tuple(items))
+    assert _same(got, _answer(conns["written"], param_sql, tuple(items)), ordered), param_sql
+    if _typed(template, items):
+        assert _same(got, _answer(conns["base"], param_sql, tuple(items)), ordered), param_sql
+    got = _answer(conns["shared"], literal_sql)
+    assert _same(got, _answer(conns["base_written"], literal_sql), ordered), literal_sql
+    assert _same(got, _answer(conns["written"], literal_sql), ordered), literal_sql
+    if not isinstance(got, int):
+        names_ = [d[0] for d in got[1]]
+        assert names_ == [d[0] for d in _answer(conns["base_written"], literal_sql)[1]]
+
+
+def test_empty_in_list_is_a_syntax_error(conns):
+    for c in conns.values():
+        with pytest.raises(errors.ProgrammingError):
+            c.execute("SELECT id FROM t WHERE id IN ()")
+
+
+@pytest.mark.parametrize(
+    "template", [t for t, _ in IN_QUERIES if "COUNT(*) FROM" not in t and "MAX(" not in t]
+)
+def test_in_lists_of_every_length_share_one_reader(template):
+    conn = _open()
+    item = "'a'" if "name IN" in template else "3"
+    for n in range(1, 9):
+        conn.execute(template.format(", ".join("?" * n)), (3,) * n if item == "3" else ("a",) * n)
+        conn.execute(template.format(", ".join([item] * n)))  # literals: lifted
+    assert len(_caches(conn)) == 1, _caches(conn)
+    assert _readers(conn) == 1
+    conn.close()
+
+
+def test_in_list_and_equality_share_the_reader():
+    """Without ORDER BY or LIMIT, ``id = ?`` and ``id IN (...)`` read one reader (two SHOW
+    CACHES rows: two statements)."""
+    conn = _open()
+    for n in range(20):
+        conn.execute(f"SELECT id, v FROM t WHERE id = {n}").fetchall()
+        conn.execute(f"SELECT id, v FROM t WHERE id IN ({n}, {n + 1}, {n + 2})").fetchall()
+        conn.execute(f"SELECT id, v FROM t WHERE id IN ({', '.join(map(str, range(n + 1)))})")
+    assert _readers(conn) == 1 and len(_caches(conn)) == 2
+    conn.close()
+
+
+def test_unshared_in_list_aggregates_keep_their_answers():
+    conn = _open()
+    base = _open(dataflow=False, lift_literals=False)
+    for n in range(1, 6):
+        sql = f"SELECT COUNT(*), SUM(v) FROM t WHERE id IN ({', '.join(map(str, range(n)))})"
+        assert conn.execute(sql).fetchall() == base.execute(sql).fetchall()
+    conn.close()
+    base.close()
+
+
+writes = st.lists(
+    st.one_of(
+        st.tuples(st.just("lookup"), st.lists(ids, min_size=1, max_size=8), st.booleans()),
+        st.tuples(st.just("update"), st.integers(0, 45), st.integers(0, 12)),
+        st.tuples(st.just("delete"), st.integers(0, 45)),
+        st.tuples(st.just("insert"), st.integers(40, 50), st.integers(0, 12)),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=60)
+@given(ops=writes, ordered=st.booleans())
+def test_shared_in_reader_under_writes(ops, ordered):
+    """Lookups of random lengths, literal and parameterized, between writes: one reader kept
+    current for every length, as base storage answers."""
+    conn = _open(memory_limit="2KB")
+    base = _open(dataflow=False, lift_literals=False)
+    template = (
+        "SELECT id, v FROM t WHERE id IN ({}) ORDER BY v DESC, id LIMIT 3"
+        if ordered
+        else "SELECT id, name, v FROM t WHERE id IN ({})"
+    )
+    as_written = set()  # literal lists with NULL: not lifted (the text is its own query)
+    for op in ops:
+        if op[0] == "lookup":
+            _, items, literal = op
+            if literal:
+                sql, params = template.format(", ".join(_sql_literal(v) for v in items)), ()
+                if None in items:
+                    as_written.add(sql)
+            elif _typed(template, items):
+                sql, params = template.format(", ".join("?" * len(items))), tuple(items)
+            else:
+                continue
+            assert _same(_answer(conn, sql, params), _answer(base, sql, params), ordered), sql
+            continue
+        if op[0] == "update":
+            sql, params = "UPDATE t SET v = ? WHERE id = ?", (op[2], op[1])
+        elif op[0] == "delete":
+            sql, params = "DELETE FROM t WHERE id = ?", (op[1],)
+        else:
+            sql, params = "INSERT IGNORE INTO t (id, name, v) VALUES (?, 'n', ?)", (op[1], op[2])
+        for c in (conn, base):
+            c.execute(sql, params)
+    assert _readers(conn) <= 1 + len(as_written)
+    conn.close()
+    base.close()
+
+
+# --- 3. the server's lookup path ------------------------------------------------------------------
 
 
 def test_server_lookup_plans_answer_as_written_when_literals_bind_otherwise():

@@ -53,6 +53,7 @@ def test_literal_lookups_share_queries_and_answer_as_written(server):
         assert "SELECT id FROM cs WHERE id = ?" in shown
         assert "SELECT id FROM cs WHERE name = ?" in shown
         assert "SELECT id FROM cs WHERE name = 0" in shown  # answered as written
+        assert sum("IN (" in s for s in shown) == 1  # every list length: one query
         cur.execute("DROP TABLE cs")
     finally:
         conn.close()
