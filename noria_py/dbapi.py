@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from . import errors as E
 from .diagnostics import error_area
-from .engine import Engine, SelectPrepared
+from .engine import Engine, SelectPrepared, lifts_as_written
 from .result import Result
 
 apilevel = "2.0"
@@ -88,39 +88,54 @@ class Cursor:
             # process committed before this read) reaches the views first
             eng.sync()
         prep = eng._cache.get(sql)
+        args = params
+        if prep is None and not params and eng.lift_literals:
+            # a literal lookup (WHERE id = 42): its parameterized form's statement, when the
+            # engine has it and the literals bind as they compare (Engine.execute, lifted)
+            lifted = eng.lifted(sql)
+            if lifted is not None:
+                prep = eng._cache.get(lifted[0])
+                args = lifted[1]
+                if prep is not None and not lifts_as_written(prep, args):
+                    prep = None
         t = eng._txn_default
         if (
             prep is not None
-            and params.__class__ in (tuple, list)
+            and args.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
-            and len(params) == prep.param_count
+            and len(args) == prep.param_count
             # the engine's rule (counts the read); read_your_writes synced above
             and eng.lock_free_read(t, queued_ok=True)
         ):
             try:
-                rows = prep.rows(params)
+                rows = prep.rows(args)
             except TypeError:
                 from .engine import check_params
 
                 try:
-                    check_params(params)  # names the parameter that cannot be a key
+                    check_params(args)  # names the parameter that cannot be a key
                 except E.Error as e:
                     t.diag = error_area(e)
                     raise
                 raise
-            if t.diag:
-                t.diag = ()  # a SELECT from a table clears the diagnostics area
-            self._rows = rows
-            self._pos = 0
-            self.rowcount = len(rows)
-            d = prep.description
-            if d is None:
-                d = prep.description = _description(
-                    Result(prep.columns, (), prep.column_types, prep.nullable)
-                )
-            self.description = d
-            return self
+            except E.Error:
+                if args is params:
+                    raise
+                rows = None  # the lifted form failed: the engine's path answers as written
+            if rows is not None:
+                if t.diag:
+                    t.diag = ()  # a SELECT from a table clears the diagnostics area
+                self._rows = rows
+                self._pos = 0
+                self.rowcount = len(rows)
+                d = prep.description
+                if d is None:
+                    d = prep.description = _description(
+                        Result(prep.columns, (), prep.column_types, prep.nullable)
+                    )
+                self.description = d
+                return self
         if not isinstance(params, (Sequence, tuple, list)) or isinstance(params, (str, bytes)):
             if isinstance(params, dict):
                 raise E.ProgrammingError("named parameters are not supported; use ?", 1210)
@@ -306,6 +321,10 @@ def connect(path: str | None = None, **options) -> Connection:
     - ``inbox_limit`` (default 10000): writes in flight before a writer waits.
     - ``collation``: the collation strings compare by (one per process).
     - ``dataflow`` (default True): False answers every SELECT from base storage.
+    - ``lift_literals`` (default True): a SELECT executed without parameters is answered as
+      its parameterized form (``WHERE id = 42`` as ``WHERE id = ?`` with 42, as the server
+      does for client-side binding drivers), so all its lookups share one cache; False runs
+      each text as its own query.
     - ``private_storage`` (default False): an in-memory database lives in a temporary file,
       so other connections read committed rows while one writes.
     - ``shared`` (default True, with a path): other processes may open the same file; False

@@ -43,15 +43,27 @@ from .sql import names as N
 from .sql import proxy_types, transpile
 from .sql import values as V
 from .sql.collation import ck
-from .sql.compile import CompiledQuery, Compiler, key_combinations
+from .sql.compile import (
+    CompiledQuery,
+    Compiler,
+    in_list_shape,
+    key_combinations,
+    remap_in_lists,
+)
 from .sql.dialect import DIALECT
 from .sql.expr import Scope, Unsupported, compile_expr, shown_value, truthy
+from .sql.literals import lift_literals_cached
 from .sql.parse import item_name, parse
 from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 VERSION_STRING = "8.0.36-noria_py"
+
+# Engine.lifted: texts longer than this are not lifted; how many texts it remembers
+_LIFT_TEXT_MAX = 4096
+_LIFTED_TEXTS_LIMIT = 10000
+_NOT_LIFTED: tuple = ()
 
 
 def _locked(method):
@@ -98,9 +110,15 @@ class Prepared:
     # completing without conditions clears the diagnostics area (statements that use
     # tables; see noria_py.diagnostics)
     clears = True
+    _lift_types: tuple | None = None  # see lifts_as_written, _lift_rules
 
     def run(self, engine: Engine, params) -> Result:
         raise NotImplementedError
+
+    def compared_kinds(self) -> dict[int, str]:
+        """Parameter position -> the kind of the column it is compared with for equality, for
+        the parameters this statement knows that of (``lifts_as_written``)."""
+        return {}
 
 
 class _ViewEntry(Prepared):
@@ -116,10 +134,23 @@ class SelectPrepared(Prepared):
     is_select = True
     description = None  # the PEP 249 cursor description, cached by the cursor
 
-    def __init__(self, entry: QueryEntry, param_count: int, names: list | None = None):
+    def __init__(
+        self,
+        entry: QueryEntry,
+        param_count: int,
+        names: list | None = None,
+        cq: CompiledQuery | None = None,
+        sql: str | None = None,
+    ):
+        """``cq``: the entry's compiled query with its parameters renumbered for this text
+        (``compile.remap_in_lists``: an IN list of another length than the entry's); ``sql``:
+        the text this statement was prepared from (its base-storage twin is prepared from it:
+        the entry's own text may be spelled otherwise, or hold IN lists of another length)."""
         self.entry = entry
-        cq = entry.compiled
+        if cq is None:
+            cq = entry.compiled
         self.cq = cq
+        self.text = sql
         self.param_count = param_count
         # a text spelled otherwise than the one compiled shares its view, not its names
         self.columns = names if names is not None and len(names) == len(cq.names) else cq.names
@@ -140,7 +171,15 @@ class SelectPrepared(Prepared):
             or cq.limit_param is not None
             or (cq.offset_param is not None or cq.reader.range_col is not None)
         )
-        self.simple = not cq.multi_key and cq.default_fn is None and not self.dynamic
+        # a single key of a query compiled for several (an IN list of one, sharing the query
+        # of longer lists: compile.remap_in_lists) still merges: its reader keeps the rows of
+        # OFFSET + LIMIT with the hidden columns
+        self.simple = (
+            not cq.multi_key
+            and cq.default_fn is None
+            and not self.dynamic
+            and cq.merge_limit is None
+        )
         if self.dynamic:
             from .dataflow.ops.reader import make_sort_key
 
@@ -613,12 +652,22 @@ class SelectPrepared(Prepared):
             self.columns, rows, self.column_types, self.nullable, len(rows), None, "cached"
         )
 
+    def compared_kinds(self) -> dict[int, str]:
+        out = {}
+        for ps, kind in zip(self.key_params, self.key_kinds):
+            for i in ps:
+                out[i] = kind
+        return out
+
     def in_storage(self, engine: Engine) -> Prepared:
         """The same query answered by base storage (for a transaction's own writes)."""
         twin = self._twin
         if twin is None:
-            ast, nparams = parse(self.entry.sql)
-            twin = engine._proxy(ast, nparams, self.entry.sql, entry=self.entry)
+            text = self.text or self.entry.sql
+            ast, nparams = parse(text)
+            # a text qualified for another database than home spells its parameters :p0, ...
+            nparams = max(nparams, _count_params(ast))
+            twin = engine._proxy(ast, nparams, text, entry=self.entry)
             if twin.param_count != self.param_count:  # pragma: no cover - same text, same count
                 raise E.InternalError("a query's storage form takes other parameters")
             self._twin = twin
@@ -639,6 +688,87 @@ def check_params(params) -> None:
                 E.ER_WRONG_ARGUMENTS,
                 "HY000",
             )
+
+
+# When a literal lifted into a parameter (sql/literals.py: an integer or a string) compares as
+# the literal does (lifts_as_written): per kind of the column it is compared with for equality,
+# per type of the literal, always (None) or when the value passes a check. MySQL compares a
+# string with a number column, and an integer with a DOUBLE, as doubles; a parameter compares
+# by its own value: the same answer while the numbers are exact as doubles.
+_EXACT_DOUBLE = 2**53
+
+
+def _small_int(v: int) -> bool:
+    return -_EXACT_DOUBLE < v < _EXACT_DOUBLE
+
+
+def _int_15_digits(v: int) -> bool:
+    """At most 15 digits: as a wide DECIMAL's text compares with it, so does the number."""
+    return -(10**15) < v < 10**15
+
+
+def _short_number_text(v: str) -> bool:
+    """Fewer than 16 characters and no exponent: below 2**53, at most 15 digits."""
+    return len(v) < 16 and "e" not in v and "E" not in v
+
+
+_LIFT_RULES: dict[str, dict[type, object]] = {
+    V.INT: {int: None, str: _short_number_text},
+    V.DECIMAL: {int: _int_15_digits},
+    V.FLOAT: {int: _small_int, str: _short_number_text},
+    V.STR: {str: None},
+}
+_NO_RULES: dict = {}
+
+
+def lifts_as_written(prep: Prepared, params) -> bool:
+    """Does ``prep`` answer with ``params``, literals lifted out of its text, as the text with
+    the literals in place does? Yes when each is compared for equality with a column it binds
+    to as MySQL reads the literal there (``_LIFT_RULES``): an integer with an integer column, or
+    a DECIMAL or DOUBLE column while it is exact as a double, a string with a string column, or
+    with a number column when it is a short number. Elsewhere a parameter converts otherwise than the literal (an integer
+    against a string column compares as text, MySQL compares the two as numbers; an integer
+    against a DATE is no date; a string that is no number against a DECIMAL matches nothing,
+    not 0), and so does one the statement does not know the column of. Needs no lock."""
+    rules = getattr(prep, "_lift_types", None)
+    if rules is None:
+        rules = _lift_rules(prep)
+    if len(rules) != len(params):
+        return False
+    for v, rule in zip(params, rules):
+        check = rule.get(v.__class__, False)
+        if check is not None and (check is False or not check(v)):
+            return False
+    return True
+
+
+def lifts_whatever_values(prep: Prepared, params) -> bool:
+    """``lifts_as_written`` for every value of the types of ``params``: the server's lookup
+    plans, shared by the texts of one shape and one type per literal, skip the check then."""
+    rules = getattr(prep, "_lift_types", None)
+    if rules is None:
+        rules = _lift_rules(prep)
+    return len(rules) == len(params) and all(
+        v.__class__ in rule and rule[v.__class__] is None for v, rule in zip(params, rules)
+    )
+
+
+def _lift_rules(prep: Prepared) -> tuple:
+    """Per parameter of ``prep``: the ``_LIFT_RULES`` of the column it is compared with
+    (none for a statement that does not say: not a ``Prepared``, one of information_schema)."""
+    compared = getattr(prep, "compared_kinds", None)
+    kinds = compared() if compared is not None else {}
+    rules = tuple(
+        _NO_RULES
+        if (k := kinds.get(i)) is None or k.__class__ is not str
+        else _LIFT_RULES.get(k, _NO_RULES)
+        for i in range(prep.param_count)
+    )
+    try:
+        prep._lift_types = rules
+    except AttributeError:  # pragma: no cover - a statement with __slots__
+        pass
+    return rules
 
 
 def _upquery_note(n: Node) -> str:
@@ -831,6 +961,9 @@ class ProxyPrepared(Prepared):
     param_kinds: dict = {}
     declared: list | None = None  # per output column: a type the kind does not say, or None
 
+    def compared_kinds(self) -> dict[int, str]:
+        return self.param_kinds
+
     def run(self, engine: Engine, params) -> Result:
         conn = engine.storage.conn
         if engine._writer is not None and engine._writer is not engine._cur:
@@ -910,6 +1043,9 @@ class LockingPrepared(Prepared):
         if t.active and engine._writer is not t:
             engine._write_gate(t)
         return self.inner.run(engine, params)
+
+    def compared_kinds(self) -> dict[int, str]:
+        return self.inner.compared_kinds()
 
 
 class ConstPrepared(Prepared):
@@ -1279,6 +1415,12 @@ class Engine:
         self.queries: dict[str, QueryEntry] = {}
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
+        # literal lifting (see execute): texts -> their lifted form, lifted forms refused
+        self.lift_literals = options["lift_literals"]
+        self._lifted_texts: dict[str, tuple] = {}
+        self.no_lift: set[str] = set()
+        # normalized texts of IN-list shapes that do not compile as one query (_shared_in_lists)
+        self._unshared: set[str] = set()
         # databases other than home (lower-case -> name as created); see sql/names.py
         self.databases: dict[str, str] = {}
         self._fk_parents: set | None = None  # see _fk_referenced
@@ -1447,16 +1589,37 @@ class Engine:
 
     @_locked
     def execute(self, sql: str, params=(), txn: Txn | None = None) -> Result:
+        """Run one statement. A SELECT text without parameters whose literals lift into
+        parameters (``sql/literals.py``) is answered as its parameterized form, so that the
+        lookups of one shape share one query (see ``lifted``), unless ``lift_literals`` is off."""
         prev = self._cur
         self._cur = txn if txn is not None else self._txn_default
         try:
             if txn is None and self._txn_default.database is not None:
-                return self._execute_in_database(sql, params)
+                return self._in_database(self._execute, sql, params)
             return self._execute(sql, params)
         finally:
             self._cur = prev
 
-    def _execute_in_database(self, sql: str, params) -> Result:
+    @_locked
+    def execute_lifted(
+        self, sql: str, lifted_sql: str, params, txn: Txn | None = None
+    ) -> tuple[Result, bool]:
+        """Answer ``sql``, a SELECT text without parameters, as ``lifted_sql`` with ``params``:
+        its literal-lifted form (``literals.lift_literals``), as the server's lookup path
+        computed it. Returns (the result, True), or (the result of ``sql`` as written, False)
+        when the literals would not compare as parameters as they do in the text
+        (``lifts_as_written``) or the engine refuses the form (remembered in ``no_lift``)."""
+        prev = self._cur
+        self._cur = txn if txn is not None else self._txn_default
+        try:
+            if txn is None and self._txn_default.database is not None:
+                return self._in_database(self._execute_lifted, sql, lifted_sql, params)
+            return self._execute_lifted(sql, lifted_sql, params)
+        finally:
+            self._cur = prev
+
+    def _in_database(self, run, *args):
         """The embedded connection after USE: DATABASE() (and what reads it) names its
         database. (A server session binds its own context.)"""
         from .sql import functions as F
@@ -1464,21 +1627,82 @@ class Engine:
         ctx = dataclasses.replace(F.current_context(), database=self.current_database())
         prev = F.set_context(ctx)
         try:
-            return self._execute(sql, params)
+            return run(*args)
         finally:
             F.set_context(prev)
 
-    def _execute(self, sql: str, params) -> Result:
+    def lifted(self, sql: str) -> tuple[str, tuple] | None:
+        """The literal-lifted form of a SELECT text and the literals as its parameters
+        (``literals.lift_literals``: ``... WHERE id = 42`` -> ``... WHERE id = ?``, (42,)), or
+        None: the text lifts nothing, or the engine refused its form before. Remembered per
+        text (a bounded cache of SELECT texts); needs no lock."""
+        hit = self._lifted_texts.get(sql)
+        if hit is None:
+            if sql[:6].lower() != "select" or len(sql) > _LIFT_TEXT_MAX:
+                return None
+            lifted = lift_literals_cached(sql)
+            hit = _NOT_LIFTED if lifted is None else (lifted[0], tuple(lifted[1]))
+            texts = self._lifted_texts
+            if len(texts) >= _LIFTED_TEXTS_LIMIT:
+                texts.clear()
+            texts[sql] = hit
+        if hit is _NOT_LIFTED or hit[0] in self.no_lift:
+            return None
+        return hit
+
+    def _ready(self) -> None:
+        """Before a statement: the engine is open, and the views have every other process's
+        and connection's commits."""
         if self._closed or self._failure is not None:
             self._check_open()
         if self.fast <= 0 and self.shared:
             self.poll_commits()
         if self._behind:
             self._catch_up()
+
+    def _execute(self, sql: str, params) -> Result:
+        self._ready()
         t = self._cur
         prep = self._cache.get(sql if t.database is None else f"\0{t.database}\0{sql}")
         if prep is None:
+            if not params and self.lift_literals and params.__class__ in (tuple, list):
+                lifted = self.lifted(sql)
+                if lifted is not None:
+                    return self._answer_lifted(sql, lifted[0], lifted[1])[0]
             prep = self.prepare(sql)
+        return self._run(sql, prep, params)
+
+    def _execute_lifted(self, sql: str, lifted_sql: str, params) -> tuple[Result, bool]:
+        self._ready()
+        return self._answer_lifted(sql, lifted_sql, params)
+
+    def _prepared(self, sql: str) -> Prepared:
+        db = self._cur.database
+        return self._cache.get(sql if db is None else f"\0{db}\0{sql}") or self.prepare(sql)
+
+    def _answer_lifted(self, sql: str, lifted_sql: str, params) -> tuple[Result, bool]:
+        """``sql`` answered as its literal-lifted form (see ``execute_lifted``). When the
+        engine does not answer that form, ``sql`` is answered as written, and if that works
+        the form is remembered as refused (when ``sql`` fails too, its error was about its
+        values, not about the form)."""
+        refused = True
+        try:
+            prep = self._prepared(lifted_sql)
+            if prep.param_count == len(params):
+                refused = False
+                if lifts_as_written(prep, params):
+                    return self._run(lifted_sql, prep, params), True
+        except E.LockWait:
+            raise
+        except E.Error:
+            refused = True
+        res = self._run(sql, self._prepared(sql), ())
+        if refused:
+            self.no_lift.add(lifted_sql)
+        return res, False
+
+    def _run(self, sql: str, prep: Prepared, params) -> Result:
+        t = self._cur
         if not t.autocommit and not t.active and prep.kind != "tx" and prep.kind != "diag":
             t.active = True  # autocommit off: every statement runs inside a transaction
         if self._pending and not prep.is_write:
@@ -2153,6 +2377,7 @@ class Engine:
         self.view_names.clear()
         self._by_sql.clear()
         self._cache.clear()
+        self._unshared.clear()
         self.storage.forget_schemas()
         self._fk_parents = None
         self.databases.clear()
@@ -2682,8 +2907,12 @@ class Engine:
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
-                return SelectPrepared(entry, nparams, _item_names(ast))
+                return SelectPrepared(entry, nparams, _item_names(ast), sql=sql)
             return self._proxy(ast, nparams, sql, entry)
+        if not view:
+            shared = self._shared_in_lists(ast, nparams, sql)
+            if shared is not None:
+                return shared
         compiler = Compiler(self.graph, self.storage, self.views)
         try:
             cq = compiler.compile_query(ast, nparams)
@@ -2701,7 +2930,50 @@ class Engine:
             entry.readerless = True
             return _ViewEntry(entry)
         self._by_sql[key] = entry
-        return SelectPrepared(entry, nparams)
+        return SelectPrepared(entry, nparams, sql=sql)
+
+    def _shared_in_lists(self, ast, nparams: int, sql: str) -> Prepared | None:
+        """A SELECT with ``col IN (?, ..., ?)`` keys, answered by the query compiled for its
+        lists two parameters long (``compile.in_list_shape``), so that lists of every length
+        share one query and one reader (one SHOW CACHES entry). None when the statement has no
+        such list of another length or that query does not serve it (it compiles otherwise, or
+        not at all): the text then compiles on its own, as every length did before."""
+        shape = in_list_shape(ast)
+        if shape is None:
+            return None
+        key = _normalize(shape.ast)
+        if key in self._unshared:
+            return None
+        entry = self._by_sql.get(key)
+        if entry is None:
+            compiler = Compiler(self.graph, self.storage, self.views)
+            try:
+                cq = compiler.compile_query(shape.ast, shape.param_count)
+            except Unsupported:
+                cq = None
+            except BaseException:
+                self._discard(compiler)
+                raise
+            if cq is None or remap_in_lists(cq, shape) is None:
+                self._discard(compiler)
+                if len(self._unshared) >= 10000:
+                    self._unshared.clear()
+                self._unshared.add(key)
+                return None
+            self._install(cq)
+            cq.declared = _declared_types(shape.ast, cq.kinds, self.storage.schemas)
+            shown = shape.ast.transform(
+                lambda n: exp.Placeholder() if isinstance(n, exp.Placeholder) else n
+            )
+            entry = QueryEntry(self._next_name(), shown.sql(dialect=DIALECT), "cached", cq)
+            self.queries[entry.name] = entry
+            self._by_sql[key] = entry
+        elif entry.compiled is None:
+            return None  # that text runs on base storage
+        cq = remap_in_lists(entry.compiled, shape)
+        if cq is None:
+            return None
+        return SelectPrepared(entry, nparams, _item_names(ast), cq=cq, sql=sql)
 
     def _discard(self, compiler: Compiler) -> None:
         for n in reversed(compiler.new):
@@ -3638,6 +3910,7 @@ class Engine:
         self._commit(t)  # MySQL: DDL commits the open transaction
         self._catch_up()
         self._cache.clear()
+        self._unshared.clear()
         self._fk_parents = None
 
     @staticmethod

@@ -195,6 +195,14 @@ _TABLE = (
         _flag,
     ),
     Option(
+        "lift_literals",
+        True,
+        "True or False",
+        "a SELECT text without parameters is answered as its parameterized form (WHERE id = 42 "
+        "as WHERE id = ? with 42), so its lookups share one cache (False: a query per text)",
+        _flag,
+    ),
+    Option(
         "private_storage",
         False,
         "True or False",

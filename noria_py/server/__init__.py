@@ -3,8 +3,8 @@
 ``mysql`` runs the server and logs clients in (mysql-mimic handshake and authentication on
 uvloop), ``connection`` serves each logged-in client as an asyncio protocol (the command phase),
 ``session`` answers session-level statements and buffers transactions, ``protocol`` encodes
-result sets and decodes prepared-statement parameters, and ``literals`` turns literal point
-lookups into parameterized statements."""
+result sets and decodes prepared-statement parameters. Turning literal point lookups into
+parameterized statements (``noria_py.sql.literals``) is shared with the embedded API."""
 
 from __future__ import annotations
 

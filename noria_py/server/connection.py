@@ -58,12 +58,12 @@ from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities
 
 from noria_py import errors
-from noria_py.engine import ProxyPrepared, SelectPrepared
+from noria_py.engine import ProxyPrepared, SelectPrepared, lifts_whatever_values
 from noria_py.load_data import parse_load
 from noria_py.result import Result
 
+from ..sql.literals import lift_literals_cached as lift_literals
 from . import protocol as P
-from .literals import lift_literals_cached as lift_literals
 from .session import LookupPlan
 
 if TYPE_CHECKING:
@@ -781,7 +781,7 @@ class CommandProtocol(asyncio.Protocol):
             return self._result(session.execute(sql), seq, False)
         res = session.execute_lifted(sql, plan, params)
         if not plan.refused:
-            self._remember(plan, len(params))
+            self._remember(plan, len(params), params)
         return self._result(res, seq, False)
 
     def _slow(self, data: bytes) -> bool:
@@ -892,12 +892,19 @@ class CommandProtocol(asyncio.Protocol):
         inf.spool.close()
         return [self.ok(res)]
 
-    def _remember(self, target: Any, nparams: int) -> None:
+    def _remember(self, target: Any, nparams: int, lifted: Any = None) -> None:
         """Let ``target`` (a lookup plan or a prepared statement) take the fast path when its
-        engine statement is a plain reader lookup (what dbapi.Cursor.execute shortcuts too)."""
+        engine statement is a plain reader lookup (what dbapi.Cursor.execute shortcuts too).
+        A lookup plan (``lifted``: the literals of one of its texts) only when its literals
+        bind as they compare whatever their values: the fast path does not look at them."""
         sql = target.sql if isinstance(target, LookupPlan) else target.engine_sql
         prep = self.engine.cached(sql)
-        if prep.__class__ is SelectPrepared and prep.simple and prep.param_count == nparams:
+        if (
+            prep.__class__ is SelectPrepared
+            and prep.simple
+            and prep.param_count == nparams
+            and (lifted is None or lifts_whatever_values(prep, lifted))
+        ):
             shape = self._prep_shape(prep)
             if not shape.untyped:
                 # shape first: a lookup plan is shared, and another connection's event-loop

@@ -22,7 +22,7 @@ How a query travels::
   answered by :mod:`noria_py.server.session`; its docstring says what reads inside a transaction
   see.
 * Literal point lookups sent by client-side-binding drivers are turned into parameterized
-  statements (:mod:`noria_py.server.literals`) so that every key shares one reader.
+  statements (:mod:`noria_py.sql.literals`) so that every key shares one reader.
 * The engine is not thread-safe and is called only from the event loop thread: one statement
   runs at a time, to completion. Reader lookups are fast, so this is also the fastest way to
   run them; a slow statement (DDL, a proxied query) holds up the other connections meanwhile.

@@ -44,11 +44,10 @@ from noria_py import diagnostics, errors
 from noria_py.result import Result
 from noria_py.sql import functions as F
 
+from ..sql.literals import LITERAL_SLOTS, literal_value, slots_of
+from ..sql.literals import lift_literals as lift_literals_uncached
+from ..sql.literals import lift_write_cached as lift_write
 from . import protocol as P
-from .literals import LITERAL_SLOTS, literal_value, slots_of
-from .literals import lift_literals as lift_literals_uncached
-from .literals import lift_literals_cached as lift_literals
-from .literals import lift_write_cached as lift_write
 
 SERVER_VERSION = "8.0.36-noria-py"
 
@@ -515,7 +514,8 @@ class ServerState:
     questions: int = 0
     classify_cache: dict[str, Statement] = field(default_factory=dict)
     classify_cache_limit: int = 20000
-    # normalized SQL texts whose literal-lifted form the engine refused
+    # normalized SQL texts whose literal-lifted form the engine refused (the engine's own set,
+    # shared with its embedded path, when it keeps one)
     no_lift: set[str] = field(default_factory=set)
 
     # shape of a text (its parts between literals) -> how its lookups are lifted, or None
@@ -523,6 +523,11 @@ class ServerState:
     lookup_plans_limit: int = 10000
     # per client character set: exact COM_QUERY payloads -> outcome of lifted_lookup
     text_plans: dict[str, dict[bytes, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        no_lift = getattr(self.engine, "no_lift", None)
+        if isinstance(no_lift, set):
+            self.no_lift = no_lift
 
     def text_plans_for(self, codec: str) -> dict[bytes, Any]:
         plans = self.text_plans.get(codec)
@@ -554,7 +559,10 @@ class ServerState:
         if "`" in sql or '"' in sql or len(sql) > CACHED_TEXT_MAX:
             return None
         parts = LITERAL_SLOTS.split(sql)
-        shape = tuple(parts[0::2])
+        # the text between the literals, and which literals are strings: a plan holds for the
+        # literals' types (Engine.lifts_as_written: a number and a string compared with one
+        # column may not both bind as they compare)
+        shape = (*parts[0::2], *[p[0] == "'" for p in parts[1::2]])
         plan = self.lookup_plans.get(shape, _NO_PLAN)
         if plan is _NO_PLAN:
             plan = _lookup_plan(parts, sql)
@@ -724,38 +732,22 @@ class Session:
         return handler(self, st, params)
 
     def execute_lifted(self, sql: str, plan: LookupPlan, params: Sequence[Any]) -> Result:
-        """Run a lifted lookup (see ServerState.lifted_lookup) through the engine. If the engine
-        refuses the parameterized text but answers ``sql`` as written, remember that and send
-        the texts of this shape as written from now on."""
+        """Run a lifted lookup (see ServerState.lifted_lookup) through the engine
+        (``Engine.execute_lifted``). If the engine answers ``sql`` as written instead (it
+        refuses the parameterized text, remembered in its ``no_lift``, or these literals would
+        not compare as parameters as they do in the text), the texts of this plan's shape are
+        sent as written from now on."""
         self.state.questions += 1
         self._bind_context()
-        try:
-            return self.engine.execute(plan.sql, params, self.txn)
-        except errors.LockWait:
-            raise
-        except errors.Error:
-            res = self.engine.execute(self.state.statement(sql).sql, (), self.txn)
+        res, lifted = self.engine.execute_lifted(sql, plan.sql, params, self.txn)
+        if not lifted:
             plan.refused = True
-            self.state.no_lift.add(plan.sql)
-            return res
+        return res
 
     def _engine_read(self, st: Statement, params: Sequence[Any]) -> Result:
-        engine = self.engine
-        if not params:
-            lifted = lift_literals(st.sql)
-            if lifted is not None and lifted[0] not in self.state.no_lift:
-                try:
-                    return engine.execute(lifted[0], lifted[1], self.txn)
-                except errors.LockWait:
-                    raise
-                except errors.Error:
-                    # The parameterized form is not something the engine answers. Answer the
-                    # statement as written (which raises its own error if it fails too: then the
-                    # error was about these values, not the form) and remember the form.
-                    res = engine.execute(st.sql, params, self.txn)
-                    self.state.no_lift.add(lifted[0])
-                    return res
-        return engine.execute(st.sql, params, self.txn)
+        # a text without parameters is answered as its literal-lifted form by the engine
+        # (Engine.execute), with the fallback to the text as written
+        return self.engine.execute(st.sql, params, self.txn)
 
     def _lift_write(self, sql: str, params: Sequence[Any]) -> tuple[str, Sequence[Any]]:
         """A write sent with its values in the text, as its parameterized form and values

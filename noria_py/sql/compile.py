@@ -15,6 +15,7 @@ query on base storage instead.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 
@@ -1372,3 +1373,116 @@ def key_combinations(key_params: list[list[int]], params) -> list[tuple]:
         return [tuple(c[0] for c in choices)]
     # dict.fromkeys keeps the first of equal combinations in order, in linear time
     return list(dict.fromkeys(itertools.product(*choices)))
+
+
+# --- one query for IN lists of every length ----------------------------------------------------
+# ``col IN (?, ?, ?)`` and ``col IN (?, ?)`` differ only in how many keys a lookup asks the
+# reader for (the reader is keyed by ``col`` either way; ``key_combinations`` asks for each
+# distinct key once, and ORDER BY / LIMIT / DISTINCT over the whole list are applied after the
+# lookup: ``merge_order``, ``merge_limit``, ``merge_distinct``). So the engine compiles such a
+# statement once, with every such list ``SHARED_IN_LENGTH`` parameters long
+# (``in_list_shape``), and answers a list of any length with that query, its parameter
+# positions mapped to the text's own (``remap_in_lists``).
+
+SHARED_IN_LENGTH = 2  # two: the query of the shared length is compiled for several keys
+
+
+@dataclass
+class InListShape:
+    """A SELECT with each ``col IN (?, ..., ?)`` term of its WHERE ``SHARED_IN_LENGTH``
+    parameters long."""
+
+    ast: exp.Expression
+    param_count: int
+    # per parameter of ``ast``: the parameter of the text it stands for (-1: one of a list's)
+    plain: list[int]
+    # per list: its parameters in ``ast`` -> the parameters of the text's list
+    lists: dict[tuple[int, ...], tuple[int, ...]]
+
+
+def _param_in(c: exp.Expression) -> bool:
+    """Is ``c`` a ``col IN (?, ..., ?)`` term (a key of the reader, ``_param_conj``)?"""
+    return (
+        isinstance(c, exp.In)
+        and isinstance(c.this, exp.Column)
+        and not any(c.args.get(k) for k in ("query", "unnest", "field"))
+        and bool(c.expressions)
+        and all(_placeholder_index(e) is not None for e in c.expressions)
+    )
+
+
+def in_list_shape(ast: exp.Expression) -> InListShape | None:
+    """``ast`` (a parsed SELECT, parameters numbered in text order) with each ``col IN (?, ...,
+    ?)`` term of its WHERE conjunction ``SHARED_IN_LENGTH`` parameters long, its parameters
+    numbered in text order again; None when it has no such term of another length."""
+    if not isinstance(ast, exp.Select) or ast.args.get("where") is None:
+        return None
+    terms = [c for c in _flatten_and(ast.args["where"].this) if _param_in(c)]
+    if all(len(c.expressions) == SHARED_IN_LENGTH for c in terms):
+        return None  # none, or only lists of the shared length: the text is its own shape
+    if any(_placeholder_index(p) is None for p in ast.find_all(exp.Placeholder)):
+        return None
+    shaped = ast.copy()
+    order: list = []  # (the text's parameter it follows, rank, placeholder, list number or -1)
+    fresh: set[int] = set()
+    lists: list[tuple[int, ...]] = []
+    for n, c in enumerate(c for c in _flatten_and(shaped.args["where"].this) if _param_in(c)):
+        params = tuple(_placeholder_index(e) for e in c.expressions)
+        lists.append(params)
+        holders = [exp.Placeholder(this="p") for _ in range(SHARED_IN_LENGTH)]
+        c.set("expressions", holders)
+        for rank, ph in enumerate(holders):
+            fresh.add(id(ph))
+            order.append((params[0], rank, ph, n))
+    for ph in shaped.find_all(exp.Placeholder):
+        if id(ph) not in fresh:
+            order.append((_placeholder_index(ph), 0, ph, -1))
+    order.sort(key=lambda o: (o[0], o[1]))
+    plain: list[int] = []
+    slots: list[list[int]] = [[] for _ in lists]
+    for k, (pos, _rank, ph, n) in enumerate(order):
+        ph.set("this", f"p{k}")
+        plain.append(pos if n < 0 else -1)
+        if n >= 0:
+            slots[n].append(k)
+    return InListShape(
+        shaped, len(order), plain, {tuple(s): params for s, params in zip(slots, lists)}
+    )
+
+
+def remap_in_lists(cq: CompiledQuery, shape: InListShape) -> CompiledQuery | None:
+    """``cq``, compiled for ``shape.ast``, with its parameter positions those of the text the
+    shape was made from; None when ``cq`` does not use its parameters as the shape expects
+    (each list a key of the reader, every other parameter once)."""
+    used: set[int] = set()
+    key_params: list[list[int]] = []
+    for ps in cq.key_params:
+        got = shape.lists.get(tuple(ps))
+        if got is not None:
+            key_params.append(list(got))
+        elif len(ps) == 1 and shape.plain[ps[0]] >= 0:
+            key_params.append([shape.plain[ps[0]]])
+        else:
+            return None
+        used.update(ps)
+
+    def one(i: int | None) -> int | None:
+        if i is None:
+            return None
+        used.add(i)
+        return shape.plain[i]
+
+    range_ops = [(op, one(i)) for op, i in cq.range_ops]
+    limit_param = one(cq.limit_param)
+    offset_param = one(cq.offset_param)
+    if used != set(range(shape.param_count)) or any(
+        i is not None and i < 0 for i in [limit_param, offset_param, *(i for _, i in range_ops)]
+    ):
+        return None
+    return dataclasses.replace(
+        cq,
+        key_params=key_params,
+        range_ops=range_ops,
+        limit_param=limit_param,
+        offset_param=offset_param,
+    )

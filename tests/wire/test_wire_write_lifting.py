@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from noria_py import errors
 from noria_py.engine import Engine
-from noria_py.server.literals import lift_write, lift_write_cached
 from noria_py.server.session import ServerState, Session
+from noria_py.sql.literals import lift_write, lift_write_cached
 
 pytestmark = pytest.mark.wire
 

@@ -1,10 +1,12 @@
 """Turning literal point lookups into parameterized ones (auto-parameterization).
 
 Most MySQL drivers (pymysql, and SQLAlchemy on top of it) bind parameters on the client: every
-lookup arrives as a different SQL text, ``... WHERE id = 42``. Handing those texts to the engine
-as they are would parse each one and install a view per literal. Instead the server rewrites
-the simplest, unambiguous shape into its parameterized form and passes the literals as bound
-parameters, so all lookups of one shape share one statement and one reader:
+lookup arrives as a different SQL text, ``... WHERE id = 42``, and embedded programs write
+literals into their texts too. Handing those texts to the engine as they are would parse each
+one and install a view per literal. Instead the engine (``Engine.execute`` of a text without
+parameters, and the server's lookup fast path) rewrites the simplest, unambiguous shape into its
+parameterized form and passes the literals as bound parameters, so all lookups of one shape share
+one statement and one reader:
 
     SELECT a, b FROM t WHERE id = 42 AND name = 'x' ORDER BY a LIMIT 5
     -> ("SELECT a, b FROM t WHERE id = ? AND name = ? ORDER BY a LIMIT 5", [42, "x"])
@@ -13,7 +15,9 @@ Only ``column = literal`` terms of a top-level WHERE that is a plain conjunction
 and only integer and single-quoted string literals. Anything else (comments, existing
 placeholders, subqueries, UNION, OR, NOT, parentheses or functions in the WHERE clause, double
 quotes, decimals, introducers, COLLATE) leaves the statement untouched. If the engine rejects
-the rewritten form, the session remembers that and sends the original text instead.
+the rewritten form, it remembers that and answers the original text instead; it also answers
+the original text when a literal bound as a parameter would not compare as the literal does
+(``Engine.lifts_as_written``: a number against a string column, for one).
 """
 
 from __future__ import annotations
