@@ -338,7 +338,7 @@ class Join(Node):
                 g.append(rec)
         return groups
 
-    def _lookup_input(self, port: int, batch: list) -> list:
+    def _lookup_input(self, port: int, batch: list, gated: bool = False) -> list:
         """A delta from ``port`` joined with the other input looked up per join key. A left
         join's right delta also switches its left rows between padded and matched when the
         key's right rows appear or disappear: ``before`` is the right input without this delta
@@ -346,7 +346,7 @@ class Join(Node):
         out = []
         pad = self.pad
         outer = self.outer
-        gate = self._gate()
+        gate = self._gate() if gated else None  # deltas only: an upquery fills what it asks
         multi = self._multi
         for key, recs in self._by_key(port, batch).items():
             if gate is not None and not gate(key if multi else (key,)):
@@ -490,7 +490,7 @@ class Join(Node):
 
     def on_input(self, port: int, batch: list) -> list:
         if self.lookup:
-            return self._lookup_input(port, batch)
+            return self._lookup_input(port, batch, gated=True)
         if self.partial:
             batch = self._split(port, batch)
         if port == 0:
