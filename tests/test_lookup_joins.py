@@ -268,15 +268,20 @@ def test_sum_overflowing_sqlite_integers_falls_back_to_exact_python():
     assert conn.execute(q, (1,)).fetchall() == [(1, Decimal(2 * big - 5))]
 
 
-@pytest.mark.parametrize("writer_first", [True, False])
-def test_two_processes_on_one_file_with_lookup_joins(tmp_path, writer_first):
-    # the views of a file's second engine join the first engine's writes as they arrive
-    # through the change log: lookups read the snapshot pinned at the applied position
+def _two_engines(tmp_path):
+    """Two engines on one database file with the schema (as two processes would be)."""
     path = str(tmp_path / "db.sqlite")
     a = noria_py.connect(path)
     for sql in SCHEMA:
         a.execute(sql)
-    b = noria_py.connect(path)
+    return a, noria_py.connect(path)
+
+
+@pytest.mark.parametrize("writer_first", [True, False])
+def test_two_processes_on_one_file_with_lookup_joins(tmp_path, writer_first):
+    # the views of a file's second engine join the first engine's writes as they arrive
+    # through the change log: lookups read the snapshot pinned at the applied position
+    a, b = _two_engines(tmp_path)
     q = QUERIES[0]
     if not writer_first:
         # both engines have the key filled: the writes below are joined as they arrive, by
@@ -369,11 +374,7 @@ def test_another_process_committing_right_after_this_one(tmp_path):
     # between this engine's COMMIT and its deltas entering the dataflow, another process
     # commits a row the new one joins: the lookups must not see it before its delta arrives
     # (the engine pins a snapshot holding its own commit and applies the other's entry first)
-    path = str(tmp_path / "db.sqlite")
-    a = noria_py.connect(path)
-    for sql in SCHEMA:
-        a.execute(sql)
-    b = noria_py.connect(path)
+    a, b = _two_engines(tmp_path)
     q = QUERIES[0]
     assert a.execute(q, (1,)).fetchall() == []
     storage = a.engine.storage
