@@ -30,7 +30,7 @@ class SqlRel:
     expression per output column), ``convs`` (the storage column type to convert each value
     with, or None), ``kinds`` and ``bases`` (the base table nodes read)."""
 
-    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single", "src")
+    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single", "src", "ids")
 
     def __init__(self, from_sql, cols, convs, kinds, bases, single, src):
         self.src = src  # per output column: (base table node, its column)
@@ -40,6 +40,19 @@ class SqlRel:
         self.kinds = kinds
         self.bases = bases
         self.single = single  # one table (no join): may stand anywhere in a FROM clause
+        self.ids = self._schema_ids()  # the schemas it was described from (see ``stale``)
+
+    @property
+    def storage(self):
+        return self.bases[0].storage
+
+    def _schema_ids(self) -> tuple:
+        schemas = self.bases[0].storage.schemas
+        return tuple(id(schemas.get(b.table.lower())) for b in self.bases)
+
+    def stale(self) -> bool:
+        """Has a table it reads changed shape since it was described (describe it again)?"""
+        return self._schema_ids() != self.ids
 
     def pending(self) -> bool:
         for b in self.bases:

@@ -422,7 +422,7 @@ class Aggregate(Node):
         self.filled: set = set()
         self.fidx: dict = {}  # fill key -> set of group keys
         self.graph = None
-        self._grouped = None  # (sqlrel.Grouped, SqlRel, schema ids), or False: none
+        self._grouped = None  # (sqlrel.Grouped, SqlRel), or False: none
 
     @property
     def materialization(self):
@@ -527,18 +527,14 @@ class Aggregate(Node):
             if g is None:
                 self._grouped = False
                 return None
-            storage = rel.bases[0].storage
-            ids = tuple(id(storage.schemas.get(b.table.lower())) for b in rel.bases)
-            plan = self._grouped = (g, rel, ids)
-        g, rel, ids = plan
-        storage = rel.bases[0].storage
-        for b, i in zip(rel.bases, ids):
-            if id(storage.schemas.get(b.table.lower())) != i:
-                self._grouped = None  # a table changed shape: plan again
-                return self._grouped_fill(fk)
+            plan = self._grouped = (g, rel)
+        g, rel = plan
+        if rel.stale():
+            self._grouped = None  # a table changed shape: plan again
+            return self._grouped_fill(fk)
         if rel.pending():
             return None
-        return g.run(storage, fk)
+        return g.run(rel.storage, fk)
 
     def build_from_storage(self) -> bool:
         """A full aggregate's initial state from one grouped query over base storage, when
@@ -552,7 +548,7 @@ class Aggregate(Node):
         if rel is None or rel.pending():
             return False
         g = grouped(rel, self.ngroup, self.aggs, [])
-        groups = g.run(rel.bases[0].storage, ()) if g is not None else None
+        groups = g.run(rel.storage, ()) if g is not None else None
         if groups is None:
             return False
         self._absorb(groups)

@@ -46,7 +46,7 @@ class Join(Node):
         # looked up in base storage (see on_added)
         self.lookup = False
         self._key_cols = (list(self.left_key), list(self.right_key))
-        self._rel = None  # (SqlRel, schema ids, SQL per asked columns) or False: see _pushed
+        self._rel = None  # (SqlRel, SQL per asked columns) or False: see _pushed
         self._right_rel = None  # the right input as one table's SqlRel, or False
         self._counts: dict = {}  # count statements by asked columns
         self._gate_cache = None  # (graph version, gate or None): see _gate
@@ -118,17 +118,13 @@ class Join(Node):
             if rel is None:
                 self._rel = False
                 return None
-            schemas = rel.bases[0].storage.schemas
-            ids = tuple(id(schemas.get(b.table.lower())) for b in rel.bases)
-            cached = self._rel = (rel, ids, {})
+            cached = self._rel = (rel, {})
         elif cached is False:
             return None
-        rel, ids, _sqls = cached
-        schemas = rel.bases[0].storage.schemas
-        for b, i in zip(rel.bases, ids):
-            if id(schemas.get(b.table.lower())) != i:
-                self._rel = None
-                return self._pushed()
+        rel = cached[0]
+        if rel.stale():
+            self._rel = None
+            return self._pushed()
         if rel.pending():
             return None
         return cached
@@ -260,8 +256,8 @@ class Join(Node):
             if pushed is not None:
                 from ..sqlrel import select
 
-                rel, _ids, sqls = pushed
-                return select(rel.bases[0].storage, rel, cols, key, sqls)
+                rel, sqls = pushed
+                return select(rel.storage, rel, cols, key, sqls)
         nl = len(self.parents[0].columns)
         lsel = [(c, k) for c, k in zip(cols, key) if c < nl]
         rsel = [(c - nl, k) for c, k in zip(cols, key) if c >= nl]
@@ -404,18 +400,15 @@ class Join(Node):
         with it (``delta``: its net count)? Counted in base storage, no further than needed,
         when the right input is one table's columns."""
         rel = self._right_rel
-        if rel is None:
+        if rel is None or (rel and rel.stale()):
             rel = self.parents[1].sql_rel()
             self._right_rel = rel = rel if rel is not None and rel.single else False
+            self._counts = {}
         if rel:
             from ..sqlrel import nonempty
 
-            schemas = rel.bases[0].storage.schemas
-            if schemas.get(rel.bases[0].table.lower()) is not None:
-                kt = key if self._multi else (key,)
-                return nonempty(
-                    rel.bases[0].storage, rel, self._key_cols[1], kt, delta, self._counts
-                )
+            kt = key if self._multi else (key,)
+            return nonempty(rel.storage, rel, self._key_cols[1], kt, delta, self._counts)
         n = 0
         for _row, m in self._bag(1, key):
             n += m
@@ -565,8 +558,8 @@ class Join(Node):
             if pushed is not None:  # SQLite's join of the whole inputs
                 from ..sqlrel import select
 
-                rel, _ids, sqls = pushed
-                return select(rel.bases[0].storage, rel, [], (), sqls)
+                rel, sqls = pushed
+                return select(rel.storage, rel, [], (), sqls)
             return self._lookup_contents()
         out = []
         rstate = self.right_state
