@@ -14,9 +14,11 @@ USING``, ``JSON_OBJECT``), which :mod:`.expr` maps back to MySQL's names.
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 # Non-aggregate functions whose sqlglot class the compiler understands and which keep MySQL's
 # meaning exactly.
@@ -47,7 +49,43 @@ def _keep(name: str, builder) -> bool:
     return isinstance(klass, type) and issubclass(klass, exp.AggFunc)
 
 
+# A number with an exponent, as MySQL reads it: the sign belongs to the exponent only when it
+# follows the E. sqlglot's scanner also takes a sign after the exponent's digits, so
+# ``1e1+1`` became one number and ``1e15+0.3e0`` one identifier.
+_EXPONENT_NUMBER = re.compile(r"\d+(?:\.\d*)?[eE][+-]?\d+")
+
+
+def _glued(tok: Token) -> bool:
+    """A number token that ran on past its exponent into a sign and what follows."""
+    if tok.token_type not in (TokenType.NUMBER, TokenType.VAR) or not tok.text[:1].isdigit():
+        return False
+    m = _EXPONENT_NUMBER.match(tok.text)
+    return m is not None and m.end() < len(tok.text) and tok.text[m.end()] in "+-"
+
+
 class NoriaMySQL(MySQL):
+    class Tokenizer(MySQL.Tokenizer):
+        def tokenize(self, sql: str) -> list[Token]:
+            tokens = super().tokenize(sql)
+            if not any(_glued(t) for t in tokens):
+                return tokens
+            out: list[Token] = []
+            for tok in tokens:
+                if not _glued(tok):
+                    out.append(tok)
+                    continue
+                # split after the exponent's digits and scan the rest again
+                n = _EXPONENT_NUMBER.match(tok.text).end()
+                first = Token(TokenType.NUMBER, tok.text[:n], tok.line, tok.col, tok.start)
+                first.end = tok.start + n - 1
+                out.append(first)
+                for t in self.tokenize(tok.text[n:]):
+                    t.start += tok.start + n
+                    t.end += tok.start + n
+                    t.line = tok.line
+                    out.append(t)
+            return out
+
     class Parser(MySQL.Parser):
         FUNCTIONS = {k: v for k, v in MySQL.Parser.FUNCTIONS.items() if _keep(k, v)}
 

@@ -13,7 +13,7 @@ import datetime as _dt
 import math
 import re
 from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Decimal, DivisionByZero, InvalidOperation
+from decimal import Decimal, DivisionByZero, InvalidOperation
 
 from sqlglot import exp
 
@@ -1490,19 +1490,9 @@ def _result_scale(name: str, args: list[Compiled], kind: str) -> int | None:
 
 def _u64(v) -> int:
     """A value as BIT operators see it: an unsigned 64-bit integer."""
-    from .functions.coerce import to_num
+    from .functions.coerce import to_bits
 
-    x = to_num(v)
-    if type(x) is not int:
-        try:
-            x = int(
-                Decimal(repr(x) if isinstance(x, float) else x).to_integral_value(ROUND_HALF_UP)
-            )
-        except (InvalidOperation, ValueError, OverflowError):
-            return _U64
-    if x < 0:
-        x &= _U64
-    return min(x, _U64)
+    return to_bits(v)
 
 
 def unknown_function(name: str) -> Exception:

@@ -218,6 +218,18 @@ class _Rewriter:
         ):
             return self._decimal_aggregate(node, scope, top)
         if (
+            isinstance(node, exp.Anonymous)
+            and node.name.upper() in ("BIT_AND", "BIT_OR", "BIT_XOR")
+            and scope is not None
+            and len(node.expressions) == 1
+            and self._arg_kind(node.expressions[0], scope) == V.DECIMAL
+        ):
+            # a DECIMAL rounds half away from zero (SQLite would hand over a double or text)
+            arg = node.expressions[0]
+            exact = self._compile(arg, scope, True, shown=False)
+            arg = exact if exact is not None else self._visit(arg, scope, True)
+            return _registered_agg(node.name.upper(), [_call("DECIMAL_BITS", [arg])])
+        if (
             isinstance(node, (exp.Min, exp.Max))
             and scope is not None
             and not isinstance(node.this, (exp.Distinct, exp.Column))
@@ -252,6 +264,16 @@ class _Rewriter:
         child_top = top and isinstance(node, exp.Alias)
         self._children(node, scope, lambda key: child_top)
         return self._replace(node)
+
+    @staticmethod
+    def _arg_kind(arg: exp.Expression, scope) -> str | None:
+        """The kind of an aggregate's argument, None when it does not compile."""
+        if arg.find(*_NOT_SCALAR):
+            return None
+        try:
+            return compile_expr(arg, scope[0], allow_params=True).kind
+        except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
+            return None
 
     @staticmethod
     def _decimal_argument(arg: exp.Expression, scope) -> bool:

@@ -177,9 +177,19 @@ def register(conn: sqlite3.Connection) -> None:
     conn.create_aggregate(PREFIX + "DSUM_TEXT", 1, _DecimalSumText)
     conn.create_aggregate(PREFIX + "DAVG", 1, _DecimalAvg)
     conn.create_aggregate(PREFIX + "DAVG_TEXT", 1, _DecimalAvgText)
+    conn.create_function(PREFIX + "DECIMAL_BITS", 1, _decimal_bits, deterministic=True)
     for name, coll in C.COLLATIONS.items():
         conn.create_collation(name, _collation_cmp(coll))
     conn.create_collation(DECIMAL_COLLATION, decimal_cmp)
+
+
+def _decimal_bits(v):
+    """A DECIMAL argument of BIT_AND/OR/XOR as their 64 bits (rounded half away from zero,
+    saturated), signed so that SQLite holds it; the aggregate reads the pattern back."""
+    from ..sql.functions.aggregates import to_uint64
+
+    n = to_uint64(F.coerce.to_decimal(v))
+    return None if n is None else (n - (1 << 64) if n >= 1 << 63 else n)
 
 
 def _as_decimal(text: str):

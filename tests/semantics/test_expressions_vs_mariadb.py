@@ -179,7 +179,12 @@ def _arg(draw, slot: str, depth: int) -> str:
 
 @st.composite
 def expressions(draw):
-    return _expr(draw, draw(st.sampled_from(KINDS)), 0)
+    e = _expr(draw, draw(st.sampled_from(KINDS)), 0)
+    if draw(st.booleans()):
+        # written without spaces around the operators, as people also write them
+        for op in (" + ", " - ", " * ", " / ", " = ", " < ", " > "):
+            e = e.replace(op, op.strip())
+    return e
 
 
 # --- the three answers -------------------------------------------------------------------------
@@ -335,6 +340,12 @@ REGRESSIONS = [
     "SHA1(s)", "SHA2(s, 256)", "FIELD(s, 'e', 'bob')", "FIND_IN_SET('b', s)", "FORMAT(d, 2)",
     "CONV(i, 10, 16)", "VERSION() LIKE '%MariaDB%'", "d = '9.99'", "d IN ('9.99')",
     "dt = 20240229", "SUM_PLACEHOLDER",
+]  # fmt: skip
+REGRESSIONS += [
+    # a sign after an exponent's digits starts a new term: `1e1+1` was read as one number
+    "1e1+1", "i+1e1-2", "f*2e0+1", "1.5E-3-2", "1e15+0.3e0", "2.5e0*2",
+    # bit operators saturate a number below -2^63 instead of wrapping it
+    "(ROUND(i, -1)) | 0", "'-1e30' | 0", "-1e19 | 0", "~(-1e19)", "-1e19 >> 1", "'2.5' | 0",
 ]  # fmt: skip
 REGRESSIONS.remove("SUM_PLACEHOLDER")
 REGRESSIONS.remove("VERSION() LIKE '%MariaDB%'")  # a session function: not per row

@@ -14,12 +14,13 @@ deletes and refills cannot reproduce, so the compiler leaves those queries to ba
 from __future__ import annotations
 
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
 
 from ..values import FLOAT, INT, STR
 from . import register_agg
-from .coerce import str_prefix_number, to_num, to_str
+from .coerce import to_num, to_str
 from .json_fns import JsonText, escape, sql_json_text
 
 MASK64 = (1 << 64) - 1
@@ -113,28 +114,37 @@ class StdSamp(_Moments):
         return None if v is None else math.sqrt(v)
 
 
+_INT_PREFIX = re.compile(r"\s*([+-]?\d+)")
+
+
 def to_uint64(v) -> int | None:
-    """A value as the unsigned 64-bit integer the bit aggregates see."""
+    """A value as the unsigned 64-bit integer the bit aggregates see: unlike the bit
+    operators (``coerce.to_bits``), a string is read as an INTEGER, a DOUBLE rounds half to
+    even and a number saturates at a signed BIGINT's limits."""
     if v is None:
         return None
     t = type(v)
     if t is str or t is bytes:
+        # read as an INTEGER: the integer prefix only ('2.6x' is 2, '-1e30' is -1)
         s = v.decode("utf-8", "replace") if t is bytes else v
-        n = str_prefix_number(s)
-        n = int(n) if type(n) is float and math.isfinite(n) else (n if type(n) is int else 0)
+        m = _INT_PREFIX.match(s)
+        n = int(m.group(1)) if m else 0
     else:
         n = to_num(v)
         if type(n) is float:
             n = round(n) if math.isfinite(n) else 0
         elif type(n) is Decimal:
-            try:
-                n = int(n.quantize(Decimal(1), rounding=ROUND_HALF_UP))
-            except (InvalidOperation, ValueError):
+            if not n.is_finite():
                 n = 0
+            elif abs(n) >= 1 << 64:  # beyond every limit: no need to round its digits
+                n = int(n)
+            else:
+                n = int(n.quantize(Decimal(1), rounding=ROUND_HALF_UP))
         elif type(n) is not int:
             n = int(n)
-    if n > MASK64:
-        n = MASK64
+    # saturated as a signed BIGINT (1e19 is 2^63 - 1), then taken as its 64 bits
+    if n > (1 << 63) - 1:
+        n = (1 << 63) - 1
     elif n < -(1 << 63):
         n = -(1 << 63)
     return n & MASK64

@@ -177,6 +177,36 @@ def to_int(v) -> int | None:
         return 0
 
 
+_U64_MASK = (1 << 64) - 1
+_I64_MIN = -(1 << 63)
+
+
+def to_bits(v) -> int | None:
+    """A value as MySQL's bit operators and BIT_* aggregates see it: an exact number (a
+    string's numeric prefix read as a DECIMAL) rounded half away from zero, saturated to
+    [-2^63, 2^64 - 1], taken as its unsigned 64-bit pattern."""
+    if v is None:
+        return None
+    n = v if type(v) is int else (to_decimal(v) if type(v) in (str, bytes) else to_num(v))
+    if type(n) is int:
+        pass
+    elif type(n) is bool:
+        n = int(n)
+    else:
+        if n != n:  # NaN
+            return 0
+        if n >= _U64_MASK:
+            return _U64_MASK
+        if n <= _I64_MIN:
+            return 1 << 63
+        n = int(round_half_away(Decimal(repr(n)) if type(n) is float else Decimal(n)))
+    if n > _U64_MASK:
+        return _U64_MASK
+    if n < _I64_MIN:
+        n = _I64_MIN
+    return n & _U64_MASK
+
+
 def to_decimal(v) -> Decimal | None:
     """A value as a DECIMAL: a string's numeric prefix keeps every digit (as a string compared
     with a DECIMAL is converted), others through their number."""
