@@ -1346,6 +1346,18 @@ _TX_WORDS = re.compile(
 )
 
 
+def _db_qualified(name: str) -> str:
+    """An engine table name as MySQL's notes name it: ``database.table``."""
+    db, table = N.split(name)
+    return f"{db or N.HOME}.{table}"
+
+
+def _exists_note(name: str) -> Result:
+    """``CREATE ... IF NOT EXISTS`` of a table or view that exists: nothing, and a note."""
+    msg = f"Table '{N.bare(name)}' already exists"
+    return Result(rowcount=0, conditions=[("Note", E.ER_TABLE_EXISTS_ERROR, msg)])
+
+
 class Engine:
     """One database: base storage, the dataflow graph, and the installed queries."""
 
@@ -1866,11 +1878,10 @@ class Engine:
         if not name or "." in name or "/" in name or "\\" in name or name != name.rstrip():
             raise E.ProgrammingError(f"Incorrect database name '{name}'", 1102, "42000")
         if low in (N.HOME, N.INFORMATION_SCHEMA) or low in self.databases:
+            msg = f"Can't create database '{name}'; database exists"
             if ast.args.get("exists"):
-                return Result(rowcount=0)
-            raise E.ProgrammingError(
-                f"Can't create database '{name}'; database exists", 1007, "HY000"
-            )
+                return Result(rowcount=0, conditions=[("Note", 1007, msg)])
+            raise E.ProgrammingError(msg, 1007, "HY000")
         for prop in (ast.args.get("properties") or exp.Properties()).expressions:
             if isinstance(prop, exp.CollateProperty):
                 _use_collation(
@@ -1896,11 +1907,10 @@ class Engine:
             )
         canon = self.databases.get(low)
         if canon is None:
+            msg = f"Can't drop database '{name}'; database doesn't exist"
             if ast.args.get("exists"):
-                return Result(rowcount=0)
-            raise E.ProgrammingError(
-                f"Can't drop database '{name}'; database doesn't exist", 1008, "HY000"
-            )
+                return Result(rowcount=0, conditions=[("Note", 1008, msg)])
+            raise E.ProgrammingError(msg, 1008, "HY000")
         prefix = canon.lower() + "."
         for v in [n for n in list(self.views) if n.startswith(prefix)]:
             if v in self.views:
@@ -3973,7 +3983,7 @@ class Engine:
         name = ast.this.name
         if name.lower() in self.storage.schemas or name.lower() in self.views:
             if ast.args.get("exists"):
-                return Result(rowcount=0)
+                return _exists_note(name)
             raise E.ProgrammingError(
                 f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
@@ -4047,7 +4057,7 @@ class Engine:
         low = schema.name.lower()
         if low in self.storage.schemas or low in self.views:
             if ast.args.get("exists"):
-                return Result(rowcount=0)
+                return _exists_note(schema.name)
             raise E.ProgrammingError(
                 f"Table '{schema.name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
@@ -4099,6 +4109,10 @@ class Engine:
         if not cols or not name:
             raise E.parse_error(f"near '{sql.strip()[:40]}'")
         if name.lower() in schema.key_names() or name.lower() == "primary":
+            if ast.args.get("exists"):  # MariaDB's CREATE INDEX IF NOT EXISTS
+                return Result(
+                    rowcount=0, conditions=[("Note", 1061, f"Duplicate key name '{name}'")]
+                )
             raise E.ProgrammingError(f"Duplicate key name '{name}'", 1061, "42000")
         unique = bool(ast.args.get("unique"))
         if not restoring:
@@ -4162,9 +4176,10 @@ class Engine:
         name = tables[0].name
         low = name.lower()
         if low not in schema.key_names():
-            raise E.ProgrammingError(
-                f"Can't DROP INDEX `{name}`; check that it exists", 1091, "42000"
-            )
+            msg = f"Can't DROP INDEX `{name}`; check that it exists"
+            if ast.args.get("exists"):  # MariaDB's DROP INDEX IF EXISTS
+                return Result(rowcount=0, conditions=[("Note", 1091, msg)])
+            raise E.ProgrammingError(msg, 1091, "42000")
         real = schema.created_indexes.get(low)
         if real is None:  # a key of the table's definition: the table is rebuilt without it
             drop = exp.Drop(kind="INDEX", tables=[exp.to_table(name)])
@@ -4216,10 +4231,12 @@ class Engine:
                             1451,
                             "23000",
                         )
+        missing = []
         for t in targets:
             low = t.name.lower()
             if low not in self.storage.schemas:
                 if ast.args.get("exists"):
+                    missing.append(_db_qualified(t.name))
                     continue
                 raise E.ProgrammingError(f"Unknown table '{t.name}'", E.ER_BAD_TABLE_ERROR, "42S02")
             self._forget_table(self.storage.schemas[low].name)
@@ -4227,6 +4244,9 @@ class Engine:
             self.storage.drop_table(t.name)
             self.storage.catalog_remove("table", t.name)
             self.storage.commit()
+        if missing:  # one note names every table that was not there
+            msg = f"Unknown table '{','.join(missing)}'"
+            return Result(rowcount=0, conditions=[("Note", E.ER_BAD_TABLE_ERROR, msg)])
         return Result(rowcount=0)
 
     def _forget_table(self, name: str) -> None:
@@ -4421,6 +4441,8 @@ class Engine:
         if ast.args.get("replace") and low in self.views:
             self._drop_view(name)
         if low in self.views or low in self.storage.schemas:
+            if ast.args.get("exists"):  # MariaDB's CREATE VIEW IF NOT EXISTS
+                return _exists_note(name)
             raise E.ProgrammingError(
                 f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
@@ -4572,12 +4594,18 @@ class Engine:
 
     def _drop_views(self, ast: exp.Drop) -> Result:
         self._ddl_guard()
+        missing = []
         for t in ast.expressions if ast.expressions else ast.args.get("tables") or []:
             if t.name.lower() not in self.views:
                 if ast.args.get("exists"):
+                    missing.append(_db_qualified(t.name))
                     continue
                 raise E.ProgrammingError(f"Unknown table '{t.name}'", E.ER_BAD_TABLE_ERROR, "42S02")
             self._drop_view(t.name)
+        if missing:  # MariaDB's note for views that were not there
+            return Result(
+                rowcount=0, conditions=[("Note", 4092, f"Unknown VIEW: '{','.join(missing)}'")]
+            )
         return Result(rowcount=0)
 
     def _restore(self) -> None:

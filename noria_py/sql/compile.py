@@ -258,7 +258,7 @@ class Compiler:
             [(q, n, k) for n, k in zip(names, kinds)],
             [c.nullable for c in schema.columns],
             {q.lower(): list(schema.primary_key)} if schema.primary_key else {},
-            [c.ctype.scale if c.ctype.kind == V.DECIMAL else None for c in schema.columns],
+            [V.column_scale(c.ctype) for c in schema.columns],
             [V.int_range(c.ctype) for c in schema.columns],
         )
         return rel

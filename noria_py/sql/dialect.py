@@ -88,6 +88,15 @@ class NoriaMySQL(MySQL):
 
     class Parser(MySQL.Parser):
         FUNCTIONS = {k: v for k, v in MySQL.Parser.FUNCTIONS.items() if _keep(k, v)}
+        # the literal TIME '01:00:00.5' keeps its fraction where CAST(... AS TIME) drops it:
+        # parsed as a cast to TIMETZ, which no MySQL CAST can name (as TIMESTAMP '...' is
+        # parsed to TIMESTAMPTZ)
+        TYPE_LITERAL_PARSERS = {
+            **MySQL.Parser.TYPE_LITERAL_PARSERS,
+            exp.DType.TIME: lambda self, this, _: self.expression(
+                exp.Cast(this=this, to=exp.DataType.build("TIMETZ"))
+            ),
+        }
 
         def _parse_interval(self, match_interval: bool = True):
             # sqlglot turns `INTERVAL 0 SECOND` into `INTERVAL '0' SECOND`; MySQL tells them

@@ -159,7 +159,15 @@ def _textual(e, scope) -> bool:
 # Value helpers (MySQL semantics)
 
 
+_TEMPORAL_TYPES = (_dt.datetime, _dt.date, _dt.timedelta)
+
+
 def _num(v):
+    t = type(v)
+    if t is int or t is float or t is Decimal:
+        return v
+    if t is _coerce.TemporalText:  # a date MySQL returns as a string: its number, a DOUBLE
+        return float(_coerce.to_num(v.value))
     # MySQL converts a string in numeric context to a DOUBLE
     if isinstance(v, str):
         return float(V.str_to_number(v))
@@ -167,7 +175,40 @@ def _num(v):
         return float(V.str_to_number(v.decode("utf-8", "replace")))
     if isinstance(v, bool):
         return int(v)
+    if t in _TEMPORAL_TYPES:  # 2024-01-02 is 20240102, -00:02:03 is -203
+        return _coerce.to_num(v)
     return v
+
+
+def _fraction_digits(v) -> int:
+    """How many fraction digits a temporal value shows (its microseconds, trailing zeros cut)."""
+    us = v.microseconds if type(v) is _dt.timedelta else getattr(v, "microsecond", 0)
+    return 6 - (len(str(us)) - len(str(us).rstrip("0"))) if us else 0
+
+
+def temporal_number(c: Compiled, fsp: int | None) -> Compiled:
+    """A DATE, DATETIME or TIME operand of arithmetic as MySQL reads it: the number its digits
+    spell, an integer, or a DECIMAL with the type's fraction digits (``fsp``; for an expression
+    whose type does not say, the digits of its value)."""
+    f = c.fn
+    if fsp is None and c.const:
+        v = f(None, None)
+        fsp = _fraction_digits(v) if type(v) in _TEMPORAL_TYPES else 0
+    if fsp:
+        q = Decimal(1).scaleb(-fsp)
+
+        def dec(r, p):
+            v = f(r, p)
+            return None if v is None else Decimal(_coerce.to_num(v)).quantize(q)
+
+        return Compiled(dec, V.DECIMAL, const=c.const, scale=fsp)
+
+    def num(r, p):
+        v = f(r, p)
+        return None if v is None else _coerce.to_num(v)
+
+    # fsp None (unknown): typed as an integer, a value with a fraction kept as a DECIMAL
+    return Compiled(num, V.INT, const=c.const)
 
 
 def _arith_operands(a, b):
@@ -790,9 +831,22 @@ class _Compiler:
         return self.compile(n.this)
 
     # arithmetic
+    def _temporal_fsp(self, c: Compiled) -> int | None:
+        """A temporal column's declared fraction digits; None when not a column or unknown."""
+        scales = self.scope.scales
+        if c.col is not None and scales and c.col < len(scales):
+            return scales[c.col]
+        return None
+
+    def _numeric(self, c: Compiled) -> Compiled:
+        """An arithmetic operand: a date, datetime or time becomes the number it spells."""
+        if c.kind in (V.DATE, V.DATETIME, V.TIME):
+            return temporal_number(c, self._temporal_fsp(c))
+        return c
+
     def _bin(self, n, f, kind_fn=None) -> Compiled:
-        a = self.compile(n.this)
-        b = self.compile(n.expression)
+        a = self._numeric(self.compile(n.this))
+        b = self._numeric(self.compile(n.expression))
         fa, fb = a.fn, b.fn
 
         def fn(r, p):
@@ -914,7 +968,10 @@ class _Compiler:
         return self._bin(n, _mul)
 
     def c_Div(self, n):
-        return self._bin(n, _div, lambda a, b: V.FLOAT if V.FLOAT in (a, b) else V.DECIMAL)
+        # a string operand is a DOUBLE, so is the quotient
+        return self._bin(
+            n, _div, lambda a, b: V.FLOAT if V.FLOAT in (a, b) or V.STR in (a, b) else V.DECIMAL
+        )
 
     def c_IntDiv(self, n):
         return self._bin(n, _intdiv_exact, lambda a, b: V.INT)
@@ -924,6 +981,16 @@ class _Compiler:
 
     def c_Neg(self, n):
         a = self.compile(n.this)
+        if a.kind in (V.DATE, V.DATETIME, V.TIME):
+            # MySQL negates a temporal value as a DECIMAL: -TIME '00:02:03' is 203
+            t = temporal_number(a, self._temporal_fsp(a))
+            ft = t.fn
+
+            def neg_temporal(r, p):
+                v = ft(r, p)
+                return None if v is None else _nz(-Decimal(v))
+
+            return Compiled(neg_temporal, V.DECIMAL, const=a.const, scale=t.scale or 0)
         fa = a.fn
         v = None
         if not a.const and a.kind == V.INT and self._is_const(n.this):
@@ -949,7 +1016,8 @@ class _Compiler:
                     c.scale = 0
                     return c
             c = self.const(_neg(v))
-            c.kind = V.FLOAT if isinstance(n.this, exp.Null) else a.kind
+            # MySQL types the negation of NULL or of a string as DOUBLE
+            c.kind = V.FLOAT if isinstance(n.this, exp.Null) or a.kind == V.STR else a.kind
             return c
         ra = int_range(a)
         if a.kind == V.INT and ra is not None and I64_MIN <= -ra[1] and -ra[0] <= I64_MAX:
@@ -966,7 +1034,8 @@ class _Compiler:
                 raise out_of_range("BIGINT", n)
             return v
 
-        return Compiled(neg, a.kind, scale=a.scale, rng=SIGNED if a.kind == V.INT else None)
+        kind = V.FLOAT if a.kind == V.STR else a.kind
+        return Compiled(neg, kind, scale=a.scale, rng=SIGNED if a.kind == V.INT else None)
 
     # comparison
     def shown(self, c: Compiled, node: exp.Expression) -> Callable:
@@ -1367,6 +1436,9 @@ class _Compiler:
             v = call(*consts)
             c = self.const_kind(v, kind)
             c.scale = _scale(v) if type(v) is Decimal else (0 if type(v) is int else None)
+            typed = _result_scale(name, comps, kind) if type(v) is Decimal else None
+            if typed is not None and c.scale is not None and typed < c.scale:
+                c.scale = typed  # ABS(0.5 / 1): the quotient's type, not its inner digits
             if name in _UNSIGNED_FUNCTIONS and type(v) is int:
                 c.rng = (v, v, True)
             return c
@@ -1615,6 +1687,7 @@ _CAST_NAMES = {
     "TIMESTAMP": "CAST_DATETIME",
     "TIMESTAMPTZ": "CAST_DATETIME",  # the literal TIMESTAMP '...'
     "TIME": "CAST_TIME",
+    "TIMETZ": "CAST_TIME",  # the literal TIME '...'
 }
 
 
@@ -1635,7 +1708,7 @@ def cast_call(n: exp.Cast) -> tuple[str, list[exp.Expression]] | None:
             return None
     if name == "CAST_DECIMAL" and len(params) == 1:
         params.append(exp.Literal.number(0))
-    if tname == "TIMESTAMPTZ":
+    if tname in ("TIMESTAMPTZ", "TIMETZ"):
         params = [exp.Literal.number(6)]  # a literal keeps its fraction
     return name, [n.this] + params
 

@@ -35,7 +35,7 @@ def select_scope(sel: exp.Select, schemas: dict):
         for c in schema.columns:
             cols.append((alias, c.name, c.ctype.kind))
             ctypes.append(c.ctype)
-    scales = [c.scale if c.kind == V.DECIMAL else None for c in ctypes]
+    scales = [V.column_scale(c) for c in ctypes]
     return Scope(cols, scales, [V.int_range(c) for c in ctypes]), ctypes
 
 

@@ -184,13 +184,23 @@ def int_range(ctype: ColumnType) -> tuple | None:
     return (lo, min(hi, 2**63 - 1), ctype.unsigned)
 
 
+def column_scale(ctype: ColumnType) -> int | None:
+    """What an expression ``Scope`` knows of a column's digits: a DECIMAL's scale, a
+    DATETIME's or TIME's fraction digits (arithmetic reads them), else None."""
+    if ctype.kind == DECIMAL:
+        return ctype.scale
+    if ctype.kind in (DATE, DATETIME, TIME):
+        return ctype.precision or 0
+    return None
+
+
 def scope_columns(schema, qualifier: str | None = None) -> tuple[list, list, list]:
     """(columns, scales, ranges) of a table for an expression ``Scope``."""
     from .names import bare
 
     q = qualifier or bare(schema.name)
     cols = [(q, c.name, c.ctype.kind) for c in schema.columns]
-    scales = [c.ctype.scale if c.ctype.kind == DECIMAL else None for c in schema.columns]
+    scales = [column_scale(c.ctype) for c in schema.columns]
     return cols, scales, [int_range(c.ctype) for c in schema.columns]
 
 

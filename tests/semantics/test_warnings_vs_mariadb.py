@@ -71,6 +71,13 @@ def _statements(path: str, long_path: str) -> list[str]:
         "BEGIN",
         "COMMIT",
         "SET autocommit = 1",
+        # IF [NOT] EXISTS leaves a note where the statement had nothing to do
+        "CREATE TABLE IF NOT EXISTS ww (id INT PRIMARY KEY)",
+        "DROP TABLE IF EXISTS nosuch_a, nosuch_b",
+        "DROP VIEW IF EXISTS nosuch_v",
+        "CREATE INDEX IF NOT EXISTS ixv ON ww (v)",
+        "DROP INDEX IF EXISTS nox ON ww",
+        "DROP DATABASE IF EXISTS nosuch_db",
         *READS,
     ]
 
@@ -81,7 +88,7 @@ def _norm(rows) -> list:
         code = int(code)
         if code == 1062:
             msg = re.sub(r"for key '[^'.]*\.", "for key '", msg)
-        elif code not in (1261, 1262, 1238):
+        elif code not in (1261, 1262, 1238, 1050, 1061, 1091, 1008):
             msg = None
         out.append((level, code, msg))
     return out
@@ -228,6 +235,25 @@ def test_errors_replace_the_area(oracle_db, files):
             "SHOW WARNINGS LIMIT 0",
             "UPDATE ww SET v = 'u' WHERE id = 99",  # a table: cleared
             "SELECT @@warning_count + 0, 1 + @@error_count * 2",
+        ],
+    )
+
+
+def test_if_exists_notes(oracle_db, files):
+    _compare(
+        oracle_db,
+        [
+            "CREATE TABLE IF NOT EXISTS ww (id INT PRIMARY KEY)",  # 1050
+            "SHOW WARNINGS",
+            "SELECT 1",  # the note stays
+            "DROP TABLE IF EXISTS nosuch_a, nosuch_b",  # 1051 for both, one note
+            "DROP VIEW IF EXISTS nosuch_v",  # 4092
+            "CREATE INDEX IF NOT EXISTS ixv ON ww (v)",  # created: the area is cleared
+            "CREATE INDEX IF NOT EXISTS ixv ON ww (v)",  # 1061
+            "DROP INDEX IF EXISTS nox ON ww",  # 1091
+            "DROP DATABASE IF EXISTS nosuch_db",  # 1008
+            "CREATE TABLE IF NOT EXISTS fresh_t (id INT)",
+            "DROP TABLE IF EXISTS fresh_t",
         ],
     )
 

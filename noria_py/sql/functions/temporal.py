@@ -498,12 +498,13 @@ def _addtime(a, b, sign: int):
             r = to_datetime(s) + delta
         except OverflowError:
             return None
-        return _fmt_dt(r, 6 if r.microsecond else 0)
+        # a string that stands for its datetime in numeric context (+ 0 is 20240101020203)
+        return TemporalText(_fmt_dt(r, 6 if r.microsecond else 0), r)
     t1 = _read_time(s)
     if t1 is None:
         return None
     r = _clamp(t1 + delta, a, b)
-    return _fmt_td(r, 6 if r.microseconds else 0)
+    return TemporalText(_fmt_td(r, 6 if r.microseconds else 0), r)
 
 
 @register("ADDTIME", ret=_time_or_dt_kind, args=2)
