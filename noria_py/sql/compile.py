@@ -1109,11 +1109,20 @@ class Compiler:
         sig = "union(" + ";".join(p.signature for p in parents) + ")"
         node = self._mk(sig, lambda: Union(parents, names, kinds))
         nullable = [any(r.nullable[i] for r in rels) for i in range(width)]
-        rel = Rel(node, [(None, n, k) for n, k in zip(names, kinds)], nullable, {})
+        # a column's scale (a DECIMAL's, a DATETIME's fraction digits) when every branch has
+        # the same one: an expression over the union rounds a quotient to it
+        scales = []
+        for i in range(width):
+            seen = {r.scales[i] if r.scales else None for r in rels}
+            same = {r.cols[i][2] for r in rels} == {kinds[i]}
+            scales.append(seen.pop() if len(seen) == 1 and same else None)
+        inexact = frozenset().union(*(r.inexact for r in rels))
+        cols = [(None, n, k) for n, k in zip(names, kinds)]
+        rel = Rel(node, cols, nullable, {}, scales, None, inexact)
         if u.args.get("distinct"):
             parent = rel.node
             dn = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
-            rel = Rel(dn, rel.cols, rel.nullable, {})
+            rel = Rel(dn, rel.cols, rel.nullable, {}, scales, None, inexact)
         return rel
 
     def _union_branches(self, u: exp.Expression, out: list) -> None:

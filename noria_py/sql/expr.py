@@ -596,12 +596,17 @@ def _unified(fn, kinds: list[str], scales: list | None = None) -> Compiled:
             if all(s == max(known) for s in known) and all(k == V.DECIMAL for k in kinds):
                 return Compiled(fn, kind, scale=max(known))
             return Compiled(fixed, kind, scale=max(known))
+    fixed_float = None
+    if kind == V.FLOAT and scales is not None:
+        known = [s for k, s in zip(kinds, scales) if k != V.NULL]
+        if known and all(s is not None for s in known):
+            fixed_float = max(known)  # COALESCE(PI()) keeps PI()'s display decimals
     if all(k in (kind, V.NULL) for k in kinds):
-        return Compiled(fn, kind)
+        return Compiled(fn, kind, scale=fixed_float)
     conv = _to_kind(kind)
     if conv is None:
-        return Compiled(fn, kind)
-    return Compiled(lambda r, p: conv(fn(r, p)), kind)
+        return Compiled(fn, kind, scale=fixed_float)
+    return Compiled(lambda r, p: conv(fn(r, p)), kind, scale=fixed_float)
 
 
 def literal_value(node: exp.Literal):
@@ -638,7 +643,11 @@ def carries_digits(node: exp.Expression, scope: Scope) -> bool:
 
 def shown_value(c: Compiled, node: exp.Expression, scope: Scope) -> Compiled:
     """``c`` giving the value as MySQL compares, groups and shows it: a DECIMAL that may hold
-    more digits than its scale rounded to it (``c`` itself otherwise)."""
+    more digits than its scale rounded to it (``c`` itself otherwise). A DOUBLE with fixed
+    display decimals (``PI()`` has 6, ``PI() / 2`` 10) is shown, compared and grouped rounded
+    to them, as MariaDB does."""
+    if c.kind == V.FLOAT and c.scale is not None:
+        return _float_shown(c)
     if c.kind != V.DECIMAL or c.scale is None or not carries_digits(node, scope):
         return c
     scale = c.scale
@@ -647,6 +656,23 @@ def shown_value(c: Compiled, node: exp.Expression, scope: Scope) -> Compiled:
         return Compiled(lambda r, p, v=v: v, c.kind, True, None, scale)
     f = c.fn
     out = Compiled(lambda r, p: V.display_round(f(r, p), scale), c.kind, False, None, scale)
+    out.faults = c.faults
+    return out
+
+
+def _float_shown(c: Compiled) -> Compiled:
+    digits = c.scale
+    if c.const:
+        v = c.fn(None, None)
+        v = round(v, digits) if type(v) is float else v
+        return Compiled(lambda r, p, v=v: v, c.kind, True, None, digits)
+    f = c.fn
+
+    def shown(r, p):
+        v = f(r, p)
+        return round(v, digits) if type(v) is float else v
+
+    out = Compiled(shown, c.kind, False, None, digits)
     out.faults = c.faults
     return out
 
@@ -861,9 +887,13 @@ class _Compiler:
             kind = V.FLOAT  # MySQL types arithmetic with a NULL literal as DOUBLE
         scale = None
         if f is _div:
-            scale = a.scale + 4 if a.scale is not None and kind == V.DECIMAL else None
+            if kind == V.DECIMAL and a.scale is not None:
+                scale = a.scale + 4
+            elif kind == V.FLOAT and a.scale is not None and b.scale is not None:
+                scale = min(max(a.scale, b.scale) + 4, 30)  # PI() / 2 shows 10 decimals
         elif a.scale is not None and b.scale is not None:
-            scale = a.scale + b.scale if f is _mul else max(a.scale, b.scale)
+            # a DOUBLE's display decimals are its operands' most (PI() * PI() shows 6)
+            scale = a.scale + b.scale if f is _mul and kind != V.FLOAT else max(a.scale, b.scale)
         if kind == V.INT:
             scale = 0
         if f is _mod or f is _div and kind != V.FLOAT:
@@ -1417,7 +1447,7 @@ class _Compiler:
         if name in _SHOWS_ARGUMENTS:  # a DECIMAL turned into text is shown at its scale
             comps = [
                 Compiled(self.shown(c, a), c.kind, c.const, None, c.scale)
-                if c.kind == V.DECIMAL
+                if c.kind == V.DECIMAL or (c.kind == V.FLOAT and c.scale is not None)
                 else c
                 for c, a in zip(comps, args)
             ]
@@ -1436,9 +1466,11 @@ class _Compiler:
             v = call(*consts)
             c = self.const_kind(v, kind)
             c.scale = _scale(v) if type(v) is Decimal else (0 if type(v) is int else None)
-            typed = _result_scale(name, comps, kind) if type(v) is Decimal else None
+            typed = _result_scale(name, comps, kind) if type(v) in (Decimal, float) else None
             if typed is not None and c.scale is not None and typed < c.scale:
                 c.scale = typed  # ABS(0.5 / 1): the quotient's type, not its inner digits
+            elif type(v) is float and kind == V.FLOAT:
+                c.scale = typed  # PI(): a DOUBLE shown with 6 decimals
             if name in _UNSIGNED_FUNCTIONS and type(v) is int:
                 c.rng = (v, v, True)
             return c
@@ -1538,6 +1570,8 @@ def _result_scale(name: str, args: list[Compiled], kind: str) -> int | None:
     """The DECIMAL scale of a function's result where MySQL's rule is simple, else None."""
     if kind == V.INT:
         return 0
+    if kind == V.FLOAT:
+        return _float_decimals(name, args)
     if kind != V.DECIMAL:
         return None
     scales = [a.scale for a in args]
@@ -1557,6 +1591,21 @@ def _result_scale(name: str, args: list[Compiled], kind: str) -> int | None:
         return None
     if name == "CAST_DECIMAL" and len(args) >= 3 and args[2].const:
         return args[2].fn(None, None)
+    return None
+
+
+def _float_decimals(name: str, args: list[Compiled]) -> int | None:
+    """A DOUBLE function's fixed display decimals, as MariaDB types them (None: not fixed)."""
+    if name == "PI":
+        return 6
+    scales = [a.scale for a in args]
+    if name in ("ABS", "GREATEST", "LEAST") and scales and all(s is not None for s in scales):
+        return max(scales)
+    if name in ("ROUND", "TRUNCATE") and len(args) == 2 and scales[0] is not None:
+        if args[1].const:
+            d = args[1].fn(None, None)
+            if isinstance(d, int):
+                return max(0, min(d, 30))
     return None
 
 

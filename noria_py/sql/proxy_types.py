@@ -17,26 +17,139 @@ from . import values as V
 from .expr import Scope, compile_expr
 
 
-def select_scope(sel: exp.Select, schemas: dict):
-    """(Scope, column types) of a SELECT's FROM and JOIN tables, or None when one of them is
-    not a base table (a derived table, a CTE, a view)."""
+def select_scope(sel: exp.Select, schemas: dict, ctes: dict | None = None):
+    """(Scope, column types) of a SELECT's FROM and JOIN items, or None when one of them
+    cannot be typed. Base tables have their declared types; a derived table or a CTE (named in
+    ``ctes``, or in the SELECT's own WITH) has the types of its select list
+    (:func:`query_columns`)."""
     frm = sel.args.get("from_")
     if frm is None:
         return Scope([]), []
+    ctes = with_columns(sel, schemas, ctes)
     sources = [frm.this] + [j.this for j in sel.args.get("joins") or []]
     cols, ctypes = [], []
     for src in sources:
-        if not isinstance(src, exp.Table) or src.args.get("db"):
+        found = _source_columns(src, schemas, ctes)
+        if found is None:
             return None
-        schema = schemas.get(src.name.lower())
-        if schema is None:
-            return None
-        alias = src.alias_or_name
-        for c in schema.columns:
-            cols.append((alias, c.name, c.ctype.kind))
-            ctypes.append(c.ctype)
+        alias, pairs = found
+        for name, ct in pairs:
+            cols.append((alias, name, ct.kind))
+            ctypes.append(ct)
     scales = [V.column_scale(c) for c in ctypes]
     return Scope(cols, scales, [V.int_range(c) for c in ctypes]), ctypes
+
+
+def with_columns(sel: exp.Expression, schemas: dict, ctes: dict | None) -> dict:
+    """``ctes`` plus the columns of each CTE of ``sel``'s own WITH (None for one that cannot be
+    typed, and for every CTE of a WITH RECURSIVE)."""
+    out = dict(ctes or {})
+    with_ = sel.args.get("with_")
+    if with_ is None:
+        return out
+    for cte in with_.expressions:
+        name = cte.alias_or_name.lower()
+        pairs = None if with_.args.get("recursive") else query_columns(cte.this, schemas, out)
+        out[name] = _renamed(pairs, cte.args.get("alias"))
+    return out
+
+
+def _renamed(pairs: list | None, alias) -> list | None:
+    names = [c.name for c in alias.columns] if alias is not None and alias.columns else None
+    if pairs is None or names is None:
+        return pairs
+    if len(names) != len(pairs):
+        return None
+    return [(n, ct) for n, (_old, ct) in zip(names, pairs)]
+
+
+def _source_columns(src: exp.Expression, schemas: dict, ctes: dict):
+    """(alias, [(name, ColumnType)]) of one FROM item, None when it cannot be typed."""
+    if isinstance(src, exp.Table) and not src.args.get("db"):
+        low = src.name.lower()
+        if low in ctes:
+            pairs = ctes[low]
+            return None if pairs is None else (src.alias_or_name, pairs)
+        schema = schemas.get(low)
+        if schema is None:
+            return None
+        return src.alias_or_name, [(c.name, c.ctype) for c in schema.columns]
+    if isinstance(src, exp.Subquery) and src.alias:
+        pairs = _renamed(query_columns(src.this, schemas, ctes), src.args.get("alias"))
+        return None if pairs is None else (src.alias, pairs)
+    return None
+
+
+def query_columns(q: exp.Expression, schemas: dict, ctes: dict | None = None) -> list | None:
+    """[(name, ColumnType)] of a query's result, as a derived table or CTE shows it to the
+    query around it; None when a column cannot be typed. A column passed through keeps its
+    table's type; a computed one gets the evaluator's kind and scale (``computed``); a UNION's
+    branches must agree."""
+    from .parse import item_name
+
+    ctes = ctes or {}
+    if isinstance(q, exp.Subquery):
+        return query_columns(q.this, schemas, ctes)
+    if isinstance(q, exp.SetOperation):
+        left = query_columns(q.this, schemas, ctes)
+        right = query_columns(q.expression, schemas, ctes)
+        if left is None or right is None or len(left) != len(right):
+            return None
+        out = []
+        for (name, a), (_n, b) in zip(left, right):
+            ka, kb = a.kind, b.kind
+            sa, sb = V.column_scale(a), V.column_scale(b)
+            if ka == kb and sa == sb:
+                out.append((name, _computed(ka, sa)))
+            elif {ka, kb} <= {V.INT, V.DECIMAL}:  # 1.5 UNION 2: DECIMAL of the larger scale
+                out.append((name, _computed(V.DECIMAL, max(sa or 0, sb or 0))))
+            elif {ka, kb} <= {V.INT, V.DECIMAL, V.FLOAT}:
+                out.append((name, _computed(V.FLOAT, None)))
+            else:
+                return None
+        return out
+    if not isinstance(q, exp.Select):
+        return None
+    found = select_scope(q, schemas, ctes)
+    if found is None:
+        return None
+    scope, ctypes = found
+    out: list = []
+    for e in q.expressions:
+        inner = e.this if isinstance(e, exp.Alias) else e
+        if isinstance(inner, exp.Star):
+            out += [(c[1], ct) for c, ct in zip(scope.columns, ctypes)]
+            continue
+        if isinstance(inner, exp.Column) and isinstance(inner.this, exp.Star):
+            q_name = inner.table.lower()
+            out += [
+                (c[1], ct) for c, ct in zip(scope.columns, ctypes) if (c[0] or "").lower() == q_name
+            ]
+            continue
+        name = item_name(e)
+        if isinstance(inner, exp.Column):
+            try:
+                i, _kind_of = scope.resolve(inner)
+            except Exception:  # noqa: BLE001 - an unknown column: the query's own error
+                return None
+            out.append((name, ctypes[i]))
+            continue
+        kind = _kind(inner, scope)
+        if kind is None or kind == V.NULL:
+            return None
+        scale = _scale(inner, scope) if kind == V.DECIMAL else None
+        if kind == V.DECIMAL and scale is None:
+            return None  # its digits unknown: not read back as a DECIMAL of some scale
+        out.append((name, _computed(kind, scale)))
+    return out
+
+
+def _computed(kind: str, scale: int | None) -> V.ColumnType:
+    names = {V.INT: "BIGINT", V.DECIMAL: "DECIMAL", V.FLOAT: "DOUBLE", V.DATE: "DATE",
+             V.DATETIME: "DATETIME", V.TIME: "TIME", V.BYTES: "VARBINARY"}  # fmt: skip
+    if kind == V.DECIMAL:
+        return V.ColumnType(kind, "DECIMAL", precision=65, scale=scale, computed=True)
+    return V.ColumnType(kind, names.get(kind, "VARCHAR"), computed=True)
 
 
 def infer_kinds(select: exp.Expression, schemas: dict) -> list[str | None]:

@@ -39,7 +39,7 @@ from .expr import (
     shown_value,
     unknown_function,
 )
-from .proxy_types import converter, over_aggregates, select_scope
+from .proxy_types import converter, over_aggregates, select_scope, with_columns
 
 PREFIX = "nf_"
 
@@ -193,6 +193,7 @@ class _Rewriter:
         F.load_all()
         self.schemas = schemas
         self.param_kinds: dict[int, str] = {}
+        self.ctes: dict = {}  # the columns of the CTEs in scope, by name
 
     def run(self, tree: exp.Expression) -> exp.Expression:
         return self._visit(tree, None, False)
@@ -208,8 +209,15 @@ class _Rewriter:
                 "This version doesn't yet support 'hex and bit literals in expressions'"
             )
         if isinstance(node, exp.Select):
-            # the select list's items are the result's columns (a DECIMAL keeps its digits)
-            self._children(node, select_scope(node, self.schemas), lambda key: key == "expressions")
+            # the select list's items are the result's columns (a DECIMAL keeps its digits);
+            # typed before anything below is rewritten (a derived table's columns, a CTE's)
+            outer = self.ctes
+            self.ctes = with_columns(node, self.schemas, outer)
+            try:
+                scope = select_scope(node, self.schemas, self.ctes)
+                self._children(node, scope, lambda key: key == "expressions")
+            finally:
+                self.ctes = outer
             return node
         if (
             isinstance(node, (exp.Sum, exp.Avg))
@@ -436,6 +444,8 @@ class _Rewriter:
                     i, kind = sc.resolve(o)
                 except Exception:  # noqa: BLE001 - an outer or unknown column
                     return False
+                if ctypes[i].computed:
+                    return False  # a derived table's computed value: no collation, maybe text
                 families.add(_FAMILY.get(kind, kind))
                 wide += ctypes[i].wide_decimal
             elif isinstance(o, exp.Literal):

@@ -133,7 +133,9 @@ DECIMAL_COLLATION = "noria_decimal"
 class ColumnType:
     """A column's declared type: the internal kind plus what coercion and metadata need."""
 
-    __slots__ = ("kind", "mysql_name", "unsigned", "length", "precision", "scale", "values")
+    __slots__ = (
+        "kind", "mysql_name", "unsigned", "length", "precision", "scale", "values", "computed"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -144,8 +146,12 @@ class ColumnType:
         precision: int | None = None,
         scale: int | None = None,
         values: tuple | None = None,
+        computed: bool = False,
     ):
         self.kind = kind
+        # a derived table's computed column: SQLite holds what the expression gave (a DECIMAL
+        # as its exact text) with no collation of its own
+        self.computed = computed
         self.mysql_name = mysql_name
         self.unsigned = unsigned
         self.length = length
