@@ -359,6 +359,43 @@ def statements(text: str) -> Iterator[tuple[str, bool]]:
         yield sp.buf.strip(), False
 
 
+KEYWORDS = (
+    "SELECT FROM WHERE GROUP BY ORDER HAVING LIMIT OFFSET JOIN LEFT ON USING AS AND OR NOT IN "
+    "IS NULL LIKE BETWEEN DISTINCT COUNT SUM AVG MIN MAX INSERT INTO VALUES UPDATE SET DELETE "
+    "REPLACE CREATE TABLE VIEW INDEX DROP ALTER TRUNCATE EXPLAIN SHOW CACHES TABLES DATABASES "
+    "WARNINGS DESCRIBE USE BEGIN COMMIT ROLLBACK PRIMARY KEY INT BIGINT VARCHAR TEXT DECIMAL "
+    "DOUBLE DATE DATETIME TIMESTAMP"
+).split()
+
+
+class Completer:
+    """Tab completion of SQL keywords and the database's table names (readline)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.matches: list[str] = []
+
+    def tables(self) -> list[str]:
+        try:
+            cur = self.conn.cursor()
+            try:
+                cur.execute("SHOW TABLES")
+                return [str(r[0]) for r in cur.fetchall()]
+            finally:
+                cur.close()
+        except Exception:  # noqa: BLE001 - no completion rather than an error while typing
+            return []
+
+    def complete(self, text: str, state: int) -> str | None:
+        if state == 0:
+            low = text.lower()
+            words = [k for k in KEYWORDS if k.lower().startswith(low)]
+            if text[:1].islower():
+                words = [w.lower() for w in words]
+            self.matches = words + [t for t in self.tables() if t.lower().startswith(low)]
+        return self.matches[state] if state < len(self.matches) else None
+
+
 def _history(path: str | None) -> tuple[Any, str] | None:
     """Readline with the history file loaded, or None without readline."""
     try:
@@ -446,6 +483,9 @@ def run_from_args(args: argparse.Namespace) -> int:
 
             return shell.loop(read, prompts=False, force=args.force)
         hist = _history(args.history_file)
+        if hist is not None:
+            hist[0].set_completer(Completer(conn).complete)
+            hist[0].parse_and_bind("tab: complete")
         print(f"noria-py {__version__} shell on {where}.", file=out)
         print("Statements end with ; or \\G. Type help; for help, quit; to leave.\n", file=out)
         try:

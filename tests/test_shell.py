@@ -289,3 +289,39 @@ def test_summaries():
     assert S.summary(2, -1, 0.004) == "2 rows in set (0.00 sec)"
     assert S.summary(None, 1, 0.0) == "Query OK, 1 row affected (0.00 sec)"
     assert S.summary(0, -1, 0.0) == "Empty set (0.00 sec)"
+
+
+def test_completion_offers_keywords_and_tables():
+    import noria_py
+
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE stories (id INT PRIMARY KEY)")
+    conn.execute("CREATE TABLE stats (id INT PRIMARY KEY)")
+    c = S.Completer(conn)
+
+    def all_of(text):
+        out, i = [], 0
+        while (m := c.complete(text, i)) is not None:
+            out.append(m)
+            i += 1
+        return out
+
+    assert all_of("st") == ["stats", "stories"]
+    assert all_of("SEL") == ["SELECT"]
+    assert all_of("sel") == ["select"]
+    assert all_of("EXPL") == ["EXPLAIN"]
+    conn.close()
+
+
+def test_terminal_tab_completes_a_table_name(terminal_env):
+    env, _ = terminal_env
+    t = Terminal(env=env)
+    t.expect("noria> ")
+    t.send("CREATE TABLE stories_long_name (id INT PRIMARY KEY);\n")
+    t.expect("noria> ")
+    t.send("SELECT COUNT(*) AS n FROM stories_l\t;\n")
+    out = t.expect("noria> ")
+    assert "| n |" in out and "1 row in set" in out
+    t.send("quit\n")
+    t.expect("Bye")
+    assert t.close() == 0
