@@ -62,3 +62,18 @@ def test_explain_as_a_prepared_statement(server, db):
 def test_describe_of_a_table_still_describes(db):
     db.execute("EXPLAIN ex_items")
     assert [r[0] for r in db.fetchall()] == ["id", "name", "qty"]
+
+
+def test_explain_of_a_bad_query_is_its_error_and_installs_nothing(db):
+    import pymysql
+
+    before = caches(db)
+    with pytest.raises(pymysql.err.OperationalError) as info:
+        db.execute("EXPLAIN SELECT nope FROM ex_items WHERE id = 1")
+    assert info.value.args[0] == 1054
+    with pytest.raises(pymysql.err.ProgrammingError) as info:
+        db.execute("EXPLAIN SELECT name FROM no_such_table WHERE id = 1")
+    assert info.value.args[0] == 1146
+    assert caches(db) == before
+    db.execute("SELECT COUNT(*) FROM ex_items")  # the connection goes on
+    assert db.fetchall() == ((2,),)
