@@ -14,7 +14,26 @@ proxied.
     conn.execute("SELECT v FROM t WHERE id = ?", (1,)).fetchall()   # [(10,)]
 """
 
-from .dbapi import Connection, Cursor, apilevel, connect, paramstyle, threadsafety
+from .dbapi import (
+    BINARY,
+    DATETIME,
+    NUMBER,
+    ROWID,
+    STRING,
+    Binary,
+    Connection,
+    Cursor,
+    Date,
+    DateFromTicks,
+    Time,
+    TimeFromTicks,
+    Timestamp,
+    TimestampFromTicks,
+    apilevel,
+    connect,
+    paramstyle,
+    threadsafety,
+)
 from .errors import (
     DatabaseError,
     DataError,
@@ -31,7 +50,19 @@ from .errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "BINARY",
+    "DATETIME",
+    "NUMBER",
+    "ROWID",
+    "STRING",
+    "Binary",
     "Connection",
+    "Date",
+    "DateFromTicks",
+    "Time",
+    "TimeFromTicks",
+    "Timestamp",
+    "TimestampFromTicks",
     "Cursor",
     "DataError",
     "DatabaseError",

@@ -14,12 +14,20 @@ and cache fills are serialized by the engine's lock, while lookups of already fi
 immutable published results without taking it. A transaction belongs to the connection, not to
 the thread that began it.
 
+As in ``sqlite3``, ``with conn:`` commits the block's transaction when the block ends normally
+and rolls it back when it raises; the connection stays open. The module has PEP 249's type
+objects (``STRING``, ``BINARY``, ``NUMBER``, ``DATETIME``, ``ROWID``; a ``description`` type
+code, the column's MySQL type name, compares equal to its group) and constructors (``Date``,
+``Time``, ``Timestamp``, ``*FromTicks``, ``Binary``).
+
 Each connection has MySQL's diagnostics area (``noria_py.diagnostics``): ``SHOW WARNINGS``,
 ``SHOW ERRORS``, ``@@warning_count`` and ``@@error_count`` read what its last statement left.
 """
 
 from __future__ import annotations
 
+import datetime
+import time
 from collections.abc import Iterable, Sequence
 
 from . import errors as E
@@ -31,20 +39,75 @@ apilevel = "2.0"
 threadsafety = 2  # threads may share the module and connections, not cursors
 paramstyle = "qmark"
 
-_TYPE_CODES = {
-    "BIGINT": int,
-    "INT": int,
-    "TINYINT": int,
-    "DECIMAL": "DECIMAL",
-    "DOUBLE": float,
-    "FLOAT": float,
-    "VARCHAR": str,
-    "TEXT": str,
-    "DATE": "DATE",
-    "DATETIME": "DATETIME",
-    "TIMESTAMP": "DATETIME",
-    "NULL": None,
-}
+# --- type objects and constructors (PEP 249) --------------------------------------------------
+# A cursor's ``description`` gives each column's MySQL type name ("BIGINT", "VARCHAR",
+# "DATETIME", ...) as its type code; each type object below compares equal to the names of its
+# group, so ``description[i][1] == NUMBER`` works as PEP 249 describes.
+
+Date = datetime.date
+Time = datetime.time
+Timestamp = datetime.datetime
+Binary = bytes
+
+
+def DateFromTicks(ticks: float) -> datetime.date:  # noqa: N802 - PEP 249's name
+    """The local date of a POSIX timestamp (as ``sqlite3.DateFromTicks``)."""
+    return Date(*time.localtime(ticks)[:3])
+
+
+def TimeFromTicks(ticks: float) -> datetime.time:  # noqa: N802 - PEP 249's name
+    """The local time of day of a POSIX timestamp (as ``sqlite3.TimeFromTicks``)."""
+    return Time(*time.localtime(ticks)[3:6])
+
+
+def TimestampFromTicks(ticks: float) -> datetime.datetime:  # noqa: N802 - PEP 249's name
+    """The local date and time of a POSIX timestamp (as ``sqlite3.TimestampFromTicks``)."""
+    return Timestamp(*time.localtime(ticks)[:6])
+
+
+class DBAPITypeObject:
+    """A PEP 249 type object: equal to every type code (MySQL type name) of its group."""
+
+    __slots__ = ("name", "values")
+
+    def __init__(self, name: str, *values: str) -> None:
+        self.name = name
+        self.values = frozenset(values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DBAPITypeObject):
+            return self is other
+        if isinstance(other, str):
+            return other.upper() in self.values
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"<DBAPITypeObject {self.name}>"
+
+
+STRING = DBAPITypeObject(
+    "STRING",
+    *("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET", "JSON"),
+)
+BINARY = DBAPITypeObject(
+    "BINARY",
+    *("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "BIT"),
+)
+NUMBER = DBAPITypeObject(
+    "NUMBER",
+    *("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT", "DECIMAL", "NUMERIC"),
+    *("FLOAT", "DOUBLE", "REAL", "YEAR", "BOOL", "BOOLEAN"),
+)
+DATETIME = DBAPITypeObject("DATETIME", "DATE", "TIME", "DATETIME", "TIMESTAMP")
+# MySQL has no row id type (an AUTO_INCREMENT key is an integer, NUMBER): no type code is ROWID
+ROWID = DBAPITypeObject("ROWID")
 
 
 def _description(res: Result):
@@ -287,11 +350,14 @@ class Connection:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        """As ``sqlite3``: the block's transaction commits when it ends normally and rolls back
+        when it raises; the connection stays open (``close()`` closes it)."""
+        if self._closed:
+            return
         if exc_type is None:
-            self.commit() if not self._closed else None
-        elif not self._closed:
+            self.commit()
+        else:
             self.rollback()
-        self.close()
 
 
 def connect(path: str | None = None, **options) -> Connection:

@@ -91,6 +91,7 @@ class QueryEntry:
         self.miss_ns = 0  # time spent filling this query's misses
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
         self.readerless = False  # a view's own entry: its operators, no reader (_install)
+        self.reason: str | None = None  # proxied: the construct the dataflow cannot maintain
 
 
 # ---------------------------------------------------------------------------------------------
@@ -769,6 +770,19 @@ def _lift_rules(prep: Prepared) -> tuple:
     except AttributeError:  # pragma: no cover - a statement with __slots__
         pass
     return rules
+
+
+class _NoIndexes:
+    """Base storage for a plan that installs nothing (Engine.explain): no index is made."""
+
+    def __init__(self, storage) -> None:
+        self._storage = storage
+
+    def ensure_index(self, *args, **kwargs) -> None:
+        pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._storage, name)
 
 
 def _upquery_note(n: Node) -> str:
@@ -2898,7 +2912,7 @@ class Engine:
         reader like any other query."""
         if isinstance(ast, exp.Select) and ast.args.get("from_") is None:
             if ast.args.get("where") or ast.args.get("group"):
-                return self._proxy(ast, nparams, sql)
+                return self._proxy(ast, nparams, sql, reason="WHERE or GROUP BY without FROM")
             scope = Scope([])
             fns, names, kinds = [], [], []
             try:
@@ -2907,12 +2921,12 @@ class Engine:
                     fns.append(c.fn)
                     kinds.append(c.kind)
                     names.append(item_name(e))
-            except Unsupported:
-                return self._proxy(ast, nparams, sql)
+            except Unsupported as e:
+                return self._proxy(ast, nparams, sql, reason=str(e))
             return ConstPrepared(fns, names, kinds, nparams)
         _refuse_member_order(ast, self.storage.schemas)
         if not self.dataflow and not view:
-            return self._proxy(ast, nparams, sql)
+            return self._proxy(ast, nparams, sql, reason="the dataflow is off (dataflow=False)")
         key = _normalize(ast)
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
@@ -2926,9 +2940,9 @@ class Engine:
         compiler = Compiler(self.graph, self.storage, self.views)
         try:
             cq = compiler.compile_query(ast, nparams)
-        except Unsupported:
+        except Unsupported as e:
             self._discard(compiler)
-            return self._proxy(ast, nparams, sql)
+            return self._proxy(ast, nparams, sql, reason=str(e))
         except BaseException:
             self._discard(compiler)
             raise
@@ -3078,7 +3092,11 @@ class Engine:
         self._qseq += 1
         return f"q{self._qseq}"
 
-    def _proxy(self, ast, nparams, sql, entry: QueryEntry | None = None) -> Prepared:
+    def _proxy(
+        self, ast, nparams, sql, entry: QueryEntry | None = None, reason: str | None = None
+    ) -> Prepared:
+        """A statement answered by base storage; ``reason`` names the construct the dataflow
+        does not maintain (kept on the query's entry for EXPLAIN)."""
         try:
             rw = transpile.to_sqlite(ast, self.storage.schemas)
         except E.Error:
@@ -3101,6 +3119,8 @@ class Engine:
             entry = QueryEntry(self._next_name(), sql.strip(), "proxied", None)
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
+        if reason and entry.reason is None:
+            entry.reason = reason
         prep = ProxyPrepared(text, nparams, entry, kinds)
         prep.out_scales = proxy_types.infer_scales(ast, self.storage.schemas)
         prep.param_kinds = rw.param_kinds
@@ -4796,50 +4816,122 @@ class Engine:
             names, rows, ["VARCHAR"] * 6, [False, False, False, False, True, False], len(rows)
         )
 
-    def _explain(self, target: exp.Expression, nparams: int) -> Result:
+    _EXPLAIN_NAMES = [
+        "node",
+        "operator",
+        "description",
+        "parents",
+        "materialization",
+        "key",
+        "domain",
+        "reused",
+    ]
+    _EXPLAIN_TYPES = ["BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR"]
+    _EXPLAIN_TYPES += ["BIGINT", "VARCHAR"]
+
+    @_locked
+    def explain(self, sql: str, params=(), txn: Txn | None = None) -> Result:
+        """``EXPLAIN SELECT ...`` without installing anything: the plan of the query as the
+        engine would run it (its literal-lifted form when ``lift_literals`` is on, as the
+        server runs a text without parameters), from the installed query when there is one,
+        else compiled, planned and taken down again. Any other text runs as ``execute`` does.
+        The server answers EXPLAIN through this."""
+        prev = self._cur
+        self._cur = txn if txn is not None else self._txn_default
+        try:
+            self._ready()
+            ast, nparams = parse(sql)
+            target = ast.this if isinstance(ast, exp.Describe) else None
+            if target is None or isinstance(target, exp.Table):
+                return self._run(sql, self.prepare(sql), params)
+            self._qualify(ast, self._cur.database)
+            return self._explain(ast.this, nparams, install=False)
+        finally:
+            self._cur = prev
+
+    def _explain(self, target: exp.Expression, nparams: int, install: bool = True) -> Result:
+        """EXPLAIN's rows: one per dataflow node of the query, with columns by name, or one
+        ``proxied`` row naming why base storage answers it. A text without parameters is
+        explained as its literal-lifted form (``lifted``), the statement that answers it.
+        ``install=False`` leaves the engine as it was (see ``explain``)."""
         sql = target.sql("mysql")
-        prep = self._prepare_select(target, nparams, sql)
-        names = [
-            "node",
-            "operator",
-            "description",
-            "parents",
-            "materialization",
-            "key",
-            "domain",
-            "reused",
-        ]
-        if not isinstance(prep, SelectPrepared):
-            rows = [(None, "proxied", "executed on base storage (SQLite)", "", "none", "", 0, "")]
-            return Result(
-                names, rows, ["BIGINT"] + ["VARCHAR"] * 5 + ["BIGINT", "VARCHAR"], [True] * 8, 1
-            )
-        entry = prep.entry
+        if nparams == 0 and self.lift_literals:
+            lifted = self.lifted(sql)
+            if lifted is not None:
+                try:
+                    target, nparams = parse(lifted[0])
+                    sql = lifted[0]
+                except E.Error:
+                    pass  # explained as written
+        if install:
+            prep = self._prepare_select(target, nparams, sql)
+            if not isinstance(prep, SelectPrepared):
+                return self._explain_proxied(getattr(getattr(prep, "entry", None), "reason", None))
+            entry = prep.entry
+            return self._explain_nodes(entry.compiled.nodes, entry.created)
+        return self._explain_dry(target, nparams)
+
+    def _explain_proxied(self, reason: str | None) -> Result:
+        why = "executed on base storage (SQLite)"
+        if reason:
+            why += f": the dataflow does not maintain {reason}"
+        rows = [(None, "proxied", why, "", "none", "", 0, "")]
+        return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, [True] * 8, 1)
+
+    def _explain_nodes(self, nodes, created) -> Result:
+        from .dataflow import explain as X
+
+        qualify = len({n.table for n in nodes if n.kind == "base"}) > 1
         rows = []
-        for n in sorted(entry.compiled.nodes, key=lambda n: n.id):
+        for n in sorted(nodes, key=lambda n: n.id):
             rows.append(
                 (
                     n.id,
                     n.kind,
-                    n.describe() + _upquery_note(n),
+                    X.describe(n, n.describe() + _upquery_note(n), qualify),
                     ",".join(str(p.id) for p in n.parents),
                     n.materialization,
-                    ",".join(str(k) for k in n.key_columns()),
+                    X.key_labels(n, n.key_columns(), qualify),
                     n.domain,
-                    "no" if n.id in entry.created else "yes",
+                    "no" if n.id in created else "yes",
                 )
             )
-        types = [
-            "BIGINT",
-            "VARCHAR",
-            "VARCHAR",
-            "VARCHAR",
-            "VARCHAR",
-            "VARCHAR",
-            "BIGINT",
-            "VARCHAR",
-        ]
-        return Result(names, rows, types, [False] * 8, len(rows))
+        return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, [False] * 8, len(rows))
+
+    def _explain_dry(self, target: exp.Expression, nparams: int) -> Result:
+        """EXPLAIN of a query that installs nothing (``explain``)."""
+        entry = self._by_sql.get(_normalize(target))
+        if entry is not None:
+            if entry.compiled is not None:
+                return self._explain_nodes(entry.compiled.nodes, entry.created)
+            return self._explain_proxied(entry.reason)
+        if not isinstance(target, exp.Select | exp.Union):
+            return self._explain_proxied(None)
+        if isinstance(target, exp.Select) and target.args.get("from_") is None:
+            return self._explain_proxied("WHERE or GROUP BY without FROM")
+        _refuse_member_order(target, self.storage.schemas)
+        if not self.dataflow:
+            return self._explain_proxied("the dataflow is off (dataflow=False)")
+        compiler = Compiler(self.graph, self.storage, self.views)
+        try:
+            cq = compiler.compile_query(target, nparams)
+        except Unsupported as e:
+            self._discard(compiler)
+            return self._explain_proxied(str(e))
+        except BaseException:
+            self._discard(compiler)
+            raise
+        try:
+            from .dataflow.plan_upqueries import plan
+
+            new_ids = {id(n) for n in cq.new_nodes}
+            # planned as _install would, with base storage's index obligations left out
+            for n in plan(cq.reader, cq.new_nodes, self.partial, _NoIndexes(self.storage)):
+                if id(n) in new_ids:
+                    n.partial = False
+            return self._explain_nodes(cq.nodes, {n.id for n in cq.new_nodes})
+        finally:
+            self._discard(compiler)
 
     def _show_caches(self) -> Result:
         names = ["name", "query", "status", "keys", "hits", "misses", "bytes"]

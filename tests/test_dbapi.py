@@ -440,22 +440,53 @@ def test_close_twice_is_harmless():
     conn.close()
 
 
-def test_context_manager_closes_the_connection():
-    with noria_py.connect() as conn:
+def _both(make):
+    """The same steps on sqlite3 and on noria_py: (sqlite3's outcome, ours)."""
+    import sqlite3
+
+    return make(sqlite3.connect(":memory:")), make(noria_py.connect())
+
+
+def test_context_manager_commits_and_keeps_the_connection_open():
+    def steps(conn):
+        conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        with conn:
+            conn.execute("INSERT INTO t VALUES (1)")
+        out = conn.execute("SELECT COUNT(*) FROM t").fetchone()  # still open
+        conn.close()
+        return out
+
+    ours_expected, ours = _both(steps)
+    assert ours == ours_expected == (1,)
+
+
+def test_context_manager_rolls_back_on_exception_and_stays_open():
+    def steps(conn):
         conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
         conn.execute("INSERT INTO t VALUES (1)")
-        assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (1,)
-    with pytest.raises(CLOSED_ERRORS):
-        conn.execute("SELECT COUNT(*) FROM t")
+        conn.commit()
+        with pytest.raises(ZeroDivisionError):
+            with conn:
+                conn.execute("BEGIN")
+                conn.execute("INSERT INTO t VALUES (2)")
+                1 / 0  # noqa: B018
+        out = conn.execute("SELECT id FROM t").fetchall()
+        conn.close()
+        return out
+
+    expected, ours = _both(steps)
+    assert ours == expected == [(1,)]
 
 
-def test_context_manager_closes_on_exception_and_propagates():
-    with pytest.raises(ZeroDivisionError):
-        with noria_py.connect() as conn:
-            conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
-            1 / 0  # noqa: B018
+def test_context_manager_returns_the_connection_and_close_still_closes():
+    conn = noria_py.connect()
+    with conn as inner:
+        assert inner is conn
+    conn.close()
     with pytest.raises(CLOSED_ERRORS):
         conn.cursor()
+    with conn:  # a closed connection's block does nothing more
+        pass
 
 
 def test_context_manager_keeps_file_backed_writes(tmp_path):
@@ -534,19 +565,24 @@ def test_sql_commit_and_rollback_statements(people):
 
 def test_context_manager_rolls_back_an_open_transaction_on_error(tmp_path):
     path = str(tmp_path / "tx.db")
-    with noria_py.connect(path) as conn:
+    conn = noria_py.connect(path)
+    with conn:
         conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
         conn.execute("INSERT INTO t VALUES (1)")
     with pytest.raises(RuntimeError):
-        with noria_py.connect(path) as conn:
+        with conn:
             conn.begin()
             conn.execute("INSERT INTO t VALUES (2)")
             raise RuntimeError("boom")
-    with noria_py.connect(path) as conn:
+    assert not conn.in_transaction
+    with conn:
         conn.begin()
         conn.execute("INSERT INTO t VALUES (3)")
+    assert not conn.in_transaction
+    conn.close()
     with noria_py.connect(path) as conn:
         assert conn.execute("SELECT id FROM t ORDER BY id").fetchall() == [(1,), (3,)]
+    conn.close()
 
 
 # --- parameter values -------------------------------------------------------------------------
@@ -637,3 +673,103 @@ def test_computed_columns_are_named_alike_on_both_paths():
         c.close()
     assert names[0] == names[1]
     assert names[0] == ["STD(f)", "BIT_AND(id)", "UPPER('x')", "id + 1", "d * 2", "COUNT(*)"]
+
+
+# --- PEP 249 type objects and constructors -----------------------------------------------------
+
+
+def test_constructors_match_sqlite3():
+    import sqlite3
+
+    for name in ("Date", "Time", "Timestamp"):
+        assert getattr(noria_py, name) is getattr(sqlite3, name)
+    for name in ("DateFromTicks", "TimeFromTicks", "TimestampFromTicks"):
+        ticks = 1_700_000_000.5
+        assert getattr(noria_py, name)(ticks) == getattr(sqlite3, name)(ticks), name
+    assert noria_py.Binary(b"\x00\xff") == bytes(sqlite3.Binary(b"\x00\xff"))
+    assert (noria_py.apilevel, noria_py.paramstyle) == (sqlite3.apilevel, sqlite3.paramstyle)
+
+
+def test_type_codes_compare_equal_to_type_objects(conn):
+    conn.execute(
+        "CREATE TABLE typed (id INT AUTO_INCREMENT PRIMARY KEY, n BIGINT, x DECIMAL(6,2),"
+        " f DOUBLE, s VARCHAR(9), t TEXT, e ENUM('a','b'), d DATE, tm TIME, ts DATETIME,"
+        " b BLOB, vb VARBINARY(8))"
+    )
+    row = (
+        7,
+        1.25,
+        2.5,
+        "str",
+        "text",
+        "a",
+        noria_py.Date(2024, 2, 29),
+        noria_py.Time(23, 59, 1),
+        noria_py.Timestamp(2024, 2, 29, 12, 0, 5),
+        noria_py.Binary(b"\x00\x01"),
+        noria_py.Binary(b"\xff"),
+    )
+    cur = conn.execute(
+        "INSERT INTO typed (n, x, f, s, t, e, d, tm, ts, b, vb) VALUES"
+        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        row,
+    )
+    assert cur.rowcount == 1 and cur.lastrowid == 1
+    cur = conn.execute("SELECT * FROM typed")
+    groups = {
+        "id": noria_py.NUMBER,
+        "n": noria_py.NUMBER,
+        "x": noria_py.NUMBER,
+        "f": noria_py.NUMBER,
+        "s": noria_py.STRING,
+        "t": noria_py.STRING,
+        "e": noria_py.STRING,
+        "d": noria_py.DATETIME,
+        "tm": noria_py.DATETIME,
+        "ts": noria_py.DATETIME,
+        "b": noria_py.BINARY,
+        "vb": noria_py.BINARY,
+    }
+    all_types = (noria_py.STRING, noria_py.BINARY, noria_py.NUMBER, noria_py.DATETIME)
+    for name, code, *_ in cur.description:
+        assert code == groups[name], name
+        assert groups[name] == code, name  # either side of ==
+        assert [t for t in all_types if t == code] == [groups[name]], name
+        assert code != noria_py.ROWID
+    got = cur.fetchone()
+    assert got[7] == noria_py.Date(2024, 2, 29) and got[9] == row[8] and got[10] == b"\x00\x01"
+
+
+def test_type_objects_are_hashable_and_distinct():
+    objs = {noria_py.STRING, noria_py.BINARY, noria_py.NUMBER, noria_py.DATETIME, noria_py.ROWID}
+    assert len(objs) == 5
+    assert noria_py.STRING != noria_py.NUMBER
+    assert noria_py.NUMBER == "bigint"  # type names compare case-insensitively
+    assert noria_py.NUMBER != 5
+
+
+def test_rowcount_arraysize_fetchmany_like_sqlite3():
+    def steps(conn):
+        cur = conn.cursor()
+        out = [cur.arraysize, cur.rowcount]
+        cur.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        cur.executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 3) for i in range(10)])
+        out.append(cur.rowcount)
+        cur.execute("UPDATE t SET v = 9 WHERE v = 0")
+        out.append(cur.rowcount)
+        cur.execute("DELETE FROM t WHERE id > 7")
+        out.append(cur.rowcount)
+        cur.execute("SELECT id FROM t ORDER BY id")
+        out.append(cur.fetchmany())
+        cur.arraysize = 3
+        out.append(cur.fetchmany())
+        out.append(cur.fetchmany(2))
+        out.append(cur.fetchmany(10))
+        out.append(cur.fetchmany())
+        cur.execute("INSERT INTO t VALUES (20, 1)")
+        out.append(cur.description)
+        conn.close()
+        return out
+
+    expected, ours = _both(steps)
+    assert ours == expected

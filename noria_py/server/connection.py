@@ -790,7 +790,7 @@ class CommandProtocol(asyncio.Protocol):
         one it proxies to base storage. Those go to the worker."""
         sql = data[1:].decode(self.session.client_codec, "surrogateescape")
         st = self.state.statement(sql)
-        if st.kind == "ddl":
+        if st.kind in ("ddl", "explain"):  # EXPLAIN may compile a query to plan it
             return True
         return st.kind == "engine" and self._slow_query(st.sql)
 

@@ -247,7 +247,7 @@ def classify(sql: str) -> Statement:
             if m.group(1):
                 table = f"{_quoted(m.group(1))}.{table}"
             return Statement("engine", f"DESCRIBE {table}", m.group(1))
-        return Statement("engine", text)
+        return Statement("explain", text)  # of a query: explained, never installed
     if word == "show":
         m = _SHOW_COLUMNS.match(text)
         if m:
@@ -960,6 +960,12 @@ def _show_value(v: Any) -> str:
     return str(v)
 
 
+def _h_explain(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    # the plan of the statement the server would run (its literal-lifted form), and no cache
+    # is installed for it (Engine.explain)
+    return s.engine.explain(st.sql, params, s.txn)
+
+
 def _h_const_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     return s.engine.execute(st.sql, params)
 
@@ -1131,5 +1137,6 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "show_simple": _h_show_simple,
     "show_vars": _h_show_vars,
     "const_select": _h_const_select,
+    "explain": _h_explain,
     "session_select": _h_session_select,
 }

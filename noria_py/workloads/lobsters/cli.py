@@ -128,6 +128,18 @@ def _progress():
     )
 
 
+def _reachable(backend: B.MySQLBackend) -> None:
+    """Connect once before priming: an unreachable server or a refused login is one line."""
+    try:
+        backend.connect().close()
+    except Exception as e:  # noqa: BLE001 - pymysql's errors: said in one line
+        kw = backend.kwargs
+        detail = e.args[1] if len(e.args) == 2 and isinstance(e.args[1], str) else str(e)
+        raise ConnectionError(
+            f"cannot connect to {kw['host']}:{kw['port']} ({backend.url}): {detail}"
+        ) from None
+
+
 def execute(args: argparse.Namespace, console=None) -> dict:
     """Prime, run and summarize; returns the summary dict (see report.summarize)."""
     from rich.console import Console
@@ -154,6 +166,8 @@ def execute(args: argparse.Namespace, console=None) -> dict:
         spec = args.backend or "embedded"
         backend = B.open_backend(spec)
         label = "embedded" if spec == "embedded" else spec
+        if isinstance(backend, B.MySQLBackend):
+            _reachable(backend)
     try:
         console.print(
             f"priming {label}: {workload.nusers} users, {workload.nstories} stories, "
@@ -240,7 +254,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     try:
         summary = execute(args)
-    except (ValueError, RuntimeError) as e:
+    except (ValueError, RuntimeError, ConnectionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     report.print_report(summary, Console())
