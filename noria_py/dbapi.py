@@ -110,6 +110,38 @@ DATETIME = DBAPITypeObject("DATETIME", "DATE", "TIME", "DATETIME", "TIMESTAMP")
 ROWID = DBAPITypeObject("ROWID")
 
 
+_SESSION_KINDS = frozenset(("set", "show_vars", "show_simple", "session_select", "vars"))
+_session_kinds: dict[str, bool] = {}
+
+
+def _session_statement(sql: str) -> bool:
+    """Is ``sql`` a statement the session answers (SET, SHOW VARIABLES, a SELECT of system or
+    user variables) rather than the engine? Remembered per text."""
+    known = _session_kinds.get(sql)
+    if known is not None:
+        return known
+    head = sql.lstrip()[:4].lower()
+    found = False
+    if head.startswith("set") or head == "show" or "@" in sql:
+        from .server.session import classify
+
+        try:
+            st = classify(sql)
+        except E.Error:
+            found = False
+        else:
+            found = st.kind in _SESSION_KINDS and (st.kind != "session_select" or "@" in sql)
+            if st.kind == "write" and "@" in sql:
+                from .server.session import _USER_VAR
+
+                found = _USER_VAR.search(sql) is not None  # INSERT ... VALUES (@x)
+            if st.kind == "show_simple" and st.info[0] == "databases":
+                found = False  # the engine lists them
+    if len(_session_kinds) < 10000:
+        _session_kinds[sql] = found
+    return found
+
+
 def _description(res: Result):
     if res.columns is None:
         return None
@@ -204,7 +236,12 @@ class Cursor:
                 raise E.ProgrammingError("named parameters are not supported; use ?", 1210)
             params = tuple(params)
         try:
-            res = eng.execute(sql, params)
+            if _session_statement(sql):
+                res = self.connection._session_execute(sql, params)
+            elif self.connection._session is not None:
+                res = self.connection._with_session(eng.execute, sql, params)
+            else:
+                res = eng.execute(sql, params)
         except E.Error as e:
             t.diag = error_area(e)  # SHOW WARNINGS / SHOW ERRORS list it
             raise
@@ -299,6 +336,41 @@ class Connection:
     def __init__(self, path: str | None = None, **options):
         self._engine = Engine(path, **options)
         self._closed = False
+        self._session = None  # the session statements' state, once one ran (_session_execute)
+
+    def _session_execute(self, sql: str, params: Sequence) -> Result:
+        """A statement a MySQL server session answers (``SET``, ``SELECT @@version``, user
+        variables, ``SHOW VARIABLES``): answered as the wire server answers it, by a session
+        on this connection's transaction (``noria_py.server.session``)."""
+        sess = self._session
+        if sess is None:
+            from .server.session import ServerState, Session
+
+            sess = Session(ServerState(self._engine), connection_id=1)
+            sess.txn = self._engine._txn_default
+            self._session = sess
+        sess.database = self._engine.current_database()
+        from .sql import functions as F
+
+        prev = F.current_context()
+        try:
+            return sess.execute(sql, params)
+        finally:
+            F.set_context(prev)
+
+    def _with_session(self, run, *args):
+        """``run`` with this connection's session values bound (its ``time_zone`` for
+        ``NOW()``), once a session statement set any."""
+        from .sql import functions as F
+
+        sess = self._session
+        sess.database = self._engine.current_database()
+        prev = F.current_context()
+        sess._bind_context()
+        try:
+            return run(*args)
+        finally:
+            F.set_context(prev)
 
     @property
     def engine(self) -> Engine:

@@ -153,6 +153,7 @@ _SESSION_FUNCS = re.compile(
     re.I,
 )
 _HAS_FROM = re.compile(r"\bfrom\b", re.I)
+_USER_VAR = re.compile(r"(?<![@\w])@[A-Za-z_]")
 _FROM_DUAL = re.compile(r"\s+from\s+dual\b", re.I)
 _DESCRIBE = re.compile(
     r"\A(?:describe|desc|explain)\s+(?:(`[^`]+`|\w+)\s*\.\s*)?(`[^`]+`|\w+)\s*\Z", re.I
@@ -199,6 +200,7 @@ class Statement:
 
     kind: str  # engine | write | ddl | begin | commit | rollback | set | use | session_select
     #            | const_select | show_vars | show_simple | unsupported | empty | load_local
+    #            | vars (a query reading user variables) | explain
     sql: str  # the text to hand to the engine (may differ from what the client sent)
     info: Any = None
 
@@ -225,10 +227,12 @@ def classify(sql: str) -> Statement:
     m = _FIRST_WORD.match(text)
     word = m.group(0).lower() if m else ""
     if word == "select":
-        if _SESSION_FUNCS.search(text):
+        if _SESSION_FUNCS.search(text) or _USER_VAR.search(text):
             rest = _FROM_DUAL.sub("", text)
             if not _HAS_FROM.search(rest):
                 return Statement("session_select", rest)
+            if _USER_VAR.search(text):
+                return Statement("vars", text)  # @x in a query: its value in its place
         elif not _HAS_FROM.search(text):
             return Statement("const_select", text)
         return Statement("engine", text)
@@ -771,7 +775,10 @@ class Session:
     def _write(self, st: Statement, params: Sequence[Any]) -> Result:
         if not self.txn.active and self.vars.get("transaction_read_only"):
             raise errors.read_only_transaction()  # every statement is a READ ONLY transaction
-        sql, params = self._lift_write(st.sql, params)
+        sql = st.sql
+        if "@" in sql and _USER_VAR.search(sql):
+            sql = _with_variables(self, sql)  # INSERT ... VALUES (@x): its value
+        sql, params = self._lift_write(sql, params)
         res = self.engine.execute(sql, params, self.txn)
         self._note(res)
         return res
@@ -930,7 +937,7 @@ def _h_show_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
         items["autocommit"] = int(s.autocommit)
         items.pop("next_transaction_isolation", None)
         items.pop("next_transaction_read_only", None)
-    rows = [(k, _show_value(v)) for k, v in sorted(items.items())]
+    rows = [(k, _show_value(v, k in _BOOL_VARS)) for k, v in sorted(items.items())]
     if mode:
         if mode.lower() == "like":
             rx = like_to_regex(str(_literal_value(arg)))
@@ -952,11 +959,12 @@ def _h_show_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     return rows_result(["Variable_name", "Value"], rows, ["VARCHAR", "VARCHAR"])
 
 
-def _show_value(v: Any) -> str:
+def _show_value(v: Any, boolean: bool = False) -> str:
+    """A variable's value as SHOW VARIABLES prints it (a switch as ON or OFF)."""
     if v is None:
         return ""
-    if v in (0, 1) and not isinstance(v, str):
-        return str(v)
+    if boolean and v in (0, 1) and not isinstance(v, str):
+        return "ON" if v else "OFF"
     return str(v)
 
 
@@ -964,6 +972,12 @@ def _h_explain(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     # the plan of the statement the server would run (its literal-lifted form), and no cache
     # is installed for it (Engine.explain)
     return s.engine.explain(st.sql, params, s.txn)
+
+
+def _h_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    """A query reading user variables (``WHERE id = @x``): their values in their place (an
+    unset one is NULL, as in MySQL)."""
+    return s.engine.execute(_with_variables(s, st.sql), params, s.txn)
 
 
 def _h_const_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
@@ -1139,4 +1153,5 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "const_select": _h_const_select,
     "explain": _h_explain,
     "session_select": _h_session_select,
+    "vars": _h_vars,
 }

@@ -1,0 +1,183 @@
+"""Session statements, embedded and over the wire, compared with MariaDB.
+
+A MySQL application sets session variables, reads system variables inside expressions and
+uses user variables (``SET @x = 5`` ... ``WHERE id = @x``). The wire server's session answers
+these; the embedded API answers them with the same session code on the connection's own
+transaction. Each script runs on MariaDB, on an embedded connection and over the wire; the
+answers that do not depend on the server's identity must be equal, value and type.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pymysql
+import pytest
+
+import noria_py
+from noria_py import errors as E
+
+SETUP = [
+    "DROP TABLE IF EXISTS sv",
+    "CREATE TABLE sv (id INT PRIMARY KEY, v INT, s VARCHAR(10))",
+    "INSERT INTO sv VALUES (5, 50, 'five'), (6, 60, 'six')",
+]
+
+# (statement, compare its rows?) — statements whose rows name the server are run, not compared
+SCRIPT = [
+    ("SET NAMES utf8mb4", False),
+    ("SET @x = 5", False),
+    ("SELECT @x, @x + 1, @nosuch, @x * 2.5", True),
+    ("SELECT v FROM sv WHERE id = @x", True),
+    ("SELECT id, v FROM sv WHERE id > @x OR id = @nosuch ORDER BY id", True),
+    ("SET @y = 'six', @z = 7", False),
+    ("SELECT id FROM sv WHERE s = @y", True),
+    ("INSERT INTO sv VALUES (@z, @x * 10, @y)", False),
+    ("SELECT * FROM sv ORDER BY id", True),
+    ("SELECT @@autocommit, @@session.autocommit + 0", True),
+    ("SET autocommit = 0", False),
+    ("SELECT @@autocommit", True),
+    ("INSERT INTO sv VALUES (8, 80, 'eight')", False),
+    ("ROLLBACK", False),
+    ("SET autocommit = 1", False),
+    ("SELECT COUNT(*) FROM sv", True),
+    ("SET time_zone = '+02:00'", False),
+    ("SELECT @@time_zone, TIMESTAMPDIFF(HOUR, UTC_TIMESTAMP(), NOW())", True),
+    ("SET SESSION time_zone = '-05:00'", False),
+    ("SELECT TIMESTAMPDIFF(HOUR, UTC_TIMESTAMP(), NOW())", True),
+    ("SELECT @@warning_count, @@error_count", True),
+    ("SELECT @@max_allowed_packet > 0, @@character_set_client", True),
+]
+
+
+def _mariadb(oracle, script):
+    conn = oracle.connect(database="oracle")
+    out = []
+    try:
+        with conn.cursor() as cur:
+            for sql in SETUP:
+                cur.execute(sql)
+            for sql, compare in script:
+                cur.execute(sql)
+                rows = [tuple(r) for r in cur.fetchall()] if cur.description else None
+                out.append(rows if compare else None)
+        conn.commit()
+    finally:
+        conn.close()
+    return out
+
+
+def _embedded(script):
+    conn = noria_py.connect()
+    out = []
+    try:
+        for sql in SETUP:
+            conn.execute(sql)
+        for sql, compare in script:
+            cur = conn.execute(sql)
+            rows = [tuple(r) for r in cur.fetchall()] if cur.description else None
+            out.append(rows if compare else None)
+    finally:
+        conn.close()
+    return out
+
+
+def _wire(server, script):
+    conn = server.pymysql()
+    out = []
+    try:
+        with conn.cursor() as cur:
+            cur.execute("DROP DATABASE IF EXISTS sessiondb")
+            cur.execute("CREATE DATABASE sessiondb")
+            cur.execute("USE sessiondb")
+            for sql in SETUP:
+                cur.execute(sql)
+            for sql, compare in script:
+                cur.execute(sql)
+                rows = [tuple(r) for r in cur.fetchall()] if cur.description else None
+                out.append(rows if compare else None)
+    finally:
+        conn.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def server():
+    from . import wire_fixtures
+
+    fx = wire_fixtures()
+    srv = fx.start_server()
+    yield srv
+    assert fx.stop_server(srv) == 0
+
+
+def _diff(want, got, script) -> list[str]:
+    bad = []
+    for (sql, _c), w, g in zip(script, want, got):
+        if w != g or [list(map(type, r)) for r in w or []] != [list(map(type, r)) for r in g or []]:
+            bad.append(f"{sql}\n   MariaDB {w!r}\n   noria   {g!r}")
+    return bad
+
+
+def test_session_script_embedded_matches_mariadb(mariadb_oracle):
+    want = _mariadb(mariadb_oracle, SCRIPT)
+    problems = _diff(want, _embedded(SCRIPT), SCRIPT)
+    assert not problems, "\n".join(problems)
+
+
+def test_session_script_over_the_wire_matches_mariadb(mariadb_oracle, server):
+    want = _mariadb(mariadb_oracle, SCRIPT)
+    problems = _diff(want, _wire(server, SCRIPT), SCRIPT)
+    assert not problems, "\n".join(problems)
+
+
+def test_embedded_system_variables_and_errors():
+    conn = noria_py.connect()
+    try:
+        version = conn.execute("SELECT @@version, VERSION()").fetchall()[0]
+        assert version[0] == version[1]
+        assert "NO_ZERO_DATE" in conn.execute("SELECT @@sql_mode").fetchall()[0][0]
+        rows = conn.execute("SHOW VARIABLES LIKE 'autocommit'").fetchall()
+        assert rows == [("autocommit", "ON")]
+        with pytest.raises(E.Error) as info:
+            conn.execute("SELECT @@no_such_variable")
+        assert info.value.errno == 1193
+        with pytest.raises(E.Error) as info:
+            conn.execute("SET @@version = 'x'")
+        assert info.value.errno == 1238
+        # the session's time zone reaches NOW() in a query over a table, too
+        conn.execute("CREATE TABLE tz (id INT PRIMARY KEY)")
+        conn.execute("INSERT INTO tz VALUES (1)")
+        conn.execute("SET time_zone = '+03:00'")
+        (diff,) = conn.execute(
+            "SELECT TIMESTAMPDIFF(HOUR, UTC_TIMESTAMP(), NOW()) FROM tz WHERE id = 1"
+        ).fetchall()[0]
+        assert diff == 3
+        # and does not leak to another connection on the same thread
+        other = noria_py.connect()
+        (d2,) = other.execute("SELECT TIMESTAMPDIFF(HOUR, UTC_TIMESTAMP(), NOW())").fetchall()[0]
+        local = round(
+            (dt.datetime.now() - dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+            .total_seconds() / 3600
+        )
+        assert d2 == local
+        other.close()
+    finally:
+        conn.close()
+
+
+def test_user_variables_over_pymysql_placeholders(server):
+    conn = server.pymysql()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE IF NOT EXISTS uvdb")
+            cur.execute("USE uvdb")
+            cur.execute("CREATE TABLE IF NOT EXISTS uv (id INT PRIMARY KEY, v INT)")
+            cur.execute("INSERT INTO uv VALUES (1, 10), (2, 20)")
+            cur.execute("SET @k = %s", (2,))
+            cur.execute("SELECT v FROM uv WHERE id = @k")
+            assert cur.fetchall() == ((20,),)
+    except pymysql.MySQLError:
+        raise
+    finally:
+        conn.close()
