@@ -157,8 +157,8 @@ def test_embedded_system_variables_and_errors():
         other = noria_py.connect()
         (d2,) = other.execute("SELECT TIMESTAMPDIFF(HOUR, UTC_TIMESTAMP(), NOW())").fetchall()[0]
         local = round(
-            (dt.datetime.now() - dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
-            .total_seconds() / 3600
+            (dt.datetime.now() - dt.datetime.now(dt.UTC).replace(tzinfo=None)).total_seconds()
+            / 3600
         )
         assert d2 == local
         other.close()
