@@ -112,6 +112,7 @@ class Prepared:
     # tables; see noria_py.diagnostics)
     clears = True
     _lift_types: tuple | None = None  # see lifts_as_written, _lift_rules
+    _param_guard: tuple | None = None  # see binds_otherwise
 
     def run(self, engine: Engine, params) -> Result:
         raise NotImplementedError
@@ -743,6 +744,49 @@ def lifts_as_written(prep: Prepared, params) -> bool:
     return True
 
 
+class BindsOtherwise(Exception):
+    """A reader key cannot stand for this parameter: MySQL compares it as its own type (a
+    number against a string column). The caller answers through ``Engine.execute``, which
+    writes the value into the statement (``binds_otherwise``)."""
+
+
+_PLAIN_INT_TEXT = re.compile(r"[+-]?\d{1,15}")
+_NUMBER_TYPES = (int, float, Decimal, bool)
+
+
+def _param_guard(prep: Prepared) -> tuple:
+    """(position, "str" | "num") of each parameter compared with a string or a number column,
+    cached on ``prep`` (``binds_otherwise``)."""
+    guard = prep._param_guard
+    if guard is None:
+        out = []
+        for i, k in sorted(prep.compared_kinds().items()):
+            if k == V.STR:
+                out.append((i, "str"))
+            elif k in (V.INT, V.DECIMAL, V.FLOAT):
+                out.append((i, "num"))
+        guard = prep._param_guard = tuple(out)
+    return guard
+
+
+def binds_otherwise(prep: Prepared, params) -> bool:
+    """Would a parameter compare otherwise than MySQL compares it? A number against a string
+    column (MySQL compares the two as numbers: ``s = 0`` matches ``'x'``), or a string that is
+    not a plain integer against a number column, is bound as the key of the column's type;
+    the statement then runs with the values written into it as literals (``Engine._run``).
+    Cheap: the hot read paths ask it."""
+    for i, fam in _param_guard(prep):
+        if i >= len(params):
+            return False
+        v = params[i]
+        if fam == "str":
+            if v.__class__ in _NUMBER_TYPES:
+                return True
+        elif v.__class__ is str and not _PLAIN_INT_TEXT.fullmatch(v):
+            return True
+    return False
+
+
 def lifts_whatever_values(prep: Prepared, params) -> bool:
     """``lifts_as_written`` for every value of the types of ``params``: the server's lookup
     plans, shared by the texts of one shape and one type per literal, skip the check then."""
@@ -925,6 +969,8 @@ def _coerce_key_raw(v, kind):
         if kind.__class__ is V.MemberKind and not isinstance(v, bytes):
             member = kind.member_for(v)  # a number is the member at that position
             return _NoMatch if member is None else member
+        if isinstance(v, _NUMBER_TYPES):
+            raise BindsOtherwise()  # MySQL compares the string column as a number
         return V.format_value(v)
     if kind == V.DECIMAL:
         if isinstance(v, str):
@@ -1360,6 +1406,49 @@ _TX_WORDS = re.compile(
 )
 
 
+def _literal(v) -> str:
+    """A parameter as the SQL literal of its type: an int an integer, a Decimal an exact
+    number, a float a DOUBLE (``1.5e0``), bytes a hex string, others quoted text."""
+    if v is None:
+        return "NULL"
+    if v.__class__ is bool:
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        r = repr(v)
+        return r if "e" in r or "n" in r else r + "e0"
+    if isinstance(v, Decimal):
+        return format(v, "f")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return "X'" + bytes(v).hex() + "'"
+    if isinstance(v, _dt.timedelta):
+        v = F.coerce.fmt_time(v)
+    text = str(v).replace("\\", "\\\\").replace("'", "''")
+    return f"'{text}'"
+
+
+def _with_literals(sql: str, params, literal=_literal) -> str:
+    """``sql`` with each ``?`` outside quotes and comments replaced by ``literal(value)``."""
+    out, k, i, n = [], 0, 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n and sql[j] != c:
+                j += 2 if sql[j] == "\\" else 1
+            out.append(sql[i : j + 1])
+            i = j + 1
+            continue
+        if c == "?" and k < len(params):
+            out.append(literal(params[k]))
+            k += 1
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def _db_qualified(name: str) -> str:
     """An engine table name as MySQL's notes name it: ``database.table``."""
     db, table = N.split(name)
@@ -1748,6 +1837,11 @@ class Engine:
                 E.ER_WRONG_ARGUMENTS,
                 "HY000",
             )
+        if params and prep.is_select and binds_otherwise(prep, params):
+            # MySQL compares the value as its type, not the column's: the text with the
+            # values in place answers (literal lifting leaves such a text as written)
+            text = _with_literals(sql, params)
+            return self._run(text, self.prepare(text), ())  # as written: never lifted again
         if prep.kind == "ddl" and self.shared:
             try:
                 res = prep.run(self, params)

@@ -58,7 +58,7 @@ from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities
 
 from noria_py import errors
-from noria_py.engine import ProxyPrepared, SelectPrepared, lifts_whatever_values
+from noria_py.engine import BindsOtherwise, ProxyPrepared, SelectPrepared, lifts_whatever_values
 from noria_py.load_data import parse_load
 from noria_py.result import Result
 
@@ -1059,13 +1059,18 @@ class CommandProtocol(asyncio.Protocol):
             and not flags & 0x07
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
-            self.state.questions += 1
-            txn = session.txn
-            if txn.diag:
-                txn.diag = ()  # a SELECT from a table clears the diagnostics area
-            return stmt.shape.binary_response(
-                prep.rows(params), seq, session.status_flags, self.eof_deprecated
-            )
+            try:
+                rows = prep.rows(params)
+            except BindsOtherwise:
+                rows = None  # a value MySQL compares as its own type: the engine's path
+            if rows is not None:
+                self.state.questions += 1
+                txn = session.txn
+                if txn.diag:
+                    txn.diag = ()  # a SELECT from a table clears the diagnostics area
+                return stmt.shape.binary_response(
+                    rows, seq, session.status_flags, self.eof_deprecated
+                )
         res = session.execute(stmt.sql, params)
         if stmt.engine_sql is not None:
             self._remember(stmt, stmt.param_count)

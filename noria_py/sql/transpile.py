@@ -263,8 +263,10 @@ class _Rewriter:
         if isinstance(node, _COMPARISONS) and scope is not None:
             self._note_param_kinds(node, scope)
         elif isinstance(node, exp.In) and isinstance(node.this, exp.Column) and scope is not None:
+            # a native IN (?, ...): each parameter is bound as the column's type (for an
+            # ENUM/SET, a number is a position), as a comparison's is
             kind = _resolved_kind(node.this, scope)
-            if kind.__class__ is V.MemberKind:  # IN (?, ...): a number is a position
+            if kind is not None:
                 for e in node.expressions:
                     idx = str(e.this or "") if isinstance(e, exp.Placeholder) else ""
                     if idx.startswith("p") and idx[1:].isdigit():
