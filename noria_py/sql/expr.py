@@ -358,6 +358,10 @@ def _neg(a):
     return _nz(-_num(a))
 
 
+def _integral_double(v) -> bool:
+    return type(v) is float and v.is_integer() and -(2.0**63) <= v < 2.0**64
+
+
 def _cmp_prepare(a, b):
     """Bring two non-NULL values to a comparable pair the way MySQL compares mixed types.
 
@@ -1091,6 +1095,14 @@ class _Compiler:
         if b.kind == V.DECIMAL and not b.const and a.const and type(fa(None, None)) is str:
             av = _coerce.to_decimal(fa(None, None))
             return Compiled(lambda r, p: f(av, fb(r, p)), V.INT)
+        # an integer column against a DOUBLE constant with an integral value compares as
+        # integers, as MySQL converts such a constant (BIGINT 2^53 + 1 is not 2^53e0)
+        if a.kind == V.INT and not a.const and b.const and _integral_double(fb(None, None)):
+            bi = int(fb(None, None))
+            return Compiled(lambda r, p: f(fa(r, p), bi), V.INT)
+        if b.kind == V.INT and not b.const and a.const and _integral_double(fa(None, None)):
+            ai = int(fa(None, None))
+            return Compiled(lambda r, p: f(ai, fb(r, p)), V.INT)
         return Compiled(lambda r, p: f(fa(r, p), fb(r, p)), V.INT)
 
     @staticmethod

@@ -352,6 +352,10 @@ REGRESSIONS += [
     # temporal values in arithmetic raised TypeError or stayed times; TIME '..' lost its fraction
     "tm + 0", "dt + 0", "ts + 0", "tm * 2", "-tm", "TIME '01:00:00.5' + 0", "TIME '01:00:00.5'",
     "ADDTIME('-01:02:03', '01:00:00') + 0", "ADDTIME('2024-01-01 01:02:03', '01:00:00') + 0",
+    # an integer column against an integral DOUBLE constant compares as integers
+    "i = 9007199254740992e0", "i > 9007199254740992e0", "i <= 9007199254740992e0",
+    # PI() and what it computes show MariaDB's decimals
+    "PI()", "PI() * 2", "PI() / 2", "CONCAT(PI())", "PI() = 3.141593",
 ]  # fmt: skip
 REGRESSIONS.remove("SUM_PLACEHOLDER")
 REGRESSIONS.remove("VERSION() LIKE '%MariaDB%'")  # a session function: not per row
