@@ -110,7 +110,9 @@ DATETIME = DBAPITypeObject("DATETIME", "DATE", "TIME", "DATETIME", "TIMESTAMP")
 ROWID = DBAPITypeObject("ROWID")
 
 
-_SESSION_KINDS = frozenset(("set", "show_vars", "show_simple", "session_select", "vars"))
+_SESSION_KINDS = frozenset(
+    ("set", "show_vars", "show_simple", "session_select", "vars", "select_into")
+)
 _session_kinds: dict[str, bool] = {}
 
 
@@ -122,7 +124,7 @@ def _session_statement(sql: str) -> bool:
         return known
     head = sql.lstrip()[:4].lower()
     found = False
-    if head.startswith("set") or head == "show" or "@" in sql:
+    if head.startswith("set") or head == "show" or "@" in sql:  # SELECT ... INTO @v too
         from .server.session import classify
 
         try:

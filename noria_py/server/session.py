@@ -154,6 +154,7 @@ _SESSION_FUNCS = re.compile(
 )
 _HAS_FROM = re.compile(r"\bfrom\b", re.I)
 _USER_VAR = re.compile(r"(?<![@\w])@[A-Za-z_]")
+_SELECT_INTO = re.compile(r"\binto\s+(@[A-Za-z_][\w$]*(?:\s*,\s*@[A-Za-z_][\w$]*)*)", re.I)
 _FROM_DUAL = re.compile(r"\s+from\s+dual\b", re.I)
 _DESCRIBE = re.compile(
     r"\A(?:describe|desc|explain)\s+(?:(`[^`]+`|\w+)\s*\.\s*)?(`[^`]+`|\w+)\s*\Z", re.I
@@ -200,7 +201,7 @@ class Statement:
 
     kind: str  # engine | write | ddl | begin | commit | rollback | set | use | session_select
     #            | const_select | show_vars | show_simple | unsupported | empty | load_local
-    #            | vars (a query reading user variables) | explain
+    #            | vars (a query reading user variables) | select_into | explain
     sql: str  # the text to hand to the engine (may differ from what the client sent)
     info: Any = None
 
@@ -227,6 +228,11 @@ def classify(sql: str) -> Statement:
     m = _FIRST_WORD.match(text)
     word = m.group(0).lower() if m else ""
     if word == "select":
+        m = _SELECT_INTO.search(text)
+        if m and text[: m.start()].count("'") % 2 == 0:
+            # SELECT ... INTO @a, @b: the query without INTO; its one row into the variables
+            names = [v.strip()[1:].lower() for v in m.group(1).split(",")]
+            return Statement("select_into", text[: m.start()] + text[m.end() :], names)
         if _SESSION_FUNCS.search(text) or _USER_VAR.search(text):
             rest = _FROM_DUAL.sub("", text)
             if not _HAS_FROM.search(rest):
@@ -980,6 +986,29 @@ def _h_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     return s.engine.execute(_with_variables(s, st.sql), params, s.txn)
 
 
+def _h_select_into(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    """``SELECT ... INTO @a, @b``: one row's values into the user variables (no row: they
+    keep theirs, with warning 1329; more than one: 1172, the first row assigned)."""
+    sql = _with_variables(s, st.sql) if _USER_VAR.search(st.sql) else st.sql
+    res = s.engine.execute(sql, params, s.txn)
+    names = st.info
+    if res.columns is None or len(res.columns) != len(names):
+        raise _err("The used SELECT statements have a different number of columns", 1222, "21000")
+    rows = list(res.rows)
+    if len(rows) > 1:
+        # as MariaDB: the first row is assigned before the second is found
+        for name, value in zip(names, rows[0]):
+            s.user_vars[name] = value
+        raise _err("Result consisted of more than one row", 1172, "42000")
+    if not rows:
+        note = ("Warning", 1329, "No data - zero rows fetched, selected, or processed")
+        s.txn.diag = (note,)
+        return Result(rowcount=0, conditions=[note])
+    for name, value in zip(names, rows[0]):
+        s.user_vars[name] = value
+    return Result(rowcount=1)
+
+
 def _h_const_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     return s.engine.execute(st.sql, params)
 
@@ -1127,7 +1156,7 @@ def _session_value(s: Session, expr: str) -> Any:
         if fn == "row_count":
             return s.last_rowcount
         if fn == "found_rows":
-            return 0
+            raise _err("This version doesn't yet support 'FOUND_ROWS()'", 1235, "42000")
     if _is_literal(expr):
         v = _literal_value(expr)
         return None if v is _DEFAULT else v
@@ -1154,4 +1183,5 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "explain": _h_explain,
     "session_select": _h_session_select,
     "vars": _h_vars,
+    "select_into": _h_select_into,
 }

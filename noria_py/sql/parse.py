@@ -94,6 +94,7 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
         raise parse_error(f"near '{sql.strip()[:40]}'")
     toks = _check_tokens(text)
     _check_tree(stmt, sql)
+    _quantified_subqueries(stmt)
     _name_items(stmt, text, toks)
     _unit_keywords(stmt)
     return stmt, nparams
@@ -240,11 +241,49 @@ def _check_tree(stmt: exp.Expression, sql: str) -> None:
             raise parse_error("near ')': empty IN list")
     if isinstance(stmt, exp.Select) and not stmt.expressions:
         raise parse_error("empty select list")
+    for sel in stmt.find_all(exp.Select):
+        from ..errors import NotSupportedError
+
+        group = sel.args.get("group")
+        if group is not None and (group.args.get("rollup") or group.args.get("cube")):
+            raise NotSupportedError("This version doesn't yet support 'GROUP BY ... WITH ROLLUP'")
+        mods = sel.args.get("operation_modifiers") or []
+        if any(str(getattr(m, "this", m)).upper() == "SQL_CALC_FOUND_ROWS" for m in mods):
+            raise NotSupportedError("This version doesn't yet support 'SQL_CALC_FOUND_ROWS'")
+        if sel.args.get("into") is not None:
+            # SELECT ... INTO @var is a session statement (noria_py.server.session)
+            raise NotSupportedError("This version doesn't yet support 'SELECT ... INTO' here")
     if isinstance(stmt, exp.Update) and not stmt.expressions:
         raise parse_error("UPDATE without SET")
     if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
         if not stmt.this.expressions:
             raise parse_error("a table must have at least one column")
+
+
+def _quantified_subqueries(stmt: exp.Expression) -> None:
+    """``x = ANY (SELECT ...)`` is ``x IN (SELECT ...)`` and ``x <> ALL (SELECT ...)`` is ``x NOT
+    IN (SELECT ...)`` (NULLs included); other comparisons with ANY/SOME/ALL are 1235."""
+    from ..errors import NotSupportedError
+
+    for q in list(stmt.find_all(exp.Any, exp.All)):
+        cmp = q.parent
+        sub = q.this
+        if isinstance(sub, exp.Subquery):
+            sub = sub.this
+        rewritable = (
+            isinstance(cmp, (exp.EQ, exp.NEQ))
+            and cmp.expression is q
+            and isinstance(sub, exp.Query)
+            and (isinstance(cmp, exp.EQ) == isinstance(q, exp.Any))
+        )
+        if not rewritable:
+            word = "ALL" if isinstance(q, exp.All) else "ANY/SOME"
+            raise NotSupportedError(
+                f"This version doesn't yet support 'comparison with {word} (subquery)' "
+                "other than = ANY and <> ALL"
+            )
+        inn = exp.In(this=cmp.this.copy(), query=exp.Subquery(this=sub.copy()))
+        cmp.replace(inn if isinstance(cmp, exp.EQ) else exp.Not(this=inn))
 
 
 def _replace_statement(sql: str, text: str) -> exp.Expression:

@@ -261,6 +261,9 @@ def _argument(agg: exp.Expression) -> exp.Expression | None:
 def _scale(e: exp.Expression, scope: Scope) -> int | None:
     if isinstance(e, exp.Alias):
         return _scale(e.this, scope)
+    if isinstance(e, exp.Window):
+        inner, fixed = _window_inner(e)
+        return (0 if fixed == V.INT else None) if inner is None else _scale(inner, scope)
     over = over_aggregates(e, scope)
     if over is not None:
         c = over.compiled
@@ -286,9 +289,33 @@ def _scale(e: exp.Expression, scope: Scope) -> int | None:
     return c.scale if c.kind == V.DECIMAL else None
 
 
+_RANKS = ("ROW_NUMBER", "RANK", "DENSE_RANK", "NTILE")
+_DISTRIBUTIONS = ("CUME_DIST", "PERCENT_RANK")
+_OFFSETS = ("LAG", "LEAD", "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE")
+
+
+def _window_inner(e: exp.Window):
+    """(what a window function's value is typed by, kind if fixed): its aggregate, or the
+    argument of LAG/LEAD/FIRST_VALUE...; None when unknown."""
+    inner = e.this
+    name = (inner.sql_name() if not isinstance(inner, exp.Anonymous) else inner.name).upper()
+    if name in _RANKS or isinstance(inner, (exp.RowNumber, exp.Count)):
+        return None, V.INT
+    if name in _DISTRIBUTIONS:
+        return None, V.FLOAT
+    if name in _OFFSETS or isinstance(inner, (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue)):
+        return inner.this, None
+    if isinstance(inner, (exp.Sum, exp.Avg, exp.Min, exp.Max)):
+        return inner, None
+    return None, None
+
+
 def _kind(e: exp.Expression, scope: Scope) -> str | None:
     if isinstance(e, exp.Alias):
         return _kind(e.this, scope)
+    if isinstance(e, exp.Window):
+        inner, fixed = _window_inner(e)
+        return fixed if inner is None else _kind(inner, scope)
     over = over_aggregates(e, scope)
     if over is not None:
         return over.compiled.kind

@@ -75,40 +75,50 @@ def _aggregate(agg: F.Agg):
 
 
 class _Sum:
-    """MySQL's SUM: exact (DECIMAL) over exact values, DOUBLE over doubles and strings."""
+    """MySQL's SUM: exact (DECIMAL) over exact values, DOUBLE over doubles and strings. Also a
+    window function (``inverse`` takes a value out of the frame, exactly)."""
 
     def __init__(self):
         self.total = None
-        self.exact = True
+        self.n = 0  # values in the frame (NULLs not counted)
+        self.strings = 0  # of which strings: the sum is a DOUBLE while there are any
+
+    @staticmethod
+    def _value(v):
+        if isinstance(v, float):
+            return Decimal(repr(v)), 0  # a DECIMAL column arrives as a SQLite REAL
+        if isinstance(v, (str, bytes)):
+            return Decimal(repr(F.coerce.to_float(v))), 1
+        if not isinstance(v, (int, Decimal)):
+            return F.coerce.to_decimal(v), 0
+        return v, 0
 
     def step(self, v):
         if v is None:
             return
-        if isinstance(v, float):
-            v = Decimal(repr(v))  # a DECIMAL column arrives as a SQLite REAL
-        elif isinstance(v, (str, bytes)):
-            self.exact = False
-            v = Decimal(repr(F.coerce.to_float(v)))
-        elif not isinstance(v, (int, Decimal)):
-            v = F.coerce.to_decimal(v)
-        self.total = v if self.total is None else self.total + v
+        x, s = self._value(v)
+        self.n += 1
+        self.strings += s
+        self.total = x if self.total is None else self.total + x
+
+    def inverse(self, v):
+        if v is None:
+            return
+        x, s = self._value(v)
+        self.n -= 1
+        self.strings -= s
+        self.total = None if self.n == 0 else self.total - x
 
     def finalize(self):
         if self.total is None:
             return None
-        return to_sqlite(self.total) if self.exact else float(self.total)
+        return to_sqlite(self.total) if not self.strings else float(self.total)
+
+    def value(self):
+        return self.finalize()
 
 
 class _Avg(_Sum):
-    def __init__(self):
-        super().__init__()
-        self.n = 0
-
-    def step(self, v):
-        if v is not None:
-            self.n += 1
-        super().step(v)
-
     def finalize(self):
         if self.total is None:
             return None
@@ -118,24 +128,39 @@ class _Avg(_Sum):
 
 class _DecimalSum:
     """SUM over a DECIMAL argument: a wide column's text and an exact expression's text are
-    its digits (``_Sum`` must read a string argument as MySQL reads text: a double)."""
+    its digits (``_Sum`` must read a string argument as MySQL reads text: a double). Also a
+    window function."""
 
     def __init__(self):
         self.total = None
         self.n = 0
 
+    @staticmethod
+    def _value(v):
+        if isinstance(v, str):
+            return Decimal(v)
+        if isinstance(v, float):
+            return Decimal(repr(v))
+        return v
+
     def step(self, v):
         if v is None:
             return
-        if isinstance(v, str):
-            v = Decimal(v)
-        elif isinstance(v, float):
-            v = Decimal(repr(v))
+        v = self._value(v)
         self.n += 1
         self.total = v if self.total is None else self.total + v
 
+    def inverse(self, v):
+        if v is None:
+            return
+        self.n -= 1
+        self.total = None if self.n == 0 else self.total - self._value(v)
+
     def finalize(self):
         return None if self.total is None else to_sqlite(self.total)
+
+    def value(self):
+        return self.finalize()
 
 
 class _DecimalSumText(_DecimalSum):
@@ -171,12 +196,15 @@ def register(conn: sqlite3.Connection) -> None:
     from ..sql.transpile import call_expr
 
     conn.create_function(PREFIX + "EXPR", -1, call_expr, deterministic=True)
-    conn.create_aggregate(PREFIX + "SUM", 1, _Sum)
-    conn.create_aggregate(PREFIX + "AVG", 1, _Avg)
-    conn.create_aggregate(PREFIX + "DSUM", 1, _DecimalSum)
-    conn.create_aggregate(PREFIX + "DSUM_TEXT", 1, _DecimalSumText)
-    conn.create_aggregate(PREFIX + "DAVG", 1, _DecimalAvg)
-    conn.create_aggregate(PREFIX + "DAVG_TEXT", 1, _DecimalAvgText)
+    # SUM and AVG are window functions too (SUM(x) OVER (...)); a window function is also
+    # an aggregate
+    window = getattr(conn, "create_window_function", None) or conn.create_aggregate
+    window(PREFIX + "SUM", 1, _Sum)
+    window(PREFIX + "AVG", 1, _Avg)
+    window(PREFIX + "DSUM", 1, _DecimalSum)
+    window(PREFIX + "DSUM_TEXT", 1, _DecimalSumText)
+    window(PREFIX + "DAVG", 1, _DecimalAvg)
+    window(PREFIX + "DAVG_TEXT", 1, _DecimalAvgText)
     conn.create_function(PREFIX + "DECIMAL_BITS", 1, _decimal_bits, deterministic=True)
     for name, coll in C.COLLATIONS.items():
         conn.create_collation(name, _collation_cmp(coll))
