@@ -761,6 +761,8 @@ def _param_guard(prep: Prepared) -> tuple:
     if guard is None:
         out = []
         for i, k in sorted(prep.compared_kinds().items()):
+            if k.__class__ is not str:
+                continue  # an ENUM/SET: a number is a member's position, bound as such
             if k == V.STR:
                 out.append((i, "str"))
             elif k in (V.INT, V.DECIMAL, V.FLOAT):
