@@ -31,6 +31,7 @@ from sqlglot import exp
 
 from . import errors as E
 from . import options as _options
+from .cache_commands import CacheRules, prepare_cache_command
 from .dataflow.eviction import holding
 from .dataflow.graph import Graph
 from .dataflow.intervals import BOTTOM, TOP, int_cut
@@ -91,6 +92,11 @@ class QueryEntry:
         self.miss_ns = 0  # time spent filling this query's misses
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
         self.readerless = False  # a view's own entry: its operators, no reader (_install)
+        # a proxied entry: why the dataflow does not maintain it (the construct), or None when
+        # it could be but the caching rules say no (cache_commands.CacheRules); cacheable is
+        # True/False once known, None until SHOW PROXIED QUERIES checks
+        self.reason: str | None = None
+        self.cacheable: bool | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1415,6 +1421,9 @@ class Engine:
         self.queries: dict[str, QueryEntry] = {}
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
+        # which SELECTs become caches: every one it can (caching="auto") or only those CREATE
+        # CACHE asked for ("explicit"); DROP CACHE keeps a query proxied (cache_commands.py)
+        self.cache_rules = CacheRules(options["caching"])
         # literal lifting (see execute): texts -> their lifted form, lifted forms refused
         self.lift_literals = options["lift_literals"]
         self._lifted_texts: dict[str, tuple] = {}
@@ -1811,6 +1820,9 @@ class Engine:
         if show is not None:
             self._cache[key] = show
             return show
+        command = prepare_cache_command(self, sql)  # CREATE / DROP CACHE, SHOW PROXIED ...
+        if command is not None:
+            return command
         ast, nparams = parse(sql)
         if self._qualify(ast, db):
             sql = ast.sql(dialect=DIALECT)  # the text of what it now means (catalog, view keys)
@@ -2888,7 +2900,7 @@ class Engine:
         reader like any other query."""
         if isinstance(ast, exp.Select) and ast.args.get("from_") is None:
             if ast.args.get("where") or ast.args.get("group"):
-                return self._proxy(ast, nparams, sql)
+                return self._proxy(ast, nparams, sql, reason="WHERE or GROUP BY without FROM")
             scope = Scope([])
             fns, names, kinds = [], [], []
             try:
@@ -2897,18 +2909,20 @@ class Engine:
                     fns.append(c.fn)
                     kinds.append(c.kind)
                     names.append(item_name(e))
-            except Unsupported:
-                return self._proxy(ast, nparams, sql)
+            except Unsupported as e:
+                return self._proxy(ast, nparams, sql, reason=str(e))
             return ConstPrepared(fns, names, kinds, nparams)
         _refuse_member_order(ast, self.storage.schemas)
         if not self.dataflow and not view:
-            return self._proxy(ast, nparams, sql)
+            return self._proxy(ast, nparams, sql, reason="the dataflow is off (dataflow=False)")
         key = _normalize(ast)
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
                 return SelectPrepared(entry, nparams, _item_names(ast), sql=sql)
             return self._proxy(ast, nparams, sql, entry)
+        if not view and not self.cache_rules.allows(key, ast):
+            return self._proxy(ast, nparams, sql)  # not asked for (caching="explicit"), dropped
         if not view:
             shared = self._shared_in_lists(ast, nparams, sql)
             if shared is not None:
@@ -2916,15 +2930,15 @@ class Engine:
         compiler = Compiler(self.graph, self.storage, self.views)
         try:
             cq = compiler.compile_query(ast, nparams)
-        except Unsupported:
+        except Unsupported as e:
             self._discard(compiler)
-            return self._proxy(ast, nparams, sql)
+            return self._proxy(ast, nparams, sql, reason=str(e))
         except BaseException:
             self._discard(compiler)
             raise
         self._install(cq, with_reader=not view)
         cq.declared = _declared_types(ast, cq.kinds, self.storage.schemas)
-        entry = QueryEntry(self._next_name(), sql.strip(), "cached", cq)
+        entry = QueryEntry(self.cache_rules.name_for(key, self), sql.strip(), "cached", cq)
         self.queries[entry.name] = entry
         if view:
             entry.readerless = True
@@ -2965,7 +2979,8 @@ class Engine:
             shown = shape.ast.transform(
                 lambda n: exp.Placeholder() if isinstance(n, exp.Placeholder) else n
             )
-            entry = QueryEntry(self._next_name(), shown.sql(dialect=DIALECT), "cached", cq)
+            name = self.cache_rules.name_for(key, self)
+            entry = QueryEntry(name, shown.sql(dialect=DIALECT), "cached", cq)
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
         elif entry.compiled is None:
@@ -3066,9 +3081,15 @@ class Engine:
 
     def _next_name(self) -> str:
         self._qseq += 1
+        while f"q{self._qseq}" in self.queries:  # a name CREATE CACHE gave
+            self._qseq += 1
         return f"q{self._qseq}"
 
-    def _proxy(self, ast, nparams, sql, entry: QueryEntry | None = None) -> Prepared:
+    def _proxy(
+        self, ast, nparams, sql, entry: QueryEntry | None = None, reason: str | None = None
+    ) -> Prepared:
+        """Answer the SELECT from base storage; ``reason``: the construct the dataflow cannot
+        maintain (None: it could, but the caching rules keep it proxied)."""
         try:
             rw = transpile.to_sqlite(ast, self.storage.schemas)
         except E.Error:
@@ -3089,6 +3110,8 @@ class Engine:
                         raise E.no_such_table(t.name)
             key = _normalize(ast)
             entry = QueryEntry(self._next_name(), sql.strip(), "proxied", None)
+            entry.reason = reason
+            entry.cacheable = False if reason is not None else None
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
         prep = ProxyPrepared(text, nparams, entry, kinds)
@@ -4814,22 +4837,9 @@ class Engine:
         return Result(names, rows, types, [False] * 8, len(rows))
 
     def _show_caches(self) -> Result:
-        names = ["name", "query", "status", "keys", "hits", "misses", "bytes"]
-        rows = []
-        for name, entry in self.queries.items():
-            if entry.readerless:
-                rows.append((name, entry.sql, entry.status, None, entry.hits, entry.misses, None))
-            elif entry.compiled is not None:
-                reader = entry.compiled.reader
-                keys, nrows = reader.state_size()
-                nbytes = _estimate_bytes(reader)
-                rows.append((name, entry.sql, entry.status, keys, entry.hits, entry.misses, nbytes))
-            else:
-                rows.append((name, entry.sql, entry.status, None, entry.hits, entry.misses, None))
-        types = ["VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT"]
-        return Result(
-            names, rows, types, [False, False, False, True, False, False, True], len(rows)
-        )
+        from .cache_commands import show_caches
+
+        return show_caches(self)
 
     def explain_dot(self) -> str:
         return self.graph.to_dot()
