@@ -396,6 +396,38 @@ def test_shared_nodes_survive_the_drop_of_one_cache(conn):
     assert twin_audit(conn, [WITH_TITLE]) == []
 
 
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"domains": "threads"},
+        {"upqueries": "messages"},
+        {"domains": "threads", "upqueries": "direct"},
+        {"partial": False},
+    ],
+    ids=["threads", "messages", "one-thread", "full"],
+)
+def test_drops_in_every_dataflow_mode(opts):
+    c = noria_py.connect(read_your_writes=True, **opts)
+    fill(c)
+    try:
+        for a in range(1, 5):
+            for q in (WITH_NAME, WITH_TITLE, TOTALS):
+                c.execute(q, (a,))
+        c.execute(f"DROP CACHE {cached(c)[WITH_NAME]}")
+        c.execute(f"DROP CACHE {cached(c)[TOTALS]}")
+        c.execute("INSERT INTO stories VALUES (60, 2, 3, 'x')")
+        c.execute("UPDATE users SET name = 'zz' WHERE id = 2")
+        c.execute(f"CREATE CACHE FROM {TOTALS}")
+        c.execute("DELETE FROM stories WHERE id = 3")
+        for a in range(1, 5):
+            for q in (WITH_NAME, WITH_TITLE, TOTALS):
+                want = c.engine.storage.conn.execute(q.replace("?", str(a))).fetchall()
+                assert sorted(c.execute(q, (a,)).fetchall()) == sorted(want), (q, a)
+        assert graph_problems(c) == []
+    finally:
+        c.close()
+
+
 def test_a_dropped_reader_is_never_read_again(conn):
     """Regression: a statement prepared before DROP CACHE must not keep reading the removed
     reader, which no write updates any more."""
