@@ -267,6 +267,19 @@ def test_literal_queries_share_one_cache_in_explicit_mode():
     c.close()
 
 
+def test_a_literal_that_does_not_lift_as_written_caches_the_text():
+    """`name = 0` compares the strings as numbers in MySQL ('abc' = 0): the parameterized form
+    would not answer it, so CREATE CACHE caches the text as written, which its reads use."""
+    c = noria_py.connect(caching="explicit")
+    c.execute("CREATE TABLE cs (id INT PRIMARY KEY, name VARCHAR(10))")
+    c.execute("INSERT INTO cs VALUES (1, 'a'), (2, '0'), (3, 'abc'), (4, '5')")
+    c.execute("CREATE CACHE zero FROM SELECT id FROM cs WHERE name = 0")
+    assert cached(c) == {"SELECT id FROM cs WHERE name = 0": "zero"}
+    assert sorted(c.execute("SELECT id FROM cs WHERE name = 0").fetchall()) == [(1,), (2,), (3,)]
+    assert caches(c)["zero"]["count"] == 1
+    c.close()
+
+
 def test_in_lists_of_every_length_follow_their_shared_cache(conn):
     q3 = "SELECT id FROM stories WHERE author IN (?, ?, ?)"
     assert conn.execute(q3, (1, 2, 3)).fetchall()
