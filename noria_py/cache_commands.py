@@ -253,6 +253,11 @@ def _install(engine: Engine, text: str) -> tuple[Prepared, bool]:
     return prep, made
 
 
+def _is_view(engine: Engine, entry: QueryEntry) -> bool:
+    """A view's own entry (named after the view): DROP VIEW removes it, not DROP CACHE."""
+    return entry.readerless or entry.name.lower() in engine.view_names
+
+
 def _keys_of(engine: Engine, entry: QueryEntry) -> list[str]:
     return [k for k, v in engine._by_sql.items() if v is entry]
 
@@ -260,7 +265,7 @@ def _keys_of(engine: Engine, entry: QueryEntry) -> list[str]:
 def _entry_by_id(engine: Engine, qid: str) -> QueryEntry | None:
     rules = engine.cache_rules
     for entry in engine.queries.values():
-        if not entry.readerless and rules.query_id(entry.sql) == qid:
+        if not _is_view(engine, entry) and rules.query_id(entry.sql) == qid:
             return entry
     return None
 
@@ -270,7 +275,9 @@ def _entry_by_id(engine: Engine, qid: str) -> QueryEntry | None:
 
 
 def _caches(engine: Engine) -> list[QueryEntry]:
-    return [e for e in engine.queries.values() if e.compiled is not None and not e.readerless]
+    return [
+        e for e in engine.queries.values() if e.compiled is not None and not _is_view(engine, e)
+    ]
 
 
 def drop_cache(engine: Engine, name: str) -> Result:
@@ -279,7 +286,7 @@ def drop_cache(engine: Engine, name: str) -> Result:
         low = name.lower()
         found = [e for e in engine.queries.values() if e.name.lower() == low]
         entry = found[0] if len(found) == 1 else _entry_by_id(engine, name)
-    if entry is not None and entry.readerless:
+    if entry is not None and _is_view(engine, entry):
         raise E.ProgrammingError(
             f"'{name}' is a view: DROP VIEW removes it", E.ER_BAD_TABLE_ERROR, "42S02"
         )
@@ -316,8 +323,11 @@ def _drop(engine: Engine, entries: list[QueryEntry]) -> None:
 
 
 def drop_proxied_queries(engine: Engine) -> Result:
-    for entry in [e for e in engine.queries.values() if e.compiled is None and not e.readerless]:
-        engine._remove_query(entry.name)
+    """Forget the proxied queries (each is listed again when next read); a view's own entry
+    stays, whatever answers it."""
+    for entry in [e for e in engine.queries.values() if e.compiled is None]:
+        if not _is_view(engine, entry):
+            engine._remove_query(entry.name)
     return Result(rowcount=0)
 
 
@@ -356,7 +366,7 @@ def show_proxied_queries(engine: Engine, supported_only: bool, qid: str | None) 
     names = ["query id", "proxied query", "readyset supported", "count", "reason"]
     rows = []
     for entry in list(engine.queries.values()):
-        if entry.compiled is not None or entry.readerless:
+        if entry.compiled is not None or _is_view(engine, entry):
             continue
         this_id = rules.query_id(entry.sql)
         if qid is not None and this_id != qid:

@@ -311,8 +311,12 @@ def test_drop_all_caches_and_proxied_queries(conn):
         conn.execute(q, (1,))
     assert set(proxied(conn)) == set(QUERIES) | {UNSUPPORTED}
     assert cached(conn) == {}
+    conn.execute("CREATE VIEW unkept AS SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n FROM users")
+    assert conn.execute("SELECT n FROM unkept WHERE id = 2").fetchall() == [(2,)]
     conn.execute("DROP ALL PROXIED QUERIES")
     assert proxied(conn) == {}
+    assert "unkept" in caches(conn)  # a view's own entry stays
+    assert conn.execute("SELECT n FROM unkept WHERE id = 3").fetchall() == [(3,)]
     cur = conn.execute("SHOW PROXIED SUPPORTED QUERIES")
     assert cur.fetchall() == []
 
