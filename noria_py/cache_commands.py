@@ -20,7 +20,9 @@ Statements (the embedded API and the server alike; the engine's ``prepare`` hand
 ``CacheRules`` holds what the statements decide: the mode (``caching="auto"`` caches every
 SELECT the dataflow can maintain on first use; ``"explicit"`` only what CREATE CACHE asked
 for), the queries asked for (with their names, kept while a DDL recompiles them) and the ones
-dropped.
+dropped. Both are kept in base storage's catalog (kinds ``cache`` and ``nocache``), so a
+database file reopened, and every process sharing it, has the same caches. Like DDL, the
+commands that change them commit the connection's open transaction.
 """
 
 from __future__ import annotations
@@ -159,11 +161,14 @@ def _unquote(name: str) -> str:
 # CREATE CACHE
 
 
-def create_cache(engine: Engine, name: str | None, text: str) -> Result:
+def create_cache(engine: Engine, name: str | None, text: str, restoring: bool = False) -> Result:
+    """CREATE CACHE; ``restoring``: the catalog's entry is being installed again (reopening
+    the file, or another process changed the catalog), nothing is written."""
     from .engine import SelectPrepared, lifts_as_written
     from .sql.literals import lift_literals_cached
 
-    engine._drain()
+    if not restoring:
+        engine._ddl_guard()
     rules = engine.cache_rules
     if _QUERY_ID.match(text.strip()):
         entry = _entry_by_id(engine, text.strip())
@@ -197,6 +202,7 @@ def create_cache(engine: Engine, name: str | None, text: str) -> Result:
             "42000",
         )
     entry = prep.entry
+    old = entry.name if entry.name in rules.wanted.values() else None
     if name is not None and name != entry.name:
         other = engine.queries.get(name)
         if other is not None:
@@ -206,17 +212,48 @@ def create_cache(engine: Engine, name: str | None, text: str) -> Result:
         del engine.queries[entry.name]
         entry.name = name
         engine.queries[name] = entry
-    elif name is None and entry.name not in rules.wanted.values():
+    elif name is None and old is None:
         # an automatic cache asked for by CREATE CACHE: named by its query id, as ReadySet does
         qid = rules.query_id(entry.sql)
         if qid not in engine.queries:
             del engine.queries[entry.name]
             entry.name = qid
             engine.queries[qid] = entry
-    for key in _keys_of(engine, entry):
+    keys = _keys_of(engine, entry)
+    for key in keys:
         rules.wanted[key] = entry.name
         rules.dropped.discard(key)
+    if not restoring:
+        st = engine.storage
+        st.begin()
+        if old is not None:
+            st.catalog_remove("cache", old)
+        st.catalog_remove("cache", entry.name)
+        st.catalog_add("cache", entry.name, entry.sql)
+        for key in keys:
+            st.catalog_remove("nocache", _key_id(key))
+        st.commit()
     return Result(rowcount=0)
+
+
+def _key_id(key: str) -> str:
+    return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+
+
+def restore(engine: Engine, entries: list[tuple[str, str, str]]) -> None:
+    """The caching rules and the caches of the catalog's ``cache`` and ``nocache`` entries
+    (after its tables and views). A cache that no longer installs (its table was dropped, or
+    changed so that the query no longer compiles) is left out."""
+    rules = engine.cache_rules
+    rules.wanted.clear()
+    rules.dropped.clear()
+    rules.dropped.update(sql for kind, _name, sql in entries if kind == "nocache")
+    for kind, name, sql in entries:
+        if kind == "cache":
+            try:
+                create_cache(engine, name, sql, restoring=True)
+            except E.Error:
+                continue
 
 
 def _install(engine: Engine, text: str) -> tuple[Prepared, bool]:
@@ -281,6 +318,7 @@ def _caches(engine: Engine) -> list[QueryEntry]:
 
 
 def drop_cache(engine: Engine, name: str) -> Result:
+    engine._ddl_guard()
     entry = engine.queries.get(name)
     if entry is None:
         low = name.lower()
@@ -297,6 +335,7 @@ def drop_cache(engine: Engine, name: str) -> Result:
 
 
 def drop_all_caches(engine: Engine) -> Result:
+    engine._ddl_guard()
     _drop(engine, _caches(engine))
     return Result(rowcount=0)
 
@@ -309,11 +348,17 @@ def _drop(engine: Engine, entries: list[QueryEntry]) -> None:
         return
     engine._drain()  # nothing in flight towards the nodes that go
     rules = engine.cache_rules
+    st = engine.storage
+    st.begin()
     for entry in entries:
+        st.catalog_remove("cache", entry.name)
         for key in _keys_of(engine, entry):
             rules.wanted.pop(key, None)
             rules.dropped.add(key)
+            st.catalog_remove("nocache", _key_id(key))
+            st.catalog_add("nocache", _key_id(key), key)
         engine._remove_query(entry.name)
+    st.commit()
     graph = engine.graph
     if graph.evictor is not None:
         graph.evictor.forget_removed(graph)

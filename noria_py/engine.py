@@ -4604,10 +4604,15 @@ class Engine:
         return Result(rowcount=0)
 
     def _restore(self) -> None:
-        for kind, name, sql in self.storage.catalog_entries():
+        from .cache_commands import restore as restore_caches
+
+        entries = self.storage.catalog_entries()
+        for kind, name, sql in entries:
             if kind == "database":  # the catalog holds engine names: nothing to resolve
                 self.databases[name.lower()] = name
                 continue
+            if kind in ("cache", "nocache"):
+                continue  # once the tables and views are there (restore_caches)
             ast, _ = parse(sql)
             if kind == "table":
                 self._create_table(ast, sql, restoring=True)
@@ -4615,6 +4620,7 @@ class Engine:
                 self._create_index(ast, sql, restoring=True)
             elif kind == "view":
                 self._load_view(ast, sql, name)
+        restore_caches(self, entries)
 
     # --- introspection -----------------------------------------------------------------------
     def _show_info(self, select: str, like=None, like_col: str = "", where=None) -> Result:

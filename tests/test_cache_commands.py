@@ -353,6 +353,62 @@ def test_a_user_name_is_never_given_to_another_query(conn):
     assert len(set(cached(conn).values())) == 3
 
 
+def test_caches_are_kept_in_the_database_file(tmp_path):
+    path = str(tmp_path / "caches.db")
+    c = noria_py.connect(path, caching="explicit")
+    fill(c)
+    c.execute(f"CREATE CACHE mine FROM {BY_AUTHOR}")
+    c.execute("CREATE CACHE FROM SELECT id FROM stories WHERE author IN (1, 2, 3)")
+    c.execute("ALTER TABLE stories ADD COLUMN extra INT")  # the table's entry moves after them
+    c.close()
+    c = noria_py.connect(path, caching="explicit")
+    assert set(cached(c)) == {BY_AUTHOR, "SELECT id FROM stories WHERE author IN (?, ?)"}
+    assert cached(c)[BY_AUTHOR] == "mine"
+    want = c.engine.storage.conn.execute("SELECT id, title FROM stories WHERE author = 2")
+    assert sorted(c.execute(BY_AUTHOR, (2,)).fetchall()) == sorted(want.fetchall())
+    c.execute("DROP CACHE mine")
+    c.close()
+    # auto mode: the dropped query stays proxied after reopening, until CREATE CACHE
+    c = noria_py.connect(path)
+    c.execute(BY_AUTHOR, (2,))
+    c.execute(TOTALS, (2,))
+    assert BY_AUTHOR not in cached(c) and TOTALS in cached(c)
+    c.execute(f"CREATE CACHE FROM {BY_AUTHOR}")
+    c.close()
+    c = noria_py.connect(path)
+    c.execute(BY_AUTHOR, (2,))
+    assert BY_AUTHOR in cached(c)
+    c.close()
+
+
+def test_processes_sharing_a_file_share_the_cache_commands(tmp_path):
+    path = str(tmp_path / "shared.db")
+    a = noria_py.connect(path, caching="explicit")
+    fill(a)
+    b = noria_py.connect(path, caching="explicit")
+    a.execute(f"CREATE CACHE mine FROM {BY_AUTHOR}")
+    b.execute("INSERT INTO stories VALUES (77, 3, 0, 'b')")  # b catches up first
+    assert cached(b) == {BY_AUTHOR: "mine"}
+    want = b.engine.storage.conn.execute("SELECT id, title FROM stories WHERE author = 3")
+    assert sorted(b.execute(BY_AUTHOR, (3,)).fetchall()) == sorted(want.fetchall())
+    b.execute("DROP CACHE mine")
+    a.execute("INSERT INTO stories VALUES (78, 3, 0, 'a')")
+    assert cached(a) == {}
+    assert sorted(a.execute(BY_AUTHOR, (3,)).fetchall()) == sorted(
+        a.engine.storage.conn.execute("SELECT id, title FROM stories WHERE author = 3").fetchall()
+    )
+    a.close()
+    b.close()
+
+
+def test_cache_commands_commit_an_open_transaction_as_ddl_does(conn):
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO stories VALUES (90, 1, 0, 'kept')")
+    conn.execute(f"CREATE CACHE FROM {BY_AUTHOR}")
+    conn.execute("ROLLBACK")  # nothing left to roll back
+    assert (90, "kept") in conn.execute(BY_AUTHOR, (1,)).fetchall()
+
+
 def test_caching_option_is_checked():
     with pytest.raises(E.ProgrammingError) as e:
         noria_py.connect(caching="sometimes")
