@@ -422,6 +422,7 @@ def test_drop_frees_the_nodes_and_state_of_its_query(conn):
     conn.execute(BY_AUTHOR, (1,))
     nodes = operators(conn)
     rows = state_rows(conn)
+    nbytes = conn.engine.graph.state_bytes()
     for a in range(1, 5):
         conn.execute(WITH_NAME, (a,))
         conn.execute(TOTALS, (a,))
@@ -430,6 +431,7 @@ def test_drop_frees_the_nodes_and_state_of_its_query(conn):
     conn.execute(f"DROP CACHE {cached(conn)[TOTALS]}")
     assert operators(conn) == nodes
     assert state_rows(conn) == rows
+    assert conn.engine.graph.state_bytes() == nbytes
     assert graph_problems(conn) == []
 
 
