@@ -10,8 +10,9 @@ Statements (the embedded API and the server alike; the engine's ``prepare`` hand
 * ``DROP CACHE name`` (a cache name or query id) removes the query's reader and every operator
   no other query uses, with their state; ``DROP ALL CACHES`` does so for every cache. The query
   is then answered by base storage until ``CREATE CACHE`` asks for it again (in both modes).
-* ``SHOW CACHES`` lists every query the engine has seen, cached or proxied (the engine's own
-  columns, then ReadySet's ``query id``, ``fallback behavior`` and ``count``).
+* ``SHOW CACHES [WHERE query_id = '...']`` lists every query the engine has seen, cached or
+  proxied (the engine's own columns, then ReadySet's ``query id``, ``fallback behavior`` and
+  ``count``).
 * ``SHOW PROXIED [SUPPORTED] QUERIES [WHERE query_id = '...']`` lists the proxied query shapes:
   ``query id``, ``proxied query``, ``readyset supported`` (yes / no), ``count`` and ``reason``,
   the construct that keeps a ``no`` out of the dataflow. ``DROP ALL PROXIED QUERIES`` forgets
@@ -54,8 +55,11 @@ _SHOW_PROXIED = re.compile(
     r"(?:\s+where\s+query_id\s*=\s*(?P<id>'[^']*'|\"[^\"]*\"|\w+))?\s*;?\s*\Z",
     re.I,
 )
+_SHOW_ONE = re.compile(
+    r"\A\s*show\s+caches\s+where\s+query_id\s*=\s*(?P<id>'[^']*'|\"[^\"]*\"|\w+)\s*;?\s*\Z", re.I
+)
 _QUERY_ID = re.compile(r"\Aq_[0-9a-f]{16}\Z")
-_FIRST = re.compile(r"\A\s*(create|drop|show)\s+(cache|all|proxied)\b", re.I)
+_FIRST = re.compile(r"\A\s*(create|drop|show)\s+(caches?|all|proxied)\b", re.I)
 
 
 class CacheRules:
@@ -143,6 +147,10 @@ def prepare_cache_command(engine: Engine, sql: str) -> Prepared | None:
         return FuncPrepared(lambda p: drop_all_caches(engine), 0, kind="ddl")
     if _DROP_PROXIED.match(sql):
         return FuncPrepared(lambda p: drop_proxied_queries(engine), 0, kind="ddl")
+    m = _SHOW_ONE.match(sql)
+    if m is not None:
+        qid = _unquote(m.group("id"))
+        return FuncPrepared(lambda p: show_caches(engine, qid), 0)
     m = _SHOW_PROXIED.match(sql)
     if m is not None:
         only = bool(m.group("supported"))
@@ -380,7 +388,8 @@ def drop_proxied_queries(engine: Engine) -> Result:
 # SHOW CACHES, SHOW PROXIED QUERIES
 
 
-def show_caches(engine: Engine) -> Result:
+def show_caches(engine: Engine, qid: str | None = None) -> Result:
+    """SHOW CACHES [WHERE query_id = ...]."""
     from .engine import _estimate_bytes
 
     rules = engine.cache_rules
@@ -394,11 +403,13 @@ def show_caches(engine: Engine) -> Result:
             keys = reader.state_size()[0]
             nbytes = _estimate_bytes(reader)
         fallback = "fallback allowed" if entry.compiled is not None else None
-        qid = rules.query_id(entry.sql)
+        this_id = rules.query_id(entry.sql)
+        if qid is not None and this_id != qid:
+            continue
         count = entry.hits + entry.misses
         rows.append(
             (name, entry.sql, entry.status, keys, entry.hits, entry.misses, nbytes)
-            + (qid, fallback, count)
+            + (this_id, fallback, count)
         )
     types = ["VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT"]
     types += ["VARCHAR", "VARCHAR", "BIGINT"]

@@ -196,6 +196,8 @@ def test_create_cache_names_and_query_ids(conn):
     conn.execute(f"CREATE CACHE FROM {WITH_NAME}")
     row = caches(conn)[cached(conn)[WITH_NAME]]
     assert row["name"] == row["query id"]
+    one = conn.execute(f"SHOW CACHES WHERE query_id = '{row['query id']}'").fetchall()
+    assert [r[1] for r in one] == [WITH_NAME]
     # DROP CACHE takes the name or the query id
     conn.execute("DROP CACHE `stories of`")
     conn.execute(f"DROP CACHE {row['query id']}")
