@@ -467,6 +467,9 @@ def connect(path: str | None = None, **options) -> Connection:
       its parameterized form (``WHERE id = 42`` as ``WHERE id = ?`` with 42, as the server
       does for client-side binding drivers), so all its lookups share one cache; False runs
       each text as its own query.
+    - ``caching`` (default ``"auto"``): every SELECT the dataflow can maintain is cached on
+      first use; ``"explicit"`` caches only what ``CREATE CACHE`` asks for and answers the
+      rest from base storage (see ``noria_py.cache_commands``).
     - ``private_storage`` (default False): an in-memory database lives in a temporary file,
       so other connections read committed rows while one writes.
     - ``shared`` (default True, with a path): other processes may open the same file; False

@@ -31,6 +31,7 @@ from sqlglot import exp
 
 from . import errors as E
 from . import options as _options
+from .cache_commands import CacheRules, prepare_cache_command
 from .dataflow.eviction import holding
 from .dataflow.graph import Graph
 from .dataflow.intervals import BOTTOM, TOP, int_cut
@@ -91,7 +92,11 @@ class QueryEntry:
         self.miss_ns = 0  # time spent filling this query's misses
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
         self.readerless = False  # a view's own entry: its operators, no reader (_install)
-        self.reason: str | None = None  # proxied: the construct the dataflow cannot maintain
+        # a proxied entry: why the dataflow does not maintain it (the construct), or None when
+        # it could be but the caching rules say no (cache_commands.CacheRules); cacheable is
+        # True/False once known, None until SHOW PROXIED QUERIES checks
+        self.reason: str | None = None
+        self.cacheable: bool | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1532,6 +1537,9 @@ class Engine:
         self.queries: dict[str, QueryEntry] = {}
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
+        # which SELECTs become caches: every one it can (caching="auto") or only those CREATE
+        # CACHE asked for ("explicit"); DROP CACHE keeps a query proxied (cache_commands.py)
+        self.cache_rules = CacheRules(options["caching"])
         # literal lifting (see execute): texts -> their lifted form, lifted forms refused
         self.lift_literals = options["lift_literals"]
         self._lifted_texts: dict[str, tuple] = {}
@@ -1933,6 +1941,9 @@ class Engine:
         if show is not None:
             self._cache[key] = show
             return show
+        command = prepare_cache_command(self, sql)  # CREATE / DROP CACHE, SHOW PROXIED ...
+        if command is not None:
+            return command
         ast, nparams = parse(sql)
         if self._qualify(ast, db):
             sql = ast.sql(dialect=DIALECT)  # the text of what it now means (catalog, view keys)
@@ -3029,6 +3040,8 @@ class Engine:
             if entry.compiled is not None:
                 return SelectPrepared(entry, nparams, _item_names(ast), sql=sql)
             return self._proxy(ast, nparams, sql, entry)
+        if not view and not self.cache_rules.allows(key, ast):
+            return self._proxy(ast, nparams, sql)  # not asked for (caching="explicit"), dropped
         if not view:
             shared = self._shared_in_lists(ast, nparams, sql)
             if shared is not None:
@@ -3044,7 +3057,7 @@ class Engine:
             raise
         self._install(cq, with_reader=not view)
         cq.declared = _declared_types(ast, cq.kinds, self.storage.schemas)
-        entry = QueryEntry(self._next_name(), sql.strip(), "cached", cq)
+        entry = QueryEntry(self.cache_rules.name_for(key, self), sql.strip(), "cached", cq)
         self.queries[entry.name] = entry
         if view:
             entry.readerless = True
@@ -3085,7 +3098,8 @@ class Engine:
             shown = shape.ast.transform(
                 lambda n: exp.Placeholder() if isinstance(n, exp.Placeholder) else n
             )
-            entry = QueryEntry(self._next_name(), shown.sql(dialect=DIALECT), "cached", cq)
+            name = self.cache_rules.name_for(key, self)
+            entry = QueryEntry(name, shown.sql(dialect=DIALECT), "cached", cq)
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
         elif entry.compiled is None:
@@ -3186,13 +3200,15 @@ class Engine:
 
     def _next_name(self) -> str:
         self._qseq += 1
+        while f"q{self._qseq}" in self.queries:  # a name CREATE CACHE gave
+            self._qseq += 1
         return f"q{self._qseq}"
 
     def _proxy(
         self, ast, nparams, sql, entry: QueryEntry | None = None, reason: str | None = None
     ) -> Prepared:
-        """A statement answered by base storage; ``reason`` names the construct the dataflow
-        does not maintain (kept on the query's entry for EXPLAIN)."""
+        """Answer the SELECT from base storage; ``reason``: the construct the dataflow cannot
+        maintain (None: it could, but the caching rules keep it proxied)."""
         try:
             rw = transpile.to_sqlite(ast, self.storage.schemas)
         except E.Error:
@@ -3213,6 +3229,8 @@ class Engine:
                         raise E.no_such_table(t.name)
             key = _normalize(ast)
             entry = QueryEntry(self._next_name(), sql.strip(), "proxied", None)
+            entry.reason = reason
+            entry.cacheable = False if reason is not None else None
             self.queries[entry.name] = entry
             self._by_sql[key] = entry
         if reason and entry.reason is None:
@@ -4725,10 +4743,15 @@ class Engine:
         return Result(rowcount=0)
 
     def _restore(self) -> None:
-        for kind, name, sql in self.storage.catalog_entries():
+        from .cache_commands import restore as restore_caches
+
+        entries = self.storage.catalog_entries()
+        for kind, name, sql in entries:
             if kind == "database":  # the catalog holds engine names: nothing to resolve
                 self.databases[name.lower()] = name
                 continue
+            if kind in ("cache", "nocache"):
+                continue  # once the tables and views are there (restore_caches)
             ast, _ = parse(sql)
             if kind == "table":
                 self._create_table(ast, sql, restoring=True)
@@ -4736,6 +4759,7 @@ class Engine:
                 self._create_index(ast, sql, restoring=True)
             elif kind == "view":
                 self._load_view(ast, sql, name)
+        restore_caches(self, entries)
 
     # --- introspection -----------------------------------------------------------------------
     def _show_info(self, select: str, like=None, like_col: str = "", where=None) -> Result:
@@ -5030,22 +5054,9 @@ class Engine:
             self._discard(compiler)
 
     def _show_caches(self) -> Result:
-        names = ["name", "query", "status", "keys", "hits", "misses", "bytes"]
-        rows = []
-        for name, entry in self.queries.items():
-            if entry.readerless:
-                rows.append((name, entry.sql, entry.status, None, entry.hits, entry.misses, None))
-            elif entry.compiled is not None:
-                reader = entry.compiled.reader
-                keys, nrows = reader.state_size()
-                nbytes = _estimate_bytes(reader)
-                rows.append((name, entry.sql, entry.status, keys, entry.hits, entry.misses, nbytes))
-            else:
-                rows.append((name, entry.sql, entry.status, None, entry.hits, entry.misses, None))
-        types = ["VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT"]
-        return Result(
-            names, rows, types, [False, False, False, True, False, False, True], len(rows)
-        )
+        from .cache_commands import show_caches
+
+        return show_caches(self)
 
     def explain_dot(self) -> str:
         return self.graph.to_dot()

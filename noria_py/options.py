@@ -203,6 +203,14 @@ _TABLE = (
         _flag,
     ),
     Option(
+        "caching",
+        "auto",
+        "'auto' or 'explicit'",
+        "'auto': every SELECT the dataflow can maintain is cached on first use; 'explicit': "
+        "only what CREATE CACHE asked for, everything else is answered by base storage",
+        _one_of("auto", "explicit"),
+    ),
+    Option(
         "private_storage",
         False,
         "True or False",

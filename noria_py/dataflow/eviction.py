@@ -146,6 +146,19 @@ class Evictor:
         if self.pending:
             self.pending = [p for p in self.pending if not (p[0] is node and p[1] == key)]
 
+    def forget_removed(self, graph) -> None:
+        """Forget the keys of nodes no longer in ``graph`` (a query was dropped): their state
+        is gone, so they no longer count against the budget."""
+        with self.mu:
+            gone = [e for e in self.cache if e[0] not in graph.nodes]
+            for e in gone:
+                self.cache.pop(e, None)
+            for nid in [n for n in self.nodes if n not in graph.nodes]:
+                del self.nodes[nid]
+                self.row_size.pop(nid, None)
+            if self.pending:
+                self.pending = [p for p in self.pending if p[0].id in graph.nodes]
+
     def evict(self, entry) -> None:
         node = self.nodes.get(entry[0])
         if node is None or node.graph is None:

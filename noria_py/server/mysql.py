@@ -494,6 +494,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "least recently read entries are evicted beyond it (default: unlimited)",
     )
     parser.add_argument(
+        "--caching",
+        choices=["auto", "explicit"],
+        default="auto",
+        help="auto: every SELECT the dataflow can maintain is cached on first use; explicit: "
+        "only the queries CREATE CACHE names, the others are answered by base storage "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--max-packet",
         type=parse_size,
         default=DEFAULT_MAX_PACKET,
@@ -556,6 +564,7 @@ def run_from_args(args: argparse.Namespace) -> int:
             path=args.data,
             memory_limit=args.memory_limit,
             collation=args.collation,
+            caching=args.caching,
             private_storage=True,  # without --data: a temporary file, for committed reads
             busy_timeout=0.02,  # another process holds the write lock: wait a little, then park
         )
@@ -591,7 +600,7 @@ def _run_workers(args: argparse.Namespace) -> int:
     argv = [sys.executable, "-m", "noria_py.server.mysql", "--host", args.host]
     argv += ["--port", str(port), "--data", data, "--reuse-port", "--workers", "1"]
     argv += ["--max-packet", str(args.max_packet), "--collation", args.collation]
-    argv += ["--log-level", args.log_level]
+    argv += ["--log-level", args.log_level, "--caching", args.caching]
     if args.memory_limit is not None:
         argv += ["--memory-limit", str(args.memory_limit)]
     for i, u in enumerate(args.user):

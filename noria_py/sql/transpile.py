@@ -263,14 +263,12 @@ class _Rewriter:
         if isinstance(node, _COMPARISONS) and scope is not None:
             self._note_param_kinds(node, scope)
         elif isinstance(node, exp.In) and isinstance(node.this, exp.Column) and scope is not None:
-            # a native IN (?, ...): each parameter is bound as the column's type (for an
-            # ENUM/SET, a number is a position), as a comparison's is
-            kind = _resolved_kind(node.this, scope)
-            if kind is not None:
-                for e in node.expressions:
-                    idx = str(e.this or "") if isinstance(e, exp.Placeholder) else ""
-                    if idx.startswith("p") and idx[1:].isdigit():
-                        self.param_kinds[int(idx[1:])] = kind
+            # col IN (?, ...) compares each parameter with the column as col = ? does (an
+            # ENUM/SET column: a number is a position): bound as the column's type, and
+            # known to literal lifting (engine.lifts_as_written)
+            for e in node.expressions:
+                if isinstance(e, exp.Placeholder):
+                    self._note_param(node.this, e, scope, True)
         child_top = top and isinstance(node, exp.Alias)
         self._children(node, scope, lambda key: child_top)
         return self._replace(node)
@@ -520,21 +518,22 @@ class _Rewriter:
 
     def _note_param_kinds(self, node: exp.Expression, scope) -> None:
         """A parameter compared natively with a column is bound as that column's type."""
-        sc, _ctypes = scope
         a, b = node.this, node.expression
+        equality = isinstance(node, (exp.EQ, exp.NEQ, exp.NullSafeEQ))
         for col, other in ((a, b), (b, a)):
             if isinstance(col, exp.Column) and isinstance(other, exp.Placeholder):
-                try:
-                    _i, kind = sc.resolve(col)
-                except Exception:  # noqa: BLE001
-                    continue
-                idx = str(other.this or "")
-                if idx.startswith("p") and idx[1:].isdigit():
-                    if kind.__class__ is V.MemberKind and not isinstance(
-                        node, (exp.EQ, exp.NEQ, exp.NullSafeEQ)
-                    ):
-                        kind = kind.for_range()
-                    self.param_kinds[int(idx[1:])] = kind
+                self._note_param(col, other, scope, equality)
+
+    def _note_param(self, col: exp.Column, param: exp.Placeholder, scope, equality: bool):
+        try:
+            _i, kind = scope[0].resolve(col)
+        except Exception:  # noqa: BLE001
+            return
+        idx = str(param.this or "")
+        if idx.startswith("p") and idx[1:].isdigit():
+            if kind.__class__ is V.MemberKind and not equality:
+                kind = kind.for_range()
+            self.param_kinds[int(idx[1:])] = kind
 
     # -- single functions --------------------------------------------------------------------
     def _replace(self, node: exp.Expression) -> exp.Expression:
