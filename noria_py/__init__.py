@@ -27,6 +27,7 @@ from .errors import (
     ProgrammingError,
     Warning,
 )
+from .monitor import start_http_server
 
 __version__ = "0.1.0"
 
@@ -46,5 +47,6 @@ __all__ = [
     "apilevel",
     "connect",
     "paramstyle",
+    "start_http_server",
     "threadsafety",
 ]

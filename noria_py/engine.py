@@ -78,6 +78,14 @@ def _locked(method):
     return wrapper
 
 
+# upper bounds (ns) of the read latency buckets QueryEntry counts (noria_py/monitor/metrics.py)
+LATENCY_BOUNDS_NS = tuple(
+    int(m * 10**e) for e in range(2, 10) for m in (1, 2.5, 5) if m * 10**e <= 10**10
+)
+# a plain lookup that hits is timed once in this many (a power of two, the mask is one less)
+HIT_SAMPLE = 128
+
+
 class QueryEntry:
     """One installed query (an ad-hoc SELECT or a view) as SHOW CACHES lists it."""
 
@@ -89,6 +97,10 @@ class QueryEntry:
         self.hits = 0
         self.misses = 0
         self.miss_ns = 0  # time spent filling this query's misses
+        # reads by latency bucket (LATENCY_BOUNDS_NS, the last one unbounded): every timed
+        # miss, and one in HIT_SAMPLE plain lookups that hit
+        self.miss_buckets = [0] * (len(LATENCY_BOUNDS_NS) + 1)
+        self.hit_buckets = [0] * (len(LATENCY_BOUNDS_NS) + 1)
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
         self.readerless = False  # a view's own entry: its operators, no reader (_install)
 
@@ -216,10 +228,13 @@ class SelectPrepared(Prepared):
 
     def rows(self, params) -> tuple:
         if self.simple:
+            entry = self.entry
+            if entry.hits & (HIT_SAMPLE - 1) == HIT_SAMPLE - 1:
+                return self._timed_rows(params)
             key = self._key(params)
             r = self._published.get(key)
             if r is not None:
-                self.entry.hits += 1
+                entry.hits += 1
                 ev = self._evictor
                 if ev is not None:
                     lock = self.reader.graph.lock
@@ -231,6 +246,27 @@ class SelectPrepared(Prepared):
                 return r
             return self._miss(key)
         return self._rows_general(params)
+
+    def _timed_rows(self, params) -> tuple:
+        """``rows`` of a plain lookup, timed into ``entry.hit_buckets`` when it hits (the one
+        in HIT_SAMPLE that ``rows`` samples; a miss times itself)."""
+        t0 = time.perf_counter_ns()
+        key = self._key(params)
+        r = self._published.get(key)
+        if r is None:
+            return self._miss(key)
+        entry = self.entry
+        entry.hits += 1
+        ev = self._evictor
+        if ev is not None:
+            lock = self.reader.graph.lock
+            if lock.acquire(blocking=False):
+                try:
+                    ev.touch(self.reader, key, len(r))
+                finally:
+                    lock.release()
+        entry.hit_buckets[bisect_left(LATENCY_BOUNDS_NS, time.perf_counter_ns() - t0)] += 1
+        return r
 
     def _miss(self, key) -> tuple:
         graph = self.reader.graph
@@ -258,7 +294,9 @@ class SelectPrepared(Prepared):
         try:
             return reader.fill(key)
         finally:
-            entry.miss_ns += time.perf_counter_ns() - t0
+            dt = time.perf_counter_ns() - t0
+            entry.miss_ns += dt
+            entry.miss_buckets[bisect_left(LATENCY_BOUNDS_NS, dt)] += 1
 
     def _keys(self, params, coerce=None) -> list[tuple]:
         """The distinct reader keys a lookup asks for, after coercing parameters to the key
@@ -1438,6 +1476,7 @@ class Engine:
         self.on_release: list = []  # called (under the lock) when the writer's transaction ends
         self._closed = False
         self.lock = threading.RLock()
+        self.write_count = 0  # write statements run (``_write``)
         self._infile = None  # LOAD DATA LOCAL: the bytes a client sent, while load_local runs
         self.graph.lock = self.lock
         self.graph.sync = self._drain
@@ -2551,6 +2590,7 @@ class Engine:
         ``single`` says ``fn`` issues exactly one SQLite statement, which SQLite already applies
         atomically, so no explicit transaction is needed.
         """
+        self.write_count += 1  # write statements, for the metrics (noria_py/monitor)
         if self._writer is not self._cur:
             self._write_gate(self._cur)
         rt = self._runtime
