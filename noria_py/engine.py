@@ -1476,7 +1476,7 @@ class Engine:
         self.on_release: list = []  # called (under the lock) when the writer's transaction ends
         self._closed = False
         self.lock = threading.RLock()
-        self.write_count = 0  # write statements run (``_write``)
+        self.write_count = 0  # write statements that succeeded (``_write``)
         self._infile = None  # LOAD DATA LOCAL: the bytes a client sent, while load_local runs
         self.graph.lock = self.lock
         self.graph.sync = self._drain
@@ -2590,7 +2590,6 @@ class Engine:
         ``single`` says ``fn`` issues exactly one SQLite statement, which SQLite already applies
         atomically, so no explicit transaction is needed.
         """
-        self.write_count += 1  # write statements, for the metrics (noria_py/monitor)
         if self._writer is not self._cur:
             self._write_gate(self._cur)
         rt = self._runtime
@@ -2603,8 +2602,10 @@ class Engine:
                 self._write_now(table, fn, single)
             finally:
                 rt.base_release()
+            self.write_count += 1
             return
         self._write_now(table, fn, single)
+        self.write_count += 1  # the write statements that succeeded, for noria_py/monitor
 
     def _catch_up_writer(self, pin: bool = False) -> None:
         """Just after taking base storage's write lock (a shared file): apply what other

@@ -155,7 +155,7 @@ class EngineCollector(Collector):
         yield nodes
         yield CounterMetricFamily(
             "noria_writes",
-            "Write statements applied (INSERT, UPDATE, DELETE, ...)",
+            "Write statements that succeeded (INSERT, UPDATE, DELETE, ...)",
             value=snap.writes,
         )
         yield CounterMetricFamily(

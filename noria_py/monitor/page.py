@@ -28,7 +28,7 @@ HTML = """<!doctype html>
                    font-size: 12px; max-width: 560px; word-break: break-word; }
   td.name, th.name { text-align: left; }
   .empty { color: #8a93a6; font-style: italic; }
-  #graphbox { overflow: auto; max-height: 460px; }
+  #graphbox { overflow: auto; max-height: 760px; }
   svg text { font: 11px ui-monospace, monospace; }
   .legend span { display: inline-block; margin-right: 14px; }
   .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px;
@@ -239,7 +239,8 @@ function render(s) {
   document.getElementById("budget").textContent =
     s.memory.budget === null ? "unlimited" : bytes(s.memory.budget);
   document.getElementById("evictions").textContent = num(s.totals.evictions);
-  document.getElementById("connections").textContent = num(s.totals.connections);
+  document.getElementById("connections").textContent =
+    s.totals.connections === null ? "embedded" : num(s.totals.connections);
   const st = document.getElementById("status");
   st.className = "";
   st.textContent = "updated " + new Date(s.time * 1000).toLocaleTimeString() +

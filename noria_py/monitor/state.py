@@ -163,12 +163,13 @@ def _read(engine: Engine) -> Snapshot:
         raise EngineBusy("the engine is closed")
     graph = engine.graph
     queries = []
+    reader_bytes: dict[int, int] = {}  # a reader's bytes as its query reports them
     for name, e in list(engine.queries.items()):
         keys = rows = nbytes = None
         cq = e.compiled
         if cq is not None and not e.readerless and cq.reader is not None:
             keys, rows = cq.reader.state_size()
-            nbytes = _reader_bytes(cq.reader)
+            nbytes = reader_bytes[cq.reader.id] = _reader_bytes(cq.reader)
         queries.append(
             QueryStats(
                 name=name,
@@ -192,7 +193,9 @@ def _read(engine: Engine) -> Snapshot:
         keys = rows = nb = 0
         if mat != "none":
             keys, rows = n.state_size()
-            nb = 64 * keys + _row_bytes(n) * rows
+            nb = reader_bytes.get(nid)
+            if nb is None:
+                nb = 64 * keys + _row_bytes(n) * rows
             total += nb
         nodes.append(
             NodeInfo(
