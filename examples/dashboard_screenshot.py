@@ -130,6 +130,18 @@ def refreshes(driver) -> int:
     return int(value)
 
 
+def full_page_png(driver) -> bytes:
+    """The whole page as a PNG, beyond the window's height (Chrome DevTools protocol)."""
+    import base64
+
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip}
+    )
+    return base64.b64decode(shot["data"])
+
+
 def main(out: Path) -> None:
     conn = noria_py.connect(memory_limit="640KB")
     build(conn)
@@ -143,10 +155,7 @@ def main(out: Path) -> None:
                 deadline = time.monotonic() + 60
                 while refreshes(driver) < 12 and time.monotonic() < deadline:
                     time.sleep(0.25)
-                height = driver.execute_script("return document.body.scrollHeight")
-                driver.set_window_size(1400, max(1000, int(height) + 40))
-                time.sleep(1.2)  # one more redraw at the new size
-                driver.save_screenshot(str(out))
+                out.write_bytes(full_page_png(driver))
             finally:
                 driver.quit()
     finally:
