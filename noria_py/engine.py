@@ -82,8 +82,6 @@ def _locked(method):
 LATENCY_BOUNDS_NS = tuple(
     int(m * 10**e) for e in range(2, 10) for m in (1, 2.5, 5) if m * 10**e <= 10**10
 )
-# a plain lookup that hits is timed once in this many (a power of two, the mask is one less)
-HIT_SAMPLE = 128
 
 
 class QueryEntry:
@@ -98,7 +96,7 @@ class QueryEntry:
         self.misses = 0
         self.miss_ns = 0  # time spent filling this query's misses
         # reads by latency bucket (LATENCY_BOUNDS_NS, the last one unbounded): every timed
-        # miss, and one in HIT_SAMPLE plain lookups that hit
+        # miss, and the hits SelectPrepared.sample_next asked to time
         self.miss_buckets = [0] * (len(LATENCY_BOUNDS_NS) + 1)
         self.hit_buckets = [0] * (len(LATENCY_BOUNDS_NS) + 1)
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
@@ -228,13 +226,10 @@ class SelectPrepared(Prepared):
 
     def rows(self, params) -> tuple:
         if self.simple:
-            entry = self.entry
-            if entry.hits & (HIT_SAMPLE - 1) == HIT_SAMPLE - 1:
-                return self._timed_rows(params)
             key = self._key(params)
             r = self._published.get(key)
             if r is not None:
-                entry.hits += 1
+                self.entry.hits += 1
                 ev = self._evictor
                 if ev is not None:
                     lock = self.reader.graph.lock
@@ -247,9 +242,19 @@ class SelectPrepared(Prepared):
             return self._miss(key)
         return self._rows_general(params)
 
+    def sample_next(self) -> bool:
+        """Time the next plain lookup of this statement into ``entry.hit_buckets`` if it hits
+        (a miss times itself): ``rows`` is replaced for one call. The read latency the
+        monitor shows (noria_py/monitor) comes from these samples; a statement nobody samples
+        reads at full speed. False when this statement is no plain lookup."""
+        if not self.simple or "rows" in self.__dict__:
+            return False  # a query that may hold a Fault keeps its own rows (_checked_rows)
+        self.rows = self._timed_rows
+        return True
+
     def _timed_rows(self, params) -> tuple:
-        """``rows`` of a plain lookup, timed into ``entry.hit_buckets`` when it hits (the one
-        in HIT_SAMPLE that ``rows`` samples; a miss times itself)."""
+        """``rows`` of a plain lookup, timed (``sample_next``)."""
+        self.__dict__.pop("rows", None)
         t0 = time.perf_counter_ns()
         key = self._key(params)
         r = self._published.get(key)
@@ -1573,6 +1578,11 @@ class Engine:
         """Time spent filling reader misses of key lookups since the engine opened (queries
         still installed)."""
         return sum(e.miss_ns for e in self.queries.values()) / 1e9
+
+    def select_statements(self) -> list[SelectPrepared]:
+        """The SELECTs in the statement cache (the monitor samples their reads' latency).
+        Needs no lock."""
+        return [p for p in list(self._cache.values()) if isinstance(p, SelectPrepared)]
 
     def cached(self, sql: str) -> Prepared | None:
         """The statement ``prepare(sql)`` would return if it is already prepared, else None

@@ -19,7 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import noria_py
-from noria_py.engine import HIT_SAMPLE, LATENCY_BOUNDS_NS
+from noria_py.engine import LATENCY_BOUNDS_NS
 from noria_py.monitor.state import bucket_quantile
 from noria_py.server.mysql import parse_http
 
@@ -141,16 +141,46 @@ def test_engines_do_not_share_a_registry():
     b.close()
 
 
-def test_hits_are_sampled_into_the_latency_buckets():
+def test_a_sampled_read_is_timed_once():
     conn = noria_py.connect()
     conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
-    conn.execute("INSERT INTO t VALUES (1, 10)")
-    for _ in range(1 + 2 * HIT_SAMPLE):
-        assert conn.execute("SELECT v FROM t WHERE id = ?", (1,)).fetchall() == [(10,)]
+    conn.execute("INSERT INTO t VALUES (1, 10), (2, 20)")
+    sql = "SELECT v FROM t WHERE id = ?"
+    assert conn.execute(sql, (1,)).fetchall() == [(10,)]  # a miss: timed
     (entry,) = [e for e in conn._engine.queries.values() if e.status == "cached"]
-    assert (entry.hits, entry.misses) == (2 * HIT_SAMPLE, 1)
-    assert sum(entry.hit_buckets) == 2  # the 128th and the 256th hit
-    assert sum(entry.miss_buckets) == 1
+    (prep,) = [p for p in conn._engine.select_statements() if p.entry is entry]
+    for _ in range(5):
+        assert conn.execute(sql, (1,)).fetchall() == [(10,)]
+    assert (sum(entry.miss_buckets), sum(entry.hit_buckets)) == (1, 0)  # hits run untimed
+    assert prep.sample_next()
+    for _ in range(5):
+        assert conn.execute(sql, (1,)).fetchall() == [(10,)]
+    assert (entry.hits, sum(entry.hit_buckets)) == (10, 1)  # the next read only
+    assert prep.sample_next()
+    assert conn.execute(sql, (2,)).fetchall() == [(20,)]  # a sampled miss times itself
+    assert (entry.misses, sum(entry.miss_buckets), sum(entry.hit_buckets)) == (2, 2, 1)
+    assert "rows" not in prep.__dict__
+    conn.close()
+
+
+def test_the_monitor_samples_hits():
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, i) for i in range(100)])
+    sql = "SELECT v FROM t WHERE id = ?"
+    with noria_py.start_http_server(conn) as monitor:
+        deadline = time.monotonic() + 60
+        i = 0
+        while time.monotonic() < deadline:
+            assert conn.execute(sql, (i % 100,)).fetchall() == [(i % 100,)]
+            i += 1
+            (entry,) = [e for e in conn._engine.queries.values() if e.status == "cached"]
+            if sum(entry.hit_buckets) >= 3:
+                break
+        assert sum(entry.hit_buckets) >= 3
+        with urllib.request.urlopen(monitor.url + "/api/state", timeout=30) as resp:
+            (cache,) = json.loads(resp.read())["caches"]
+        assert 0 < cache["p50_ms"] <= cache["p99_ms"]
     conn.close()
 
 

@@ -6,6 +6,9 @@ one small HTTP server (stdlib ``http.server`` on a daemon thread) next to the en
 * ``/metrics``: the Prometheus text format (``metrics.py``), one ``CollectorRegistry`` per
   server, every value read from the engine when scraped (nothing is counted twice on the read
   path: the counters are the ones ``SHOW CACHES`` already shows);
+* read latency: a thread asks the cached lookups, a few at a time, to time their next read
+  (``SelectPrepared.sample_next``); every other read runs untimed, and without a monitor no
+  read is timed except the misses;
 * ``/``: a self-contained page (``page.py``, no external scripts) that polls ``/api/state``
   every second and draws the caches, the proxied queries, the dataflow graph and memory and
   rates over time;

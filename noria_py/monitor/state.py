@@ -4,8 +4,8 @@
 snapshot sees each of them whole) and returns plain values: per query its counters, state size
 and read latency buckets; the graph's nodes; the memory budget; the totals the rates are
 computed from. Nothing here runs on the read path: the counters are the engine's own
-(``engine.QueryEntry``), and the read latency buckets are filled by the engine (every timed
-miss, one in ``HIT_SAMPLE`` hits).
+(``engine.QueryEntry``), and the read latency buckets are filled by the engine: every miss,
+and the hits the monitor asked to time (``SelectPrepared.sample_next``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import HIT_SAMPLE, LATENCY_BOUNDS_NS, Engine, QueryEntry
+from ..engine import LATENCY_BOUNDS_NS, Engine, QueryEntry
 
 # how long a snapshot waits for the engine lock before giving up (a long DDL or load)
 LOCK_TIMEOUT = 10.0
@@ -46,7 +46,7 @@ class QueryStats:
 
     def latency_quantile(self, q: float) -> float | None:
         """The ``q`` quantile of this query's read latency in seconds, from the engine's
-        buckets: the timed misses as they are, the sampled hits scaled to every hit. None
+        buckets: the timed misses as they are, the sampled hits weighted as every hit. None
         before anything was timed (or while hits happened but none was sampled yet)."""
         sampled = sum(self.hit_buckets)
         if self.hits and not sampled:
@@ -227,7 +227,6 @@ def _read(engine: Engine) -> Snapshot:
 
 
 __all__ = [
-    "HIT_SAMPLE",
     "LATENCY_BOUNDS_NS",
     "EngineBusy",
     "NodeInfo",
