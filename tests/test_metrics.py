@@ -348,3 +348,18 @@ def test_serve_http_refuses_workers():
     )
     assert proc.returncode == 2
     assert "--http" in proc.stderr
+
+
+def test_domains_on_threads():
+    conn = noria_py.connect(domains="threads")
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, g INT)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 7) for i in range(100)])
+    for i in range(21):
+        assert conn.execute("SELECT COUNT(*) FROM t WHERE g = ?", (i % 7,)).fetchall()
+    conn.execute("INSERT INTO t VALUES (1000, 1)")
+    with noria_py.start_http_server(conn) as monitor:
+        m = scrape(monitor.url)
+    assert one(m, "noria_upqueries_total") == 7
+    assert one(m, "noria_upquery_requests_total") >= 7  # hop by hop, as messages
+    assert (one(m, "noria_writes_total"), one(m, "noria_deltas_total")) == (2, 1)
+    conn.close()
