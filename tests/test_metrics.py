@@ -363,3 +363,23 @@ def test_domains_on_threads():
     assert one(m, "noria_upquery_requests_total") >= 7  # hop by hop, as messages
     assert (one(m, "noria_writes_total"), one(m, "noria_deltas_total")) == (2, 1)
     conn.close()
+
+
+def test_sizes_of_large_states_are_reused(monkeypatch):
+    from noria_py.monitor import state
+
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    sql = "SELECT id FROM t WHERE id = ?"
+    conn.execute(sql, (1,)).fetchall()
+    engine = conn._engine
+    monkeypatch.setattr(state, "SIZES_COST", 1e9)  # every count is "expensive"
+    (q,) = state.snapshot(engine).queries
+    assert q.keys == 1
+    conn.execute(sql, (2,)).fetchall()
+    (q,) = state.snapshot(engine).queries
+    assert (q.keys, q.hits + q.misses) == (1, 2)  # the sizes counted before, fresh counters
+    monkeypatch.setattr(state, "SIZES_COST", 0)
+    (q,) = state.snapshot(engine).queries
+    assert q.keys == 2
+    conn.close()
