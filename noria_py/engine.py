@@ -1579,6 +1579,13 @@ class Engine:
         still installed)."""
         return sum(e.miss_ns for e in self.queries.values()) / 1e9
 
+    @property
+    def log_position(self) -> tuple[int, str] | None:
+        """``(applied, origin)``: the last entry of the change log (several processes on one
+        file) this engine has applied from the others, and its own writes' origin; None
+        without a change log. Needs no lock."""
+        return (self._applied, self._origin) if self.shared else None
+
     def select_statements(self) -> list[SelectPrepared]:
         """The SELECTs in the statement cache (the monitor samples their reads' latency).
         Needs no lock."""

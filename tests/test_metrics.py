@@ -383,3 +383,24 @@ def test_sizes_of_large_states_are_reused(monkeypatch):
     (q,) = state.snapshot(engine).queries
     assert q.keys == 2
     conn.close()
+
+
+def test_replication_lag_of_a_shared_file(tmp_path):
+    path = str(tmp_path / "shared.db")
+    writer = noria_py.connect(path)
+    writer.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    # another process's engine, which looks for the writer's commits only every 10 minutes
+    reader = noria_py.connect(path, poll_interval=600)
+    assert reader.execute("SELECT id FROM t WHERE id = ?", (1,)).fetchall() == []
+    with noria_py.start_http_server(reader) as monitor:
+        assert one(scrape(monitor.url), "noria_replication_lag_entries") == 0
+        for i in range(3):
+            writer.execute("INSERT INTO t VALUES (?)", (i,))
+        assert one(scrape(monitor.url), "noria_replication_lag_entries") == 3
+        reader.execute("INSERT INTO t VALUES (100)")  # a write applies the others' first
+        assert one(scrape(monitor.url), "noria_replication_lag_entries") == 0
+        assert reader.execute("SELECT id FROM t WHERE id = ?", (1,)).fetchall() == [(1,)]
+    with noria_py.start_http_server(noria_py.connect()) as monitor:
+        assert "noria_replication_lag_entries" not in scrape(monitor.url)
+    reader.close()
+    writer.close()

@@ -144,6 +144,7 @@ class MonitorServer:
                 "evictions": snap.evictions,
                 "connections": snap.connections,
                 "errors": sum(snap.errors.values()),
+                "log_behind": snap.log_behind,
             },
             "rates": point,
             "history": list(self._history),

@@ -161,6 +161,13 @@ class EngineCollector(Collector):
         yield CounterMetricFamily(
             "noria_deltas", "Base-table records propagated into the dataflow", value=snap.deltas
         )
+        if snap.log_behind is not None:
+            yield GaugeMetricFamily(
+                "noria_replication_lag_entries",
+                "Change-log entries other processes on the same file wrote that this "
+                "process's views do not reflect yet",
+                value=snap.log_behind,
+            )
         if snap.connections is not None:
             yield GaugeMetricFamily(
                 "noria_connections", "Open client connections", value=snap.connections

@@ -46,6 +46,7 @@ HTML = """<!doctype html>
   <span class="stat">budget <b id="budget">-</b></span>
   <span class="stat">evictions <b id="evictions">-</b></span>
   <span class="stat">connections <b id="connections">-</b></span>
+  <span class="stat" id="lag-stat" hidden>replication lag <b id="lag">-</b></span>
   <span class="stat" id="status">connecting</span>
 </header>
 <main>
@@ -241,6 +242,9 @@ function render(s) {
   document.getElementById("evictions").textContent = num(s.totals.evictions);
   document.getElementById("connections").textContent =
     s.totals.connections === null ? "embedded" : num(s.totals.connections);
+  const behind = s.totals.log_behind;
+  document.getElementById("lag-stat").hidden = behind === null;
+  document.getElementById("lag").textContent = num(behind) + " entries";
   const st = document.getElementById("status");
   st.className = "";
   st.textContent = "updated " + new Date(s.time * 1000).toLocaleTimeString() +

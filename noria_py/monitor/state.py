@@ -10,6 +10,7 @@ and the hits the monitor asked to time (``SelectPrepared.sample_next``).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 import weakref
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine import LATENCY_BOUNDS_NS, Engine, QueryEntry
+from ..storage.sqlite import CHANGES
 
 # how long a snapshot waits for the engine lock before giving up (a long DDL or load)
 LOCK_TIMEOUT = 10.0
@@ -82,6 +84,7 @@ class Snapshot:
     writes: int
     deltas: int
     upquery_messages: int | None  # upqueries sent between nodes, when domains run on messages
+    log_behind: int | None = None  # change-log entries other processes wrote, not applied yet
     connections: int | None = None
     connections_total: int | None = None
     errors: dict[int, int] = field(default_factory=dict)
@@ -152,6 +155,7 @@ def snapshot(engine: Engine, server_state: Any = None) -> Snapshot:
                 time.sleep(0.01)
     finally:
         lock.release()
+    snap.log_behind = _log_behind(engine)
     if server_state is not None:
         snap.connections = server_state.connections
         snap.connections_total = getattr(server_state, "connections_total", None)
@@ -184,6 +188,45 @@ def _node_sizes(engine: Engine, graph: Any) -> dict[int, tuple[int, int, int]]:
         sizes[nid] = (keys, rows, nb)
     _sizes[engine] = (now, time.monotonic() - now, set(graph.nodes), sizes)
     return sizes
+
+
+class _LogHead:
+    """A shared file's change log, read on a connection of its own."""
+
+    def __init__(self, path: str) -> None:
+        self.mu = threading.Lock()
+        self.conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=1.0
+        )
+
+    def others_after(self, applied: int, origin: str) -> int:
+        """Entries after ``applied`` that other processes than ``origin`` wrote."""
+        with self.mu:
+            return self.conn.execute(
+                f"SELECT COUNT(*) FROM {CHANGES} WHERE seq > ? AND origin != ?",
+                (applied, origin),
+            ).fetchone()[0]
+
+
+_heads: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _log_behind(engine: Engine) -> int | None:
+    """How many change-log entries (other processes' writes on the same file) this engine has
+    not applied yet; None without a change log."""
+    position = engine.log_position
+    if position is None or engine.closed:
+        head = _heads.pop(engine, None)
+        if head is not None:
+            head.conn.close()
+        return None
+    head = _heads.get(engine)
+    if head is None:
+        head = _heads[engine] = _LogHead(engine.path)
+    try:
+        return head.others_after(*position)
+    except sqlite3.OperationalError:  # busy beyond the timeout: say nothing this time
+        return None
 
 
 def _read(engine: Engine) -> Snapshot:
