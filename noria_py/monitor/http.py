@@ -21,7 +21,7 @@ from . import page
 from .metrics import make_registry
 from .state import EngineBusy, Snapshot, engine_of, snapshot
 
-SAMPLE_EVERY = 0.02  # seconds between two rounds of read latency samples
+SAMPLE_EVERY = 0.05  # seconds between two rounds of read latency samples
 SAMPLE_ROUND = 256  # statements asked to time their next read per round
 SCAN_EVERY = 2.0  # seconds between two looks at the engine's statement cache
 HISTORY_STEP = 0.5  # seconds between two points of the history
