@@ -242,18 +242,25 @@ class SelectPrepared(Prepared):
             return self._miss(key)
         return self._rows_general(params)
 
-    def sample_next(self) -> bool:
-        """Time the next plain lookup of this statement into ``entry.hit_buckets`` if it hits
-        (a miss times itself): ``rows`` is replaced for one call. The read latency the
-        monitor shows (noria_py/monitor) comes from these samples; a statement nobody samples
-        reads at full speed. False when this statement is no plain lookup."""
+    def sample_next(self, skip: int = 0) -> bool:
+        """Time one plain lookup of this statement, the one after the next ``skip``, into
+        ``entry.hit_buckets`` if it hits (a miss times itself): ``rows`` is replaced until
+        then. The read latency the monitor shows (noria_py/monitor) comes from these samples;
+        a statement nobody samples reads at full speed. False when this statement is no plain
+        lookup."""
         if not self.simple or "rows" in self.__dict__:
             return False  # a query that may hold a Fault keeps its own rows (_checked_rows)
+        self._skip = skip
         self.rows = self._timed_rows
         return True
 
+    _skip = 0
+
     def _timed_rows(self, params) -> tuple:
-        """``rows`` of a plain lookup, timed (``sample_next``)."""
+        """``rows`` of a plain lookup, the ``sample_next``-th timed."""
+        if self._skip > 0:
+            self._skip -= 1
+            return type(self).rows(self, params)
         self.__dict__.pop("rows", None)
         t0 = time.perf_counter_ns()
         key = self._key(params)

@@ -160,6 +160,13 @@ def test_a_sampled_read_is_timed_once():
     assert conn.execute(sql, (2,)).fetchall() == [(20,)]  # a sampled miss times itself
     assert (entry.misses, sum(entry.miss_buckets), sum(entry.hit_buckets)) == (2, 2, 1)
     assert "rows" not in prep.__dict__
+    assert prep.sample_next(skip=3)
+    for _ in range(3):
+        assert conn.execute(sql, (1,)).fetchall() == [(10,)]
+    assert (entry.hits, sum(entry.hit_buckets)) == (13, 1)  # skipped
+    assert conn.execute(sql, (2,)).fetchall() == [(20,)]
+    assert (entry.hits, sum(entry.hit_buckets)) == (14, 2)  # the fourth
+    assert "rows" not in prep.__dict__
     conn.close()
 
 
@@ -212,9 +219,10 @@ def test_state_endpoint_and_errors(shop):
         ids = {n["id"] for n in graph["nodes"]}
         plan = shop.execute("EXPLAIN " + sql).fetchall()
         assert {r[0] for r in plan} <= ids
-        for node, _op, _d, parents, mat, *_ in plan:
+        for node, op, _d, parents, mat, *_ in plan:
             (drawn,) = [n for n in graph["nodes"] if n["id"] == node]
             assert drawn["materialization"] == mat
+            assert drawn["queries"] == ([cache["name"]] if op == "reader" else [])
             for p in filter(None, parents.split(",")):
                 assert [int(p), node] in graph["edges"]
                 assert drawn["layer"] > next(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import json
+import random
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +24,7 @@ from .state import EngineBusy, Snapshot, engine_of, snapshot
 
 SAMPLE_EVERY = 0.05  # seconds between two rounds of read latency samples
 SAMPLE_ROUND = 256  # statements asked to time their next read per round
+SAMPLE_SKIP = 64  # a sampled statement times one read 16 to 16 + this many reads later
 SCAN_EVERY = 2.0  # seconds between two looks at the engine's statement cache
 HISTORY_STEP = 0.5  # seconds between two points of the history
 HISTORY_POINTS = 600  # points kept (five minutes at one poll a second)
@@ -70,6 +72,7 @@ class MonitorServer:
         """Ask the cached lookups, a round of them every ``SAMPLE_EVERY`` seconds, to time
         their next read (``SelectPrepared.sample_next``): the hits' part of the read latency
         the dashboard shows. Reads between samples run untimed."""
+        rng = random.Random()
         statements: list = []
         scanned = -SCAN_EVERY
         pos = 0
@@ -89,7 +92,9 @@ class MonitorServer:
             if pos >= len(statements):
                 pos = 0
             for prep in statements[pos : pos + SAMPLE_ROUND]:
-                prep.sample_next()
+                # not the very next read: that one would often pay for this thread having
+                # just run (the switch back, cold caches)
+                prep.sample_next(16 + rng.randrange(SAMPLE_SKIP))
             pos += SAMPLE_ROUND
 
     def __enter__(self) -> MonitorServer:
@@ -180,18 +185,36 @@ def _layout(snap: Snapshot) -> dict[str, Any]:
     """The dataflow graph in layers (a node one below its deepest parent), each node with its
     position in its layer, for the page to draw."""
     nodes = snap.nodes[:GRAPH_NODES_MAX]
-    shown = {n.id for n in nodes}
+    by_id = {n.id: n for n in nodes}
     depth: dict[int, int] = {}
-    for n in nodes:  # ids grow with installation: parents come first
-        depth[n.id] = 1 + max((depth.get(p, 0) for p in n.parents if p in shown), default=-1)
+
+    def depth_of(nid: int) -> int:
+        # one below the deepest parent; iterative, parents before children
+        stack = [nid]
+        while stack:
+            top = stack[-1]
+            missing = [p for p in by_id[top].parents if p in by_id and p not in depth]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            parents = [depth[p] for p in by_id[top].parents if p in by_id]
+            depth[top] = 1 + max(parents, default=-1)
+        return depth[nid]
+
+    readers: dict[int, list[str]] = {}
+    for q in snap.queries:
+        if q.reader is not None:
+            readers.setdefault(q.reader, []).append(q.name)
     layers: dict[int, int] = collections.Counter()
     out = []
     for n in nodes:
-        d = depth[n.id]
+        d = depth_of(n.id)
         out.append(
             {
                 "id": n.id,
                 "kind": n.kind,
+                "queries": readers.get(n.id, []),
                 "label": n.label,
                 "materialization": n.materialization,
                 "domain": n.domain,
@@ -202,7 +225,7 @@ def _layout(snap: Snapshot) -> dict[str, Any]:
             }
         )
         layers[d] += 1
-    edges = [[p, n.id] for n in nodes for p in n.parents if p in shown]
+    edges = [[p, n.id] for n in nodes for p in n.parents if p in by_id]
     return {"nodes": out, "edges": edges, "omitted": len(snap.nodes) - len(nodes)}
 
 

@@ -46,6 +46,7 @@ HTML = """<!doctype html>
   <span class="stat">budget <b id="budget">-</b></span>
   <span class="stat">evictions <b id="evictions">-</b></span>
   <span class="stat">connections <b id="connections">-</b></span>
+  <span class="stat" id="errors-stat" hidden>errors <b id="errors">-</b></span>
   <span class="stat" id="lag-stat" hidden>replication lag <b id="lag">-</b></span>
   <span class="stat" id="status">connecting</span>
 </header>
@@ -187,7 +188,8 @@ function drawGraph(g) {
                                     ", domain " + n.domain + "]"));
     grp.appendChild(el("rect", {width: W, height: H, rx: 5, fill: FILL[n.materialization],
                                 stroke: DOMAIN[n.domain % DOMAIN.length], "stroke-width": 2}));
-    const label = n.id + " " + n.kind + " d" + n.domain;
+    const label = n.id + " " + n.kind + (n.queries.length ? " " + n.queries.join(",") : "") +
+      "  d" + n.domain;
     grp.appendChild(el("text", {x: 7, y: 15, "font-weight": "bold"}, label));
     const desc = n.label.length > 27 ? n.label.slice(0, 26) + "\\u2026" : n.label;
     grp.appendChild(el("text", {x: 7, y: 28}, desc));
@@ -242,6 +244,8 @@ function render(s) {
   document.getElementById("evictions").textContent = num(s.totals.evictions);
   document.getElementById("connections").textContent =
     s.totals.connections === null ? "embedded" : num(s.totals.connections);
+  document.getElementById("errors-stat").hidden = s.totals.connections === null;
+  document.getElementById("errors").textContent = num(s.totals.errors);
   const behind = s.totals.log_behind;
   document.getElementById("lag-stat").hidden = behind === null;
   document.getElementById("lag").textContent = num(behind) + " entries";

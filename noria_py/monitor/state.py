@@ -42,6 +42,7 @@ class QueryStats:
     miss_buckets: list[int]
     hit_buckets: list[int]
     reason: str | None
+    reader: int | None = None  # the id of the query's reader node
 
     @property
     def reads(self) -> int:
@@ -236,10 +237,11 @@ def _read(engine: Engine) -> Snapshot:
     sizes = _node_sizes(engine, graph)
     queries = []
     for name, e in list(engine.queries.items()):
-        keys = rows = nbytes = None
+        keys = rows = nbytes = reader = None
         cq = e.compiled
         if cq is not None and not e.readerless and cq.reader is not None:
-            keys, rows, nbytes = sizes.get(cq.reader.id, (0, 0, 0))
+            reader = cq.reader.id
+            keys, rows, nbytes = sizes.get(reader, (0, 0, 0))
         queries.append(
             QueryStats(
                 name=name,
@@ -254,6 +256,7 @@ def _read(engine: Engine) -> Snapshot:
                 miss_buckets=list(e.miss_buckets),
                 hit_buckets=list(e.hit_buckets),
                 reason=proxied_reason(e) if e.status == "proxied" else None,
+                reader=reader,
             )
         )
     nodes = []
