@@ -13,17 +13,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # System packages the tests use: Java (Spark), MariaDB server and client (wire and baseline
-# tests), MariaDB Connector/J (JDBC loads). Installed with apt-get when missing and we may (root);
-# otherwise say what is missing.
+# tests), MariaDB Connector/J (JDBC loads), Chromium and its WebDriver (the dashboard's browser
+# test). Installed with apt-get when missing and we may (root); otherwise say what is missing.
 sysdeps:
 	@if ! command -v java >/dev/null 2>&1 || ! command -v mariadbd >/dev/null 2>&1 \
 	    || ! command -v mariadb >/dev/null 2>&1 \
-	    || [ ! -e /usr/share/java/mariadb-java-client.jar ]; then \
+	    || [ ! -e /usr/share/java/mariadb-java-client.jar ] \
+	    || [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless mariadb-server mariadb-client libmariadb-java; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless mariadb-server mariadb-client libmariadb-java chromium chromium-driver; \
 	  else \
-	    echo "missing: Java, MariaDB and/or Connector/J (apt-get install default-jre-headless mariadb-server mariadb-client libmariadb-java)"; \
+	    echo "missing: Java, MariaDB, Connector/J and/or Chromium (apt-get install default-jre-headless mariadb-server mariadb-client libmariadb-java chromium chromium-driver)"; \
 	    exit 1; \
 	  fi; \
 	fi

@@ -46,6 +46,7 @@ from .errors import (
     ProgrammingError,
     Warning,
 )
+from .monitor import start_http_server
 
 __version__ = "0.1.0"
 
@@ -77,5 +78,6 @@ __all__ = [
     "apilevel",
     "connect",
     "paramstyle",
+    "start_http_server",
     "threadsafety",
 ]

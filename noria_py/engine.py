@@ -79,6 +79,12 @@ def _locked(method):
     return wrapper
 
 
+# upper bounds (ns) of the read latency buckets QueryEntry counts (noria_py/monitor/metrics.py)
+LATENCY_BOUNDS_NS = tuple(
+    int(m * 10**e) for e in range(2, 10) for m in (1, 2.5, 5) if m * 10**e <= 10**10
+)
+
+
 class QueryEntry:
     """One installed query (an ad-hoc SELECT or a view) as SHOW CACHES lists it."""
 
@@ -90,6 +96,10 @@ class QueryEntry:
         self.hits = 0
         self.misses = 0
         self.miss_ns = 0  # time spent filling this query's misses
+        # reads by latency bucket (LATENCY_BOUNDS_NS, the last one unbounded): every timed
+        # miss, and the hits SelectPrepared.sample_next asked to time
+        self.miss_buckets = [0] * (len(LATENCY_BOUNDS_NS) + 1)
+        self.hit_buckets = [0] * (len(LATENCY_BOUNDS_NS) + 1)
         self.created: set[int] = {n.id for n in compiled.new_nodes} if compiled else set()
         self.readerless = False  # a view's own entry: its operators, no reader (_install)
         # a proxied entry: why the dataflow does not maintain it (the construct), or None when
@@ -239,6 +249,44 @@ class SelectPrepared(Prepared):
             return self._miss(key)
         return self._rows_general(params)
 
+    def sample_next(self, skip: int = 0) -> bool:
+        """Time one plain lookup of this statement, the one after the next ``skip``, into
+        ``entry.hit_buckets`` if it hits (a miss times itself): ``rows`` is replaced until
+        then. The read latency the monitor shows (noria_py/monitor) comes from these samples;
+        a statement nobody samples reads at full speed. False when this statement is no plain
+        lookup."""
+        if not self.simple or "rows" in self.__dict__:
+            return False  # a query that may hold a Fault keeps its own rows (_checked_rows)
+        self._skip = skip
+        self.rows = self._timed_rows
+        return True
+
+    _skip = 0
+
+    def _timed_rows(self, params) -> tuple:
+        """``rows`` of a plain lookup, the ``sample_next``-th timed."""
+        if self._skip > 0:
+            self._skip -= 1
+            return type(self).rows(self, params)
+        self.__dict__.pop("rows", None)
+        t0 = time.perf_counter_ns()
+        key = self._key(params)
+        r = self._published.get(key)
+        if r is None:
+            return self._miss(key)
+        entry = self.entry
+        entry.hits += 1
+        ev = self._evictor
+        if ev is not None:
+            lock = self.reader.graph.lock
+            if lock.acquire(blocking=False):
+                try:
+                    ev.touch(self.reader, key, len(r))
+                finally:
+                    lock.release()
+        entry.hit_buckets[bisect_left(LATENCY_BOUNDS_NS, time.perf_counter_ns() - t0)] += 1
+        return r
+
     def _miss(self, key) -> tuple:
         graph = self.reader.graph
         rt = graph.runtime
@@ -265,7 +313,9 @@ class SelectPrepared(Prepared):
         try:
             return reader.fill(key)
         finally:
-            entry.miss_ns += time.perf_counter_ns() - t0
+            dt = time.perf_counter_ns() - t0
+            entry.miss_ns += dt
+            entry.miss_buckets[bisect_left(LATENCY_BOUNDS_NS, dt)] += 1
 
     def _keys(self, params, coerce=None) -> list[tuple]:
         """The distinct reader keys a lookup asks for, after coercing parameters to the key
@@ -1563,6 +1613,7 @@ class Engine:
         self.on_release: list = []  # called (under the lock) when the writer's transaction ends
         self._closed = False
         self.lock = threading.RLock()
+        self.write_count = 0  # write statements that succeeded (``_write``)
         self._infile = None  # LOAD DATA LOCAL: the bytes a client sent, while load_local runs
         self.graph.lock = self.lock
         self.graph.sync = self._drain
@@ -1659,6 +1710,18 @@ class Engine:
         """Time spent filling reader misses of key lookups since the engine opened (queries
         still installed)."""
         return sum(e.miss_ns for e in self.queries.values()) / 1e9
+
+    @property
+    def log_position(self) -> tuple[int, str] | None:
+        """``(applied, origin)``: the last entry of the change log (several processes on one
+        file) this engine has applied from the others, and its own writes' origin; None
+        without a change log. Needs no lock."""
+        return (self._applied, self._origin) if self.shared else None
+
+    def select_statements(self) -> list[SelectPrepared]:
+        """The SELECTs in the statement cache (the monitor samples their reads' latency).
+        Needs no lock."""
+        return [p for p in list(self._cache.values()) if isinstance(p, SelectPrepared)]
 
     def cached(self, sql: str) -> Prepared | None:
         """The statement ``prepare(sql)`` would return if it is already prepared, else None
@@ -2694,8 +2757,10 @@ class Engine:
                 self._write_now(table, fn, single)
             finally:
                 rt.base_release()
+            self.write_count += 1
             return
         self._write_now(table, fn, single)
+        self.write_count += 1  # the write statements that succeeded, for noria_py/monitor
 
     def _catch_up_writer(self, pin: bool = False) -> None:
         """Just after taking base storage's write lock (a shared file): apply what other

@@ -15,6 +15,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 # Lines (after stripping surrounding spaces) each example must print; a listed example that is
 # missing from examples/ fails too.
 EXPECTED = {
+    "dashboard_screenshot.py": ["dashboard screenshot saved to dashboard.png"],
     "quickstart.py": [
         "inserted stories 1, 2 and 3",
         "inserted 5 votes",

@@ -22,6 +22,7 @@ class Graph:
         self.nx = nx.DiGraph()
         self._next_id = 0
         self.evictor = None  # eviction policy, when a memory budget is set
+        self.deltas_in = 0  # base-table records propagated into the dataflow
         self.probes_sent = 0
         self.fill_log: list | None = None  # keys filled inside an open transaction
         self.lock = None  # the engine's lock: held by whoever changes state
@@ -127,6 +128,7 @@ class Graph:
         (see ``propagate_all``)."""
         if not batch:
             return
+        self.deltas_in += len(batch)
         if self.runtime is not None:
             self.runtime.inject(source, batch)
             return

@@ -659,8 +659,8 @@ class CommandProtocol(asyncio.Protocol):
         self.closing = True
         self.transport.close()
 
-    @staticmethod
-    def _error(errno: int, sqlstate: str, msg: str, seq: int) -> bytes:
+    def _error(self, errno: int, sqlstate: str, msg: str, seq: int) -> bytes:
+        self.state.count_error(errno)
         return P.frame([P.err_packet(errno, sqlstate, msg)], seq)[0]
 
     def _failed(self, errno: int, sqlstate: str, msg: str, seq: int) -> bytes:

@@ -217,6 +217,7 @@ class WireConnection(MimicConnection):
         try:
             await asyncio.wait_for(self.connection_phase(), HANDSHAKE_TIMEOUT)
             if session.username is None:
+                self.server.state.count_error(P.ER_ACCESS_DENIED)  # mysql-mimic sent it
                 raise _AuthFailed()
         except (TimeoutError, ConnectionClosed, _AuthFailed, ConnectionError):
             return False
@@ -243,6 +244,7 @@ class WireConnection(MimicConnection):
         return None
 
     def _send_error_now(self, errno: int, sqlstate: str, msg: str) -> None:
+        self.server.state.count_error(errno)
         try:
             self.stream.send([P.err_packet(errno, sqlstate, msg)])  # type: ignore[attr-defined]
         except Exception:
@@ -258,6 +260,7 @@ class WireConnection(MimicConnection):
         self._refused = self._use_database(self.wire_session.database)
         if self._refused is not None:
             e = self._refused
+            self.server.state.count_error(e.errno)
             return P.err_packet(e.errno, e.sqlstate, e.msg)
         return P.ok_packet(status=self.wire_session.status_flags)
 
@@ -348,10 +351,12 @@ class NoriaServer(MysqlServer):
         conn = WireConnection(stream, self, session)
         connection_id = None
         self.state.connections += 1
+        self.state.connections_total += 1
         try:
             try:
                 connection_id = await self.control.add(conn)
             except TooManyConnections:
+                self.state.count_error(1040)
                 stream.send([P.err_packet(1040, "08004", "Too many connections")])
                 return
             conn.connection_id = connection_id
@@ -410,23 +415,40 @@ async def serve(
     stop: asyncio.Event | None = None,
     on_ready: Callable[[str, int], None] | None = None,
     reuse_port: bool = False,
+    http: tuple[str, int] | None = None,
+    on_http: Callable[[str], None] | None = None,
 ) -> None:
     """Serve ``engine`` on host:port until ``stop`` is set (or forever). ``reuse_port``: other
     processes may listen on the same port (``serve --workers``; the kernel spreads the
-    connections over them)."""
+    connections over them). ``http``: ``(host, port)`` of the metrics and dashboard server
+    (``noria_py.monitor``); ``on_http`` gets its URL."""
     server = NoriaServer(engine, users=users, max_packet=max_packet)
-    kw: dict[str, Any] = {"reuse_port": True} if reuse_port else {}
-    await server.start_server(host=host, port=port, backlog=512, **kw)
-    sock = server.sockets()[0]
-    bound_host, bound_port = sock.getsockname()[:2]
-    if on_ready is not None:
-        on_ready(bound_host, bound_port)
+    monitor = None
+    if http is not None:
+        from noria_py.monitor.http import MonitorServer
+
+        try:
+            monitor = MonitorServer(engine, http[0], http[1], server_state=server.state)
+        except OSError as e:
+            raise OSError(f"--http {http[0]}:{http[1]}: {e}") from None
+        if on_http is not None:
+            on_http(monitor.url)
     try:
-        if stop is None:
-            stop = asyncio.Event()
-        await stop.wait()
+        kw: dict[str, Any] = {"reuse_port": True} if reuse_port else {}
+        await server.start_server(host=host, port=port, backlog=512, **kw)
+        sock = server.sockets()[0]
+        bound_host, bound_port = sock.getsockname()[:2]
+        if on_ready is not None:
+            on_ready(bound_host, bound_port)
+        try:
+            if stop is None:
+                stop = asyncio.Event()
+            await stop.wait()
+        finally:
+            await server.shutdown()
     finally:
-        await server.shutdown()
+        if monitor is not None:
+            monitor.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,6 +467,21 @@ def parse_size(text: str | None) -> int | None:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 512MB or 1GB)")
     mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
     return int(float(m.group(1)) * mult)
+
+
+def parse_http(text: str) -> tuple[str, int]:
+    """``--http`` value: ``HOST:PORT``, ``[::1]:PORT`` or ``PORT`` (on 127.0.0.1)."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range in {text!r}")
+    return host, number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -523,6 +560,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="server processes sharing the port and the database file, each with its own "
         "views kept current with the others' writes (default: 1)",
     )
+    parser.add_argument(
+        "--http",
+        type=parse_http,
+        default=None,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics (/metrics) and a live dashboard (/) on this address; "
+        "port 0 picks a free port (default: off)",
+    )
     parser.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--log-level",
@@ -555,6 +600,12 @@ def run_from_args(args: argparse.Namespace) -> int:
         print("error: --workers must be at least 1", file=sys.stderr)
         return 2
     if args.workers > 1:
+        if args.http is not None:
+            print(
+                "error: --http serves one process's engine: use it without --workers",
+                file=sys.stderr,
+            )
+            return 2
         return _run_workers(args)
 
     from noria_py.engine import Engine
@@ -572,7 +623,15 @@ def run_from_args(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        return _run_loop(engine, args.host, args.port, users, args.max_packet, args.reuse_port)
+        return _run_loop(
+            engine,
+            args.host,
+            args.port,
+            users,
+            args.max_packet,
+            args.reuse_port,
+            getattr(args, "http", None),
+        )
     finally:
         engine.close()
 
@@ -656,6 +715,7 @@ def _run_loop(
     users: dict[str, str],
     max_packet: int,
     reuse_port: bool = False,
+    http: tuple[str, int] | None = None,
 ) -> int:
     try:
         import uvloop
@@ -668,12 +728,17 @@ def _run_loop(
         auth = f"{len(users)} user(s)" if users else "no authentication"
         print(f"noria-py serving MySQL protocol on {h}:{p} ({auth})", flush=True)
 
+    def http_ready(url: str) -> None:
+        print(f"noria-py metrics on {url}/metrics, dashboard on {url}/", flush=True)
+
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await serve(engine, host, port, users, max_packet, stop, ready, reuse_port)
+        await serve(
+            engine, host, port, users, max_packet, stop, ready, reuse_port, http, http_ready
+        )
 
     try:
         runner(main())

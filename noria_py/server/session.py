@@ -34,6 +34,7 @@ commits meanwhile becomes visible to the next read.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -189,6 +190,7 @@ _ROLLBACK = re.compile(
     r"\Arollback(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+release)?\Z", re.I
 )
 
+_ERRORS_MU = threading.Lock()  # ServerState.count_error
 CACHED_TEXT_MAX = 4096  # longer statement texts are not kept in the per-text caches
 
 WRITE_WORDS = frozenset(("insert", "update", "delete", "replace"))
@@ -521,6 +523,8 @@ class ServerState:
     globals: dict[str, Any] = field(default_factory=lambda: dict(GLOBAL_DEFAULTS))
     started: float = field(default_factory=time.time)
     connections: int = 0
+    connections_total: int = 0  # accepted since the server started (noria_py/monitor)
+    errors: dict[int, int] = field(default_factory=dict)  # error packets sent, by MySQL code
     questions: int = 0
     classify_cache: dict[str, Statement] = field(default_factory=dict)
     classify_cache_limit: int = 20000
@@ -538,6 +542,12 @@ class ServerState:
         no_lift = getattr(self.engine, "no_lift", None)
         if isinstance(no_lift, set):
             self.no_lift = no_lift
+
+    def count_error(self, errno: int) -> None:
+        """One more error packet with code ``errno`` went to a client (the loop and the
+        worker thread both send them: the update is one locked step)."""
+        with _ERRORS_MU:
+            self.errors[errno] = self.errors.get(errno, 0) + 1
 
     def text_plans_for(self, codec: str) -> dict[bytes, Any]:
         plans = self.text_plans.get(codec)
