@@ -112,6 +112,16 @@ def bucket_quantile(counts: list[float], q: float) -> float | None:
     return LATENCY_BOUNDS_NS[-1] / 1e9
 
 
+def _label(n) -> str:
+    """A node as EXPLAIN describes it, columns by name (the description as is if that fails)."""
+    from ..dataflow import explain
+
+    try:
+        return explain.describe(n, n.describe(), True)
+    except Exception:  # noqa: BLE001 - a label is never worth a failed snapshot
+        return n.describe()
+
+
 def proxied_reason(entry: QueryEntry) -> str | None:
     """Why the dataflow does not maintain a proxied query, as far as the engine recorded it."""
     return getattr(entry, "reason", None)
@@ -268,7 +278,7 @@ def _read(engine: Engine) -> Snapshot:
             NodeInfo(
                 id=nid,
                 kind=n.kind,
-                label=n.describe(),
+                label=_label(n),
                 materialization=n.materialization,
                 domain=getattr(n, "domain", 0) or 0,
                 parents=[p.id for p in n.parents],
