@@ -223,6 +223,7 @@ class Cursor:
                     raise
                 rows = None  # the lifted form failed: the engine's path answers as written
             if rows is not None:
+                t.row_count = -1  # ROW_COUNT() after a SELECT
                 if t.diag:
                     t.diag = ()  # a SELECT from a table clears the diagnostics area
                 self._rows = rows
@@ -353,14 +354,22 @@ class Connection:
             sess = Session(ServerState(self._engine), connection_id=1)
             sess.txn = self._engine._txn_default
             self._session = sess
+        t = self._engine._txn_default
         sess.database = self._engine.current_database()
+        sess.last_insert_id, sess.last_rowcount = t.last_insert_id, t.row_count
         from .sql import functions as F
 
         prev = F.current_context()
         try:
-            return sess.execute(sql, params)
+            res = sess.execute(sql, params)
         finally:
             F.set_context(prev)
+        if res.columns is None and res.rowcount < 0:
+            res.rowcount = 0  # SET, USE ...: no rows affected, as a MySQL driver reports
+        if sess.last_insert_id:
+            t.last_insert_id = sess.last_insert_id
+        t.row_count = res.rowcount if res.columns is None else -1
+        return res
 
     def _with_session(self, run, *args):
         """``run`` with this connection's session values bound (its ``time_zone`` for

@@ -1408,7 +1408,7 @@ class Txn:
 
     __slots__ = (
         "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
-        "__weakref__",
+        "last_insert_id", "row_count", "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -1421,6 +1421,10 @@ class Txn:
         # the connection's diagnostics area: (level, code, message) of the conditions its
         # last statement left (noria_py.diagnostics)
         self.diag: list | tuple = ()
+        # what LAST_INSERT_ID() and ROW_COUNT() read on an embedded connection (a server
+        # session keeps its own)
+        self.last_insert_id = 0
+        self.row_count = -1
 
 
 class _Multi:
@@ -1783,8 +1787,16 @@ class Engine:
         prev = self._cur
         self._cur = txn if txn is not None else self._txn_default
         try:
-            if txn is None and self._txn_default.database is not None:
-                return self._in_database(self._execute, sql, params)
+            if txn is None:
+                t = self._txn_default
+                if t.database is not None or t.last_insert_id or t.row_count != -1:
+                    res = self._in_database(self._execute, sql, params)
+                else:
+                    res = self._execute(sql, params)
+                if res.lastrowid:  # an AUTO_INCREMENT value was generated
+                    t.last_insert_id = res.lastrowid
+                t.row_count = res.rowcount if res.columns is None else -1
+                return res
             return self._execute(sql, params)
         finally:
             self._cur = prev
@@ -1808,11 +1820,17 @@ class Engine:
             self._cur = prev
 
     def _in_database(self, run, *args):
-        """The embedded connection after USE: DATABASE() (and what reads it) names its
-        database. (A server session binds its own context.)"""
+        """The embedded connection's session values: DATABASE() (after USE), LAST_INSERT_ID()
+        and ROW_COUNT() read them. (A server session binds its own context.)"""
         from .sql import functions as F
 
-        ctx = dataclasses.replace(F.current_context(), database=self.current_database())
+        t = self._txn_default
+        ctx = dataclasses.replace(
+            F.current_context(),
+            database=self.current_database(),
+            last_insert_id=t.last_insert_id,
+            row_count=t.row_count,
+        )
         prev = F.set_context(ctx)
         try:
             return run(*args)

@@ -770,6 +770,7 @@ class CommandProtocol(asyncio.Protocol):
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
             self.state.questions += 1
+            session.last_rowcount = -1  # ROW_COUNT() after a SELECT
             txn = session.txn
             if txn.diag:
                 txn.diag = ()  # a SELECT from a table clears the diagnostics area
@@ -1065,6 +1066,7 @@ class CommandProtocol(asyncio.Protocol):
                 rows = None  # a value MySQL compares as its own type: the engine's path
             if rows is not None:
                 self.state.questions += 1
+                session.last_rowcount = -1  # ROW_COUNT() after a SELECT
                 txn = session.txn
                 if txn.diag:
                     txn.diag = ()  # a SELECT from a table clears the diagnostics area

@@ -743,13 +743,17 @@ class Session:
         st = state.statement(sql)
         kind = st.kind
         if kind == "engine":
-            return self._engine_read(st, params)
-        if kind == "write":
-            return self._write(st, params)
-        handler = _HANDLERS.get(kind)
-        if handler is None:
-            raise _err(f"Unhandled statement kind {kind}", P.ER_UNKNOWN_ERROR)
-        return handler(self, st, params)
+            res = self._engine_read(st, params)
+        elif kind == "write":
+            return self._write(st, params)  # ROW_COUNT(): its rows (_note)
+        else:
+            handler = _HANDLERS.get(kind)
+            if handler is None:
+                raise _err(f"Unhandled statement kind {kind}", P.ER_UNKNOWN_ERROR)
+            res = handler(self, st, params)
+        # ROW_COUNT() after a result set is -1, after other statements what they changed
+        self.last_rowcount = -1 if res.columns is not None else max(res.rowcount, 0)
+        return res
 
     def execute_lifted(self, sql: str, plan: LookupPlan, params: Sequence[Any]) -> Result:
         """Run a lifted lookup (see ServerState.lifted_lookup) through the engine
@@ -762,6 +766,7 @@ class Session:
         res, lifted = self.engine.execute_lifted(sql, plan.sql, params, self.txn)
         if not lifted:
             plan.refused = True
+        self.last_rowcount = -1
         return res
 
     def _engine_read(self, st: Statement, params: Sequence[Any]) -> Result:
@@ -1020,7 +1025,7 @@ def _h_select_into(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 
 def _h_const_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    return s.engine.execute(st.sql, params)
+    return s.engine.execute(st.sql, params, s.txn)
 
 
 def _select_item_texts(sql: str, i: int) -> str:
@@ -1058,7 +1063,7 @@ def _h_session_select(s: Session, st: Statement, params: Sequence[Any]) -> Resul
         # an expression around a session value (SQLAlchemy's `VERSION() LIKE '%MariaDB%'`):
         # the engine evaluates it, with the variables' values in place, and the columns keep
         # the names of the items as written (`@@warning_count + 0`, not `2 + 0`)
-        res = s.engine.execute(_with_variables(s, text), params)
+        res = s.engine.execute(_with_variables(s, text), params, s.txn)
         names = _item_names(text)
         if names is not None and res.columns is not None and len(names) == len(res.columns):
             res.columns = names

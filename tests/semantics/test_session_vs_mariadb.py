@@ -21,6 +21,8 @@ SETUP = [
     "DROP TABLE IF EXISTS sv",
     "CREATE TABLE sv (id INT PRIMARY KEY, v INT, s VARCHAR(10))",
     "INSERT INTO sv VALUES (5, 50, 'five'), (6, 60, 'six')",
+    "DROP TABLE IF EXISTS sa",
+    "CREATE TABLE sa (id INT AUTO_INCREMENT PRIMARY KEY, v INT)",
 ]
 
 # (statement, compare its rows?) — statements whose rows name the server are run, not compared
@@ -47,6 +49,19 @@ SCRIPT = [
     ("SELECT TIMESTAMPDIFF(HOUR, UTC_TIMESTAMP(), NOW())", True),
     ("SELECT @@warning_count, @@error_count", True),
     ("SELECT @@max_allowed_packet > 0, @@character_set_client", True),
+    # LAST_INSERT_ID(): the first value the last INSERT that generated any generated
+    ("INSERT INTO sa (v) VALUES (1)", False),
+    ("SELECT LAST_INSERT_ID()", True),
+    ("INSERT INTO sa (v) VALUES (2), (3)", False),
+    ("SELECT LAST_INSERT_ID(), LAST_INSERT_ID() + 1", True),
+    ("INSERT INTO sa (id, v) VALUES (10, 4)", False),
+    ("SELECT LAST_INSERT_ID()", True),
+    ("UPDATE sa SET v = v + 1 WHERE id > 1", False),
+    ("SELECT ROW_COUNT()", True),
+    ("SELECT ROW_COUNT()", True),
+    ("INSERT INTO sa (v) VALUES (@x)", False),
+    ("SELECT LAST_INSERT_ID(), @x, ROW_COUNT()", True),
+    ("SELECT id, v FROM sa WHERE id = LAST_INSERT_ID()", True),
 ]
 
 
