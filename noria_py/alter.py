@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from . import errors as E
 from .sql import values as V
+from .sql.dialect import DIALECT
 from .sql.names import bare
 
 
@@ -54,7 +55,7 @@ def _column_from_def(coldef: exp.ColumnDef):
 
     d = coldef.copy()
     d.set("position", None)
-    ast, _ = parse(f"CREATE TABLE `_` ({d.sql('mysql')})")
+    ast, _ = parse(f"CREATE TABLE `_` ({d.sql(DIALECT)})")
     try:
         s = _schema_from_create(ast, check_refs=False)
     except E.ProgrammingError as e:
@@ -65,7 +66,7 @@ def _column_from_def(coldef: exp.ColumnDef):
         for c in list(d.constraints):
             if isinstance(c.kind, exp.DefaultColumnConstraint):
                 c.pop()
-        ast, _ = parse(f"CREATE TABLE `_` ({d.sql('mysql')})")
+        ast, _ = parse(f"CREATE TABLE `_` ({d.sql(DIALECT)})")
         s = _schema_from_create(ast, check_refs=False)
         return s.columns[0], bool(s.primary_key), bool(s.uniques), e
     return s.columns[0], bool(s.primary_key), bool(s.uniques), None

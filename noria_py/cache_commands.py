@@ -37,6 +37,7 @@ from sqlglot import exp
 
 from . import errors as E
 from .result import Result
+from .sql.dialect import DIALECT
 
 if TYPE_CHECKING:
     from .engine import Engine, Prepared, QueryEntry
@@ -279,7 +280,7 @@ def _install(engine: Engine, text: str) -> tuple[Prepared, bool]:
             "42000",
         )
     if engine._qualify(ast, engine._cur.database):
-        text = ast.sql(dialect="mysql")
+        text = ast.sql(DIALECT)
     key = _normalize(ast)
     keys = [key]
     shape = CacheRules._shape_key(ast)

@@ -31,6 +31,7 @@ from sqlglot import exp
 from . import errors as E
 from .result import Result
 from .sql import values as V
+from .sql.dialect import DIALECT
 
 NONE: tuple = ()  # an empty diagnostics area
 
@@ -179,7 +180,7 @@ class SelectPrepared(_DiagPrepared):
                 c = self._compile(_with_values(inner, {}))
             except Unsupported as err:
                 raise E.NotSupportedError(
-                    f"This version doesn't yet support '{inner.sql('mysql')[:60]}' with "
+                    f"This version doesn't yet support '{inner.sql(DIALECT)[:60]}' with "
                     f"@@warning_count or @@error_count: {err}"
                 ) from None
             self.items.append(inner)

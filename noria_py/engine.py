@@ -1249,12 +1249,19 @@ class InsertPrepared(Prepared):
                         "Column count doesn't match value count at row 1", 1136, "21S01"
                     )
                 fns = []
-                for v in vals:
+                for v, pos in zip(vals, positions):
                     if isinstance(v, exp.Var) and v.name.upper() == "DEFAULT":
                         fns.append(_DEFAULT)
                     else:
                         try:
-                            fns.append(compile_expr(v, scope).fn)
+                            c = compile_expr(v, scope)
+                            if c.hexnum is not None and schema.columns[pos].ctype.kind in (
+                                V.INT,
+                                V.DECIMAL,
+                                V.FLOAT,
+                            ):  # 0x41 or b'101' into a number column: its integer
+                                c = compile_expr(exp.Literal.number(c.hexnum), scope)
+                            fns.append(c.fn)
                         except Unsupported as e:
                             raise E.NotSupportedError(
                                 f"value expression not supported: {e}"
@@ -2176,7 +2183,7 @@ class Engine:
         return results
 
     def execute_ast(self, ast: exp.Expression, params=()) -> Result:
-        prep = self._prepare_ast(ast, _count_params(ast), ast.sql("mysql"))
+        prep = self._prepare_ast(ast, _count_params(ast), ast.sql(DIALECT))
         return prep.run(self, params)
 
     @_locked
@@ -3730,7 +3737,7 @@ class Engine:
                 try:
                     compiled.append((name, compile_expr(expr, scope, allow_params=False).fn))
                 except Unsupported as e:
-                    raise E.NotSupportedError(f"CHECK ({expr.sql('mysql')}): {e}") from None
+                    raise E.NotSupportedError(f"CHECK ({expr.sql(DIALECT)}): {e}") from None
             fns = self._check_fns[id(schema)] = (schema, compiled)
         for r in rows:
             for name, fn in fns[1]:
@@ -3890,12 +3897,12 @@ class Engine:
                 if a not in targets:
                     targets.append(a)
         select_items = [f"{_quote_ident(a)}.rowid AS `__r{k}`" for k, a in enumerate(targets)]
-        select_items += [f"{e.sql('mysql')} AS `__v{k}`" for k, (_a, _i, e) in enumerate(sets)]
+        select_items += [f"{e.sql(DIALECT)} AS `__v{k}`" for k, (_a, _i, e) in enumerate(sets)]
         where = ast.args.get("where")
-        text = f"SELECT {', '.join(select_items)} FROM {source.sql('mysql')}"
-        text += "".join(" " + j.sql("mysql") for j in joins)
+        text = f"SELECT {', '.join(select_items)} FROM {source.sql(DIALECT)}"
+        text += "".join(" " + j.sql(DIALECT) for j in joins)
         if where is not None:
-            text += f" WHERE {where.this.sql('mysql')}"
+            text += f" WHERE {where.this.sql(DIALECT)}"
         sel, _n = parse(text)
         rw = transpile.to_sqlite(sel, self.storage.schemas)
         kinds = proxy_types.infer_kinds(sel, self.storage.schemas)
@@ -4034,7 +4041,14 @@ class Engine:
                     "HY000",
                 )
             try:
-                sets.append((i, compile_expr(eq.expression, scope).fn))
+                c = compile_expr(eq.expression, scope)
+                if c.hexnum is not None and schema.columns[i].ctype.kind in (
+                    V.INT,
+                    V.DECIMAL,
+                    V.FLOAT,
+                ):  # SET n = 0x41 into a number column: its integer
+                    c = compile_expr(exp.Literal.number(c.hexnum), scope)
+                sets.append((i, c.fn))
             except Unsupported as e:
                 raise E.NotSupportedError(f"SET expression not supported: {e}") from None
         stamp = _stamped(schema, {i for i, _f in sets})
@@ -4204,7 +4218,7 @@ class Engine:
             raise E.ProgrammingError(
                 f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
-        proxy = self._proxy(query, 0, query.sql("mysql"))
+        proxy = self._proxy(query, 0, query.sql(DIALECT))
         rows = proxy.run(self, ()).rows
         cols = _select_columns(query, self.storage.schemas)
         if cols is None or any(c is None for _n, c in cols):
@@ -4675,7 +4689,7 @@ class Engine:
                 query = query.copy()
                 for sel in list(query.find_all(exp.Select)):
                     self._expand_select_star(sel)
-                sql = f"CREATE VIEW {_quote_ident(name)} AS {query.sql('mysql')}"
+                sql = f"CREATE VIEW {_quote_ident(name)} AS {query.sql(DIALECT)}"
         # validate: the view's query must compile or be answerable on base storage
         self.views[low] = query
         self.view_sql[low] = sql.strip()
@@ -4852,9 +4866,9 @@ class Engine:
 
         cond = None
         if where is not None:
-            cond = where.sql("mysql")
+            cond = where.sql(DIALECT)
         elif like is not None:
-            cond = f"{_quote_ident(like_col)} LIKE {like.sql('mysql')}"
+            cond = f"{_quote_ident(like_col)} LIKE {like.sql(DIALECT)}"
         sql = select if cond is None else f"SELECT * FROM ({select}) AS `__show` WHERE {cond}"
         ast, n = parse(sql)
         return InfoSchemaPrepared(ast, n, sql).run(self, ())
@@ -5057,7 +5071,7 @@ class Engine:
         ``proxied`` row naming why base storage answers it. A text without parameters is
         explained as its literal-lifted form (``lifted``), the statement that answers it.
         ``install=False`` leaves the engine as it was (see ``explain``)."""
-        sql = target.sql("mysql")
+        sql = target.sql(DIALECT)
         if nparams == 0 and self.lift_literals:
             lifted = self.lifted(sql)
             if lifted is not None:
@@ -5308,7 +5322,7 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
             raise E.ProgrammingError(f"Duplicate column name '{c}'", 1060, "42S21")
         seen.add(c.lower())
     outer = ", ".join(f"`__v`.{_quote_ident(c)} AS {_quote_ident(c)}" for c in columns)
-    text = f"SELECT {outer} FROM ({query.sql('mysql')}) AS `__v`"
+    text = f"SELECT {outer} FROM ({query.sql(DIALECT)}) AS `__v`"
     sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
     ast, _ = parse(sql)
     return ast.expression, sql
@@ -5492,7 +5506,7 @@ def _ctas_names(query, n: int) -> list[str]:
     names = [
         item_name(e)
         if not (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-        else e.sql("mysql")
+        else e.sql(DIALECT)
         for e in (query.expressions if isinstance(query, exp.Select) else [])
     ]
     if len(names) != n or any(not x for x in names):
@@ -5595,7 +5609,7 @@ def _sql_str(text: str) -> str:
 
 
 def _normalize(ast: exp.Expression) -> str:
-    return ast.sql("mysql")
+    return ast.sql(DIALECT)
 
 
 def _count_params(ast: exp.Expression) -> int:

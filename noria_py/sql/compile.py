@@ -34,6 +34,7 @@ from ..dataflow.ops.union import Union
 from ..errors import ProgrammingError, bad_field, no_such_table
 from . import functions as F
 from . import values as V
+from .dialect import DIALECT
 from .expr import (
     Compiled,
     Scope,
@@ -217,7 +218,7 @@ class Compiler:
                 return exp.Var(this=f"#{i}")
             return n
 
-        return e.copy().transform(repl).sql("mysql")
+        return e.copy().transform(repl).sql(DIALECT)
 
     # --- FROM ------------------------------------------------------------------------------
     def base(self, name: str, alias: str | None) -> Rel:
@@ -268,7 +269,7 @@ class Compiler:
             alias = item.alias or None
             if isinstance(item.this, exp.Identifier):
                 return self.base(item.name, alias)
-            raise Unsupported(f"FROM {item.sql('mysql')}")
+            raise Unsupported(f"FROM {item.sql(DIALECT)}")
         if isinstance(item, exp.Subquery):
             inner = item.this
             rel = self.relation_of_query(inner)

@@ -55,6 +55,16 @@ def _keep(name: str, builder) -> bool:
 _EXPONENT_NUMBER = re.compile(r"\d+(?:\.\d*)?[eE][+-]?\d+")
 
 
+def _hex_string(parser, token) -> exp.HexString:
+    """``0x41`` and ``X'41'`` both parse to HexString; ``0x41`` is marked ``hex_number``: MySQL
+    and MariaDB read it as an integer in numeric context, MariaDB reads ``X'41'`` as a string."""
+    node = parser.expression(exp.HexString(this=token.text), token)
+    text = parser.sql or ""
+    if token.start < len(text) and text[token.start] == "0":
+        node.meta["hex_number"] = True
+    return node
+
+
 def _glued(tok: Token) -> bool:
     """A number token that ran on past its exponent into a sign and what follows."""
     if tok.token_type not in (TokenType.NUMBER, TokenType.VAR) or not tok.text[:1].isdigit():
@@ -88,6 +98,14 @@ class NoriaMySQL(MySQL):
 
     class Parser(MySQL.Parser):
         FUNCTIONS = {k: v for k, v in MySQL.Parser.FUNCTIONS.items() if _keep(k, v)}
+        NUMERIC_PARSERS = {
+            **MySQL.Parser.NUMERIC_PARSERS,
+            TokenType.HEX_STRING: lambda self, token: _hex_string(self, token),
+        }
+        PRIMARY_PARSERS = {
+            **MySQL.Parser.PRIMARY_PARSERS,
+            TokenType.HEX_STRING: lambda self, token: _hex_string(self, token),
+        }
         # the literal TIME '01:00:00.5' keeps its fraction where CAST(... AS TIME) drops it:
         # parsed as a cast to TIMETZ, which no MySQL CAST can name (as TIMESTAMP '...' is
         # parsed to TIMESTAMPTZ)
@@ -117,6 +135,13 @@ class NoriaMySQL(MySQL):
             ):
                 node.set("this", exp.Literal.number(node.this.this))
             return node
+
+    class Generator(MySQL.Generator):
+        def hexstring_sql(self, expression: exp.HexString, binary_function_repr=None) -> str:
+            # 0x41 stays 0x41 (a statement's text and its cache key tell it from X'41')
+            if expression.meta.get("hex_number"):
+                return f"0x{expression.this}"
+            return super().hexstring_sql(expression, binary_function_repr)
 
 
 DIALECT = NoriaMySQL()

@@ -21,6 +21,7 @@ from ..errors import NotSupportedError, bad_field
 from . import functions as F
 from . import values as V
 from .collation import ck as _ck
+from .dialect import DIALECT
 from .functions import coerce as _coerce
 
 
@@ -29,7 +30,7 @@ class Unsupported(Exception):
 
 
 class Compiled:
-    __slots__ = ("fn", "kind", "const", "col", "scale", "rng", "faults")
+    __slots__ = ("fn", "kind", "const", "col", "scale", "rng", "faults", "hexnum")
 
     def __init__(
         self,
@@ -49,6 +50,9 @@ class Compiled:
         self.rng = rng
         # may raise an out-of-range error (1690) on some row: set by compile_expr
         self.faults = False
+        # a 0x41 or b'101' literal: a binary string, and this unsigned integer where MySQL
+        # reads it as a number (arithmetic, comparison with a number, a numeric column)
+        self.hexnum: int | None = None
 
 
 class Scope:
@@ -133,7 +137,7 @@ def member_in_string_context(col: exp.Column, scope) -> None:
         return
     raise NotSupportedError(
         "This version doesn't yet support 'an ENUM or SET column in numeric context "
-        f"(`{col.sql('mysql')}` read as its position)'"
+        f"(`{col.sql(DIALECT)}` read as its position)'"
     )
 
 
@@ -240,7 +244,7 @@ def out_of_range(kind: str, node: exp.Expression):
     """MySQL's error 1690 for ``node``, whose value does not fit ``kind``."""
     from ..errors import DataError
 
-    text = node.sql("mysql") if isinstance(node, exp.Expression) else str(node)
+    text = node.sql(DIALECT) if isinstance(node, exp.Expression) else str(node)
     return DataError(f"{kind} value is out of range in '{text}'", 1690, "22003")
 
 
@@ -356,6 +360,17 @@ def _neg(a):
     if a is None:
         return None
     return _nz(-_num(a))
+
+
+_NUMBER_KINDS = frozenset((V.INT, V.DECIMAL, V.FLOAT))
+# functions whose arguments are numbers: a hex or bit literal is its integer there (MySQL's
+# val_int), elsewhere a binary string (HEX, LENGTH, CONCAT ...)
+_NUMERIC_ARGUMENTS = frozenset((
+    "ABS", "SIGN", "CEIL", "CEILING", "FLOOR", "ROUND", "TRUNCATE", "MOD", "POW", "POWER",
+    "SQRT", "EXP", "LN", "LOG", "LOG2", "LOG10", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN",
+    "ATAN2", "COT", "DEGREES", "RADIANS", "BIT_COUNT", "CAST_SIGNED", "CAST_UNSIGNED",
+    "CAST_DECIMAL", "CAST_DOUBLE", "CAST_FLOAT", "GREATEST", "LEAST", "CONV", "BIN", "OCT",
+))  # fmt: skip
 
 
 def _integral_double(v) -> bool:
@@ -765,12 +780,12 @@ class _Compiler:
         m = getattr(self, "c_" + type(n).__name__, None)
         if m is None:
             if isinstance(n, exp.AggFunc):
-                raise Unsupported(f"aggregate {n.sql('mysql')} in this position")
+                raise Unsupported(f"aggregate {n.sql(DIALECT)} in this position")
             if isinstance(n, exp.Anonymous):
                 return self.c_anonymous(n)
             if isinstance(n, exp.Func):
                 return self.c_func(n)
-            raise Unsupported(f"expression {type(n).__name__}: {n.sql('mysql')}")
+            raise Unsupported(f"expression {type(n).__name__}: {n.sql(DIALECT)}")
         return m(n)
 
     # leaves
@@ -800,6 +815,21 @@ class _Compiler:
 
         scale = 0 if type(v) is int else (_scale(v) if type(v) is Decimal else None)
         return Compiled(fn, V.kind_of_value(v), const=True, scale=scale)
+
+    def c_HexString(self, n: exp.HexString) -> Compiled:
+        digits = str(n.this)
+        raw = bytes.fromhex(digits if len(digits) % 2 == 0 else "0" + digits)
+        c = self.const(raw)
+        if n.meta.get("hex_number"):  # 0x41 (MariaDB reads X'41' as a string only)
+            c.hexnum = int.from_bytes(raw, "big") if raw else 0
+        return c
+
+    def c_BitString(self, n: exp.BitString) -> Compiled:
+        bits = str(n.this) or "0"
+        value = int(bits, 2)
+        c = self.const(value.to_bytes(max(1, (len(bits) + 7) // 8), "big"))
+        c.hexnum = value
+        return c
 
     def c_Null(self, n) -> Compiled:
         return self.const(None)
@@ -869,7 +899,12 @@ class _Compiler:
         return None
 
     def _numeric(self, c: Compiled) -> Compiled:
-        """An arithmetic operand: a date, datetime or time becomes the number it spells."""
+        """An arithmetic operand: a date, datetime or time becomes the number it spells, a hex
+        or bit literal its unsigned integer."""
+        if c.hexnum is not None:
+            n = self.const(c.hexnum)
+            n.rng = (c.hexnum, c.hexnum, True)
+            return n
         if c.kind in (V.DATE, V.DATETIME, V.TIME):
             return temporal_number(c, self._temporal_fsp(c))
         return c
@@ -1015,6 +1050,8 @@ class _Compiler:
 
     def c_Neg(self, n):
         a = self.compile(n.this)
+        if a.hexnum is not None:
+            a = self._numeric(a)
         if a.kind in (V.DATE, V.DATETIME, V.TIME):
             # MySQL negates a temporal value as a DECIMAL: -TIME '00:02:03' is 203
             t = temporal_number(a, self._temporal_fsp(a))
@@ -1078,6 +1115,17 @@ class _Compiler:
     def _cmp(self, n, f) -> Compiled:
         a = self.compile(n.this)
         b = self.compile(n.expression)
+        # a hex or bit literal against a number compares as its number, else as bytes
+        if a.hexnum is not None and b.kind in _NUMBER_KINDS:
+            a = self._numeric(a)
+        if b.hexnum is not None and a.kind in _NUMBER_KINDS:
+            b = self._numeric(b)
+        # a binary string literal against a string column takes the column's collation
+        # (s = 0x626f62 finds 'BOB'); against another literal it compares as bytes
+        if a.const and a.kind == V.BYTES and b.kind == V.STR and not b.const:
+            a = self._as_text(a)
+        if b.const and b.kind == V.BYTES and a.kind == V.STR and not a.const:
+            b = self._as_text(b)
         fa, fb = self.shown(a, n.this), self.shown(b, n.expression)
         a_dt = a.kind in (V.DATE, V.DATETIME)
         b_dt = b.kind in (V.DATE, V.DATETIME)
@@ -1104,6 +1152,10 @@ class _Compiler:
             ai = int(fa(None, None))
             return Compiled(lambda r, p: f(ai, fb(r, p)), V.INT)
         return Compiled(lambda r, p: f(fa(r, p), fb(r, p)), V.INT)
+
+    def _as_text(self, c: Compiled) -> Compiled:
+        v = c.fn(None, None)
+        return self.const(bytes(v).decode("utf-8", "replace") if v is not None else None)
 
     @staticmethod
     def _to_temporal(v, kind):
@@ -1218,6 +1270,10 @@ class _Compiler:
         if fa.kind == V.DECIMAL:
             fa = Compiled(self.shown(fa, n.this), fa.kind, fa.const, None, fa.scale)
         items = [self.compile(e) for e in n.expressions]
+        if fa.hexnum is not None and items and all(it.kind in _NUMBER_KINDS for it in items):
+            fa = self._numeric(fa)  # 0x41 IN (65): compared as its number
+        if fa.kind in _NUMBER_KINDS:
+            items = [self._numeric(it) if it.hexnum is not None else it for it in items]
         if fa.kind in (V.DATE, V.DATETIME):
             items = [
                 self.const(self._to_temporal(it.fn(None, None), fa.kind)) if it.const else it
@@ -1433,13 +1489,13 @@ class _Compiler:
     def c_Cast(self, n: exp.Cast):
         call = cast_call(n)
         if call is None:
-            raise Unsupported(f"CAST to {n.to.sql('mysql')}")
+            raise Unsupported(f"CAST to {n.to.sql(DIALECT)}")
         return self.call(*call)
 
     def c_func(self, n: exp.Func) -> Compiled:
         call = canonical_call(n)
         if call is None:
-            raise Unsupported(f"function {n.sql('mysql')}")
+            raise Unsupported(f"function {n.sql(DIALECT)}")
         return self.call(*call)
 
     def c_anonymous(self, n: exp.Anonymous) -> Compiled:
@@ -1455,6 +1511,12 @@ class _Compiler:
         if not self.allow_params and (not fn.deterministic or fn.context):
             raise Unsupported(f"{name}() is not deterministic")
         comps = [self.compile(a) for a in args]
+        if name in _NUMERIC_ARGUMENTS:
+            comps = [self._numeric(c) if c.hexnum is not None else c for c in comps]
+        elif any(c.kind == V.STR and not c.const for c in comps):
+            # a binary string literal beside a string column takes its character set:
+            # CONCAT(s, 0x21) is text (CONCAT(0x41) alone stays binary)
+            comps = [self._as_text(c) if c.const and c.kind == V.BYTES else c for c in comps]
         kinds = [c.kind for c in comps]
         if name in _SHOWS_ARGUMENTS:  # a DECIMAL turned into text is shown at its scale
             comps = [
@@ -1526,8 +1588,8 @@ class _Compiler:
 
     # bit operators: 64-bit unsigned, as in MySQL
     def _bits(self, n, op) -> Compiled:
-        fa = self.compile(n.this).fn
-        fb = self.compile(n.expression).fn
+        fa = self._numeric(self.compile(n.this)).fn
+        fb = self._numeric(self.compile(n.expression)).fn
 
         def fn(r, p):
             a, b = fa(r, p), fb(r, p)
@@ -1553,7 +1615,7 @@ class _Compiler:
         return self._bits(n, lambda a, b: a >> b if b < 64 else 0)
 
     def c_BitwiseNot(self, n):
-        fa = self.compile(n.this).fn
+        fa = self._numeric(self.compile(n.this)).fn
 
         def fn(r, p):
             a = fa(r, p)
@@ -1705,7 +1767,7 @@ def _unit(node: exp.Expression | None) -> str:
         return node.name.upper()
     if isinstance(node, exp.Literal):
         return str(node.this).upper()
-    return node.sql("mysql").upper()
+    return node.sql(DIALECT).upper()
 
 
 def _interval_parts(iv: exp.Interval) -> tuple[exp.Expression, str]:
@@ -1720,7 +1782,7 @@ _DATE_ARITH = {"DATE_ADD", "DATE_SUB", "ADDDATE", "SUBDATE"}
 
 def _json_path(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.JSONPath):
-        text = node.sql("mysql")
+        text = node.sql(DIALECT)
         if len(text) >= 2 and text[0] == text[-1] == "'":
             text = text[1:-1].replace("''", "'")
         return exp.Literal.string(text)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from ..errors import ProgrammingError
+from .dialect import DIALECT
 
 HOME = "noria"
 INFORMATION_SCHEMA = "information_schema"
@@ -202,4 +203,4 @@ def shown_sql(query: exp.Expression) -> str:
         t.set("db", exp.Identifier(this=db or HOME, quoted=True))
         if t.alias and t.alias.lower() == table.lower():
             t.set("alias", None)
-    return shown.sql("mysql")
+    return shown.sql(DIALECT)

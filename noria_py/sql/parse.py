@@ -232,7 +232,7 @@ def item_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Literal) and e.is_string:
         return e.this
     name = e.meta.get("name") if e._meta else None
-    return name if name else e.sql("mysql")
+    return name if name else e.sql(DIALECT)
 
 
 def _check_tree(stmt: exp.Expression, sql: str) -> None:

@@ -201,8 +201,9 @@ class _Rewriter:
     # -- the walk ----------------------------------------------------------------------------
     def _visit(self, node: exp.Expression, scope, top: bool) -> exp.Expression:
         if isinstance(node, (exp.HexString, exp.BitString)) and not _plain_hex_item(node):
-            # SQLite reads X'..' as a blob with no numeric value, b'..' as a number: MySQL's
-            # binary string that is an unsigned integer in numeric context is neither
+            # left for SQLite (its expression was not compiled): SQLite reads X'..' as a blob
+            # with no numeric value, b'..' as a number; MySQL's binary string that is an
+            # unsigned integer in numeric context is neither
             from ..errors import NotSupportedError
 
             raise NotSupportedError(

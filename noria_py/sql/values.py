@@ -344,6 +344,8 @@ def parse_datetime(s: str) -> _dt.datetime | None:
 
 
 def _bad(col: str, value, kind: str) -> DataError:
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "replace")  # shown as its text, as MySQL does
     if isinstance(value, str) and kind in ("integer", "decimal") and _NUM_PREFIX.match(value):
         # a number followed by something else: MySQL says the value was cut short
         return DataError(f"Data truncated for column '{col}' at row 1", 1265, "01000")
