@@ -1,0 +1,93 @@
+"""Upstream mode: noria_py in front of an existing MySQL or MariaDB.
+
+Base storage becomes a mirror of the upstream database's tables: a consistent snapshot
+(``snapshot.py``) at a known binlog position, then the ROW binlog from that position applied
+one upstream transaction at a time (``replication.py``). The dataflow and its upqueries work
+on the mirror as on any base tables. Connections route (``routing.py``): maintained reads come
+from the dataflow, everything else goes to the upstream.
+
+    conn = noria_py.connect(upstream="mysql://app:secret@db.internal:3306/shop")
+    noria-py serve --upstream mysql://app:secret@db.internal:3306/shop
+
+With a database file (``connect("mirror.db", upstream=...)``, ``serve --db mirror.db``) the
+mirror and the binlog position it has applied survive a restart: replication resumes where it
+stopped, without a new snapshot.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from .replication import Replicator
+from .routing import Router
+from .snapshot import SnapshotReport, save_position, saved_position, snapshot
+from .source import Position, UpstreamURL, check_binlog, is_mariadb
+
+log = logging.getLogger("noria_py.upstream")
+
+__all__ = ["Mirror", "Position", "Router", "UpstreamURL", "attach"]
+
+
+class Mirror:
+    """An engine's mirror of one upstream database and the replication keeping it current."""
+
+    def __init__(
+        self,
+        engine,
+        url: UpstreamURL,
+        replicator: Replicator,
+        report: SnapshotReport | None,
+        read_your_writes: float | None,
+    ) -> None:
+        self.engine = engine
+        self.url = url
+        self.replicator = replicator
+        self.snapshot_report = report  # None: resumed from the position in base storage
+        self.read_your_writes = read_your_writes
+
+    def router(self) -> Router:
+        return Router(self)
+
+    def sync(self, timeout: float | None = 60.0) -> bool:
+        """Wait until everything committed upstream before this call is applied."""
+        return self.replicator.sync(timeout)
+
+    def status(self) -> dict:
+        return self.replicator.status()
+
+    def close(self) -> None:
+        self.replicator.stop()
+
+
+def attach(
+    engine,
+    url: str,
+    server_id: int | None = None,
+    read_your_writes: float | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> Mirror:
+    """Mirror the upstream at ``url`` in ``engine`` (snapshot, or resume from the position
+    base storage holds) and start replicating. Raises OperationalError if the upstream cannot
+    be reached or its binlog is not ROW with full row images."""
+    parsed = UpstreamURL.parse(url)
+    conn = parsed.connect()
+    try:
+        check_binlog(conn)
+        mariadb = is_mariadb(conn)
+    finally:
+        conn.close()
+    saved = saved_position(engine, parsed)
+    report = None
+    if saved is not None:
+        position, skipped = saved
+        log.info("upstream %s: resuming at %s", parsed, position)
+    else:
+        report = snapshot(engine, parsed, progress=progress)
+        position, skipped = report.position, report.skipped
+        with engine.lock:
+            save_position(engine, parsed, position, skipped)
+        for name, why in skipped.items():
+            log.warning("upstream table %s is not mirrored: %s", name, why)
+    rep = Replicator(engine, parsed, position, skipped, server_id, mariadb).start()
+    return Mirror(engine, parsed, rep, report, read_your_writes)

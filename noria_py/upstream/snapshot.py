@@ -1,0 +1,219 @@
+"""A consistent snapshot of the upstream's tables, loaded into base storage as its mirror.
+
+One ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` on the upstream reads every table as of
+one binlog position: on MariaDB the position the snapshot was taken at comes with it
+(``binlog_snapshot_file`` / ``binlog_snapshot_position``, exact without any lock); on MySQL the
+tables are read-locked (``FLUSH TABLES WITH READ LOCK``) for the moment it takes to open the
+snapshot and read ``SHOW MASTER STATUS``. The binlog is then replayed from exactly that
+position, so the mirror never misses or repeats a change.
+
+Each table is created in the engine from the upstream's own ``SHOW CREATE TABLE`` and its rows
+streamed in batches into the engine's bulk load path (``Engine.load_stored``: one
+``executemany`` per batch). Only tables with a primary key are mirrored: replication applies
+row images by primary key, which is what makes it exact (and idempotent); a query over another
+table is answered by the upstream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterator
+
+from .. import errors as E
+from ..sql import values as V
+from .source import Position, UpstreamURL, check_binlog, is_mariadb
+
+STATE_TABLE = "__noria_upstream"  # base storage's own table: where the mirror is in the binlog
+BATCH_ROWS = 20_000
+
+
+@dataclasses.dataclass
+class SnapshotReport:
+    position: Position
+    tables: dict[str, int]  # mirrored table -> rows loaded
+    skipped: dict[str, str]  # table -> why it is not mirrored
+    seconds: float
+
+
+@contextlib.contextmanager
+def acting(engine, txn) -> Iterator[None]:
+    """Run engine calls that use the current transaction (``load_stored``, ``load_rows``) as
+    ``txn``, under the engine lock."""
+    with engine.lock:
+        prev = engine._cur
+        engine._cur = txn
+        try:
+            yield
+        finally:
+            engine._cur = prev
+
+
+def mirror_txn(engine):
+    """The transaction state replication and snapshots write with: foreign keys are not
+    checked (the upstream checked them; tables load in any order)."""
+    t = engine.new_txn()
+    t.fk_checks = False
+    return t
+
+
+def ensure_state_table(engine) -> None:
+    engine.storage.conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {STATE_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
+        "source TEXT NOT NULL, file TEXT NOT NULL, pos INTEGER NOT NULL, skipped TEXT)"
+    )
+
+
+def saved_position(engine, url: UpstreamURL) -> tuple[Position, dict] | None:
+    """The binlog position the mirror in base storage has applied, if it mirrors ``url``."""
+    import json
+
+    ensure_state_table(engine)
+    row = engine.storage.conn.execute(
+        f"SELECT source, file, pos, skipped FROM {STATE_TABLE} WHERE id = 1"
+    ).fetchone()
+    if row is None or row[0] != _source_key(url):
+        return None
+    return Position(row[1], row[2]), json.loads(row[3] or "{}")
+
+
+def save_position(engine, url: UpstreamURL, pos: Position, skipped: dict | None = None) -> None:
+    """Record the applied position (inside base storage's open write transaction, if any, so
+    it commits with the rows it covers)."""
+    import json
+
+    if skipped is None:
+        engine.storage.conn.execute(
+            f"UPDATE {STATE_TABLE} SET file = ?, pos = ? WHERE id = 1", (pos.file, pos.pos)
+        )
+        return
+    engine.storage.conn.execute(
+        f"INSERT OR REPLACE INTO {STATE_TABLE} (id, source, file, pos, skipped) "
+        "VALUES (1, ?, ?, ?, ?)",
+        (_source_key(url), pos.file, pos.pos, json.dumps(skipped)),
+    )
+
+
+def _source_key(url: UpstreamURL) -> str:
+    return f"{url.host}:{url.port}/{url.database}"
+
+
+def open_snapshot(conn) -> Position:
+    """Start a consistent-snapshot transaction on ``conn``; returns its binlog position."""
+    with conn.cursor() as cur:
+        if is_mariadb(conn):
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+            status = {k.lower(): v for k, v in cur.fetchall()}
+            return Position(status["binlog_snapshot_file"], int(status["binlog_snapshot_position"]))
+        cur.execute("FLUSH TABLES WITH READ LOCK")
+        try:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            cur.execute("SHOW MASTER STATUS")
+            row = cur.fetchone()
+        finally:
+            cur.execute("UNLOCK TABLES")
+        return Position(row[0], int(row[1]))
+
+
+def base_tables(conn) -> list[str]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'")
+        return [r[0] for r in cur.fetchall()]
+
+
+def _show_create(conn, table: str) -> str | None:
+    import pymysql
+
+    with conn.cursor() as cur:
+        try:
+            cur.execute(f"SHOW CREATE TABLE `{table.replace('`', '``')}`")
+        except pymysql.err.ProgrammingError:
+            return None  # gone
+        return cur.fetchone()[1]
+
+
+def drop_mirror(engine, txn, table: str) -> None:
+    """Drop the mirror of ``table`` and every query over it (compiled again when next read)."""
+    if table.lower() in engine.storage.schemas:
+        engine.execute(f"DROP TABLE `{table.replace('`', '``')}`", (), txn)
+
+
+def snapshot(
+    engine,
+    url: UpstreamURL,
+    tables: list[str] | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> SnapshotReport:
+    """Mirror ``tables`` (None: every base table of the upstream database) in ``engine`` as of
+    one consistent snapshot; returns its position. A table mirrored before is replaced."""
+    start = time.perf_counter()
+    conn = url.connect()
+    try:
+        check_binlog(conn)
+        pos = open_snapshot(conn)
+        names = base_tables(conn) if tables is None else tables
+        txn = mirror_txn(engine)
+        creates = {}
+        skipped: dict[str, str] = {}
+        for name in names:
+            ddl = _show_create(conn, name)
+            if ddl is not None:
+                creates[name] = ddl
+        for name in creates:
+            drop_mirror(engine, txn, name)
+        for name, ddl in creates.items():
+            try:
+                engine.execute(ddl, (), txn)
+            except E.Error as e:
+                skipped[name] = f"its definition is not supported here: {e}"
+                continue
+            if not engine.storage.schemas[name.lower()].primary_key:
+                drop_mirror(engine, txn, name)
+                skipped[name] = "no primary key: its binlog rows cannot be applied exactly"
+        loaded = {}
+        for name in creates:
+            if name in skipped:
+                continue
+            loaded[name] = _copy_rows(engine, txn, conn, name, progress)
+        with conn.cursor() as cur:
+            cur.execute("COMMIT")
+    finally:
+        conn.close()
+    return SnapshotReport(pos, loaded, skipped, time.perf_counter() - start)
+
+
+def _copy_rows(engine, txn, conn, name: str, progress) -> int:
+    """Stream one table's rows from the snapshot into its mirror, a batch at a time."""
+    import pymysql.cursors
+
+    schema = engine.storage.schemas[name.lower()]
+    cols = schema.columns
+    ctypes = [c.ctype for c in cols]
+    names = [c.name for c in cols]
+    select = "SELECT " + ", ".join(f"`{n.replace('`', '``')}`" for n in names)
+    total = 0
+    cur = conn.cursor(pymysql.cursors.SSCursor)
+    try:
+        cur.execute(f"{select} FROM `{name.replace('`', '``')}`")
+        while True:
+            batch = cur.fetchmany(BATCH_ROWS)
+            if not batch:
+                break
+            rows = [_coerced(r, ctypes, names) for r in batch]
+            stored = [[V.to_storage(v) for v in r] for r in rows]
+            with acting(engine, txn):
+                engine.load_stored(schema.name, stored, lambda rows=rows: rows)
+            total += len(batch)
+            if progress is not None:
+                progress(name, total)
+    finally:
+        cur.close()
+    return total
+
+
+def _coerced(row, ctypes, names) -> tuple:
+    return tuple(
+        None if v is None else V.coerce_for_column(v, ct, n) for v, ct, n in zip(row, ctypes, names)
+    )
