@@ -275,7 +275,9 @@ class Replicator:
                 HeartbeatLogEvent,
                 MariadbGtidEvent,
             ],
-            is_mariadb=self.mariadb,
+            # file-and-offset positions: the plain COM_BINLOG_DUMP, which MariaDB serves too
+            # (the library's MariaDB mode starts from a GTID and ignores log_pos)
+            is_mariadb=False,
             slave_heartbeat=1,
             enable_logging=False,
         )

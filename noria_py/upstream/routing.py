@@ -114,7 +114,7 @@ def bind(sql: str, params: Sequence[Any], conn) -> str:
                 raise E.ProgrammingError(
                     "Incorrect number of bindings supplied", E.ER_WRONG_ARGUMENTS, "HY000"
                 )
-            out.append(conn.literal(params[k]))
+            out.append(conn.escape(params[k]))
             k += 1
             i += 1
             continue
