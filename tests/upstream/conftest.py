@@ -93,14 +93,34 @@ def binlog_mariadb():
         server.stop()
 
 
+def fresh_database(server: backends.MariaDBServer, name: str | None = None) -> Upstream:
+    """A new empty database on the binlog server (``up<N>`` unless named)."""
+    name = name or f"up{next(_seq)}"
+    admin = Upstream(server, None)
+    admin.run(f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
+    admin.forget()
+    return Upstream(server, name)
+
+
+@pytest.fixture(scope="session")
+def new_upstream(binlog_mariadb):
+    """A factory of fresh databases on the binlog server (for module-scoped fixtures)."""
+    made = []
+
+    def make(name: str | None = None) -> Upstream:
+        up = fresh_database(binlog_mariadb, name)
+        made.append(up)
+        return up
+
+    yield make
+    for up in made:
+        up.forget()
+
+
 @pytest.fixture
 def upstream(binlog_mariadb):
-    name = f"up{next(_seq)}"
-    admin = Upstream(binlog_mariadb, None)
-    admin.run(f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
-    up = Upstream(binlog_mariadb, name)
+    up = fresh_database(binlog_mariadb)
     try:
         yield up
     finally:
         up.forget()
-        admin.forget()

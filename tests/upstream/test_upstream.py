@@ -317,3 +317,17 @@ def test_two_instances_on_one_upstream(upstream):
     finally:
         a.close()
         b.close()
+
+
+def test_an_update_that_moves_a_primary_key(upstream):
+    _schema(upstream)
+    upstream.run("INSERT INTO users VALUES (1, 'ann', 1), (2, 'bob', 1)")
+    conn = _mirror(upstream)
+    try:
+        q = "SELECT id FROM users WHERE karma = ?"
+        assert sorted(conn.execute(q, (1,)).fetchall()) == [(1,), (2,)]
+        upstream.run("UPDATE users SET id = id + 10")
+        assert conn.upstream.sync(30)
+        assert sorted(conn.execute(q, (1,)).fetchall()) == [(11,), (12,)]
+    finally:
+        conn.close()
