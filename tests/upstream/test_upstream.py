@@ -331,3 +331,93 @@ def test_an_update_that_moves_a_primary_key(upstream):
         assert sorted(conn.execute(q, (1,)).fetchall()) == [(11,), (12,)]
     finally:
         conn.close()
+
+
+_CHILD = """
+import sys, time
+import noria_py
+conn = noria_py.connect(sys.argv[1], upstream=sys.argv[2])
+conn.execute("SELECT total FROM acct WHERE id = ?", (1,)).fetchall()
+print("ready", flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def test_kill_9_in_the_middle_of_the_stream_loses_and_repeats_nothing(upstream, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    upstream.run(
+        "CREATE TABLE acct (id INT PRIMARY KEY, total INT NOT NULL)",
+        "CREATE TABLE moves (id INT PRIMARY KEY AUTO_INCREMENT, acct INT NOT NULL, amount INT)",
+        "INSERT INTO acct VALUES (1, 0), (2, 0)",
+    )
+    path = str(tmp_path / "mirror.db")
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, path, upstream.url],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        done = threading.Event()
+
+        def write():
+            c = upstream.connect()
+            with c.cursor() as cur:
+                for i in range(400):
+                    cur.execute("BEGIN")
+                    cur.execute("INSERT INTO moves (acct, amount) VALUES (%s, %s)", (1 + i % 2, i))
+                    cur.execute("UPDATE acct SET total = total + %s WHERE id = %s", (i, 1 + i % 2))
+                    if i % 7 == 0:
+                        cur.execute("DELETE FROM moves WHERE id = %s", (i // 2 + 1,))
+                    cur.execute("COMMIT")
+            c.close()
+            done.set()
+
+        t = threading.Thread(target=write)
+        t.start()
+        import sqlite3
+
+        def stored():
+            db = sqlite3.connect(path)
+            try:
+                return db.execute("SELECT file, pos FROM __noria_upstream").fetchone()
+            finally:
+                db.close()
+
+        started = stored()
+        # kill once the child has applied some of the stream and the writer is still going
+        while stored() == started or upstream.rows("SELECT COUNT(*) FROM moves")[0][0] < 50:
+            time.sleep(0.01)
+        os.kill(child.pid, signal.SIGKILL)
+        assert not done.is_set()
+        child.wait()
+        t.join()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    conn = _mirror(upstream, path)
+    try:
+        assert conn.upstream.snapshot_report is None  # resumed from the stored position
+        assert conn.upstream.sync(60)
+        totals = "SELECT id, total FROM acct WHERE total >= ?"
+        by_acct = "SELECT acct, COUNT(*), SUM(amount) FROM moves GROUP BY acct"
+        assert sorted(conn.execute(totals, (0,)).fetchall()) == sorted(
+            upstream.rows("SELECT id, total FROM acct")
+        )
+        assert sorted(conn.execute(by_acct).fetchall()) == sorted(upstream.rows(by_acct))
+        assert (
+            conn.engine.storage.conn.execute("SELECT COUNT(*) FROM moves").fetchone()[0]
+            == (upstream.rows("SELECT COUNT(*) FROM moves")[0][0])
+        )
+    finally:
+        conn.close()

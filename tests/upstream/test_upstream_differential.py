@@ -22,9 +22,10 @@ QUERIES = [
     ("SELECT id, name, n FROM a WHERE id = ?", lambda: st.tuples(st.integers(0, 9))),
     ("SELECT id, n FROM a WHERE name = ?", lambda: st.tuples(st.sampled_from(NAMES[:-1]))),
     ("SELECT name, COUNT(*), SUM(n) FROM a GROUP BY name", lambda: st.just(())),
-    ("SELECT a.id, b.tag FROM a JOIN b ON b.a_id = a.id WHERE a.n > ?", lambda: st.tuples(
-        st.integers(-3, 3)
-    )),
+    (
+        "SELECT a.id, b.tag FROM a JOIN b ON b.a_id = a.id WHERE a.n > ?",
+        lambda: st.tuples(st.integers(-3, 3)),
+    ),
     ("SELECT a_id, COUNT(*) FROM b GROUP BY a_id", lambda: st.just(())),
     ("SELECT COUNT(*), MAX(n), MIN(n) FROM a", lambda: st.just(())),
 ]
@@ -40,7 +41,9 @@ stmt = st.one_of(
         st.sampled_from(NAMES),
         st.integers(-5, 5),
     ),
-    st.builds(lambda i, d: ("UPDATE a SET n = n + %s WHERE id = %s", (d, i)), st.integers(-2, 2), ids),
+    st.builds(
+        lambda i, d: ("UPDATE a SET n = n + %s WHERE id = %s", (d, i)), st.integers(-2, 2), ids
+    ),
     st.builds(lambda i, j: ("UPDATE a SET id = %s WHERE id = %s", (j, i)), st.integers(0, 9), ids),
     st.builds(lambda i: ("DELETE FROM a WHERE id = %s", (i,)), ids),
     st.builds(lambda n: ("DELETE FROM a WHERE n < %s", (n,)), st.integers(-6, 0)),
@@ -52,7 +55,9 @@ stmt = st.one_of(
     ),
     st.builds(lambda k: ("DELETE FROM b WHERE k = %s", (k,)), st.integers(0, 6)),
 )
-batch = st.tuples(st.sampled_from(["auto", "commit", "rollback"]), st.lists(stmt, min_size=1, max_size=5))
+batch = st.tuples(
+    st.sampled_from(["auto", "commit", "rollback"]), st.lists(stmt, min_size=1, max_size=5)
+)
 
 
 @pytest.fixture(scope="module")
