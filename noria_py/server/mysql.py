@@ -515,6 +515,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="server processes sharing the port and the database file, each with its own "
         "views kept current with the others' writes (default: 1)",
     )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        default=None,
+        help="mysql://user:pass@host:port/db: mirror that MySQL/MariaDB database (a snapshot, "
+        "then its ROW binlog) and send writes, transactions and queries the dataflow does not "
+        "maintain to it; with --data the mirror and its binlog position survive a restart",
+    )
+    parser.add_argument(
+        "--upstream-server-id",
+        type=int,
+        default=None,
+        metavar="N",
+        help="replica server id on the upstream's binlog, unique per instance "
+        "(default: derived from the process id)",
+    )
+    parser.add_argument(
+        "--read-your-writes",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="upstream mode: after a write, a connection's next cached read waits up to this "
+        "long for the write to replicate, then asks the upstream (default: off)",
+    )
     parser.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--log-level",
@@ -547,6 +571,9 @@ def run_from_args(args: argparse.Namespace) -> int:
         print("error: --workers must be at least 1", file=sys.stderr)
         return 2
     if args.workers > 1:
+        if args.upstream:
+            print("error: --upstream runs one process (start several instead)", file=sys.stderr)
+            return 2
         return _run_workers(args)
 
     from noria_py.engine import Engine
@@ -562,9 +589,24 @@ def run_from_args(args: argparse.Namespace) -> int:
     except Exception as e:  # noqa: BLE001 - a bad option or data file: say it, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.upstream:
+        from noria_py import errors
+        from noria_py.upstream import attach, show_progress
+
+        try:
+            with show_progress() as progress:
+                attach(
+                    engine, args.upstream, args.upstream_server_id, args.read_your_writes, progress
+                )
+        except errors.Error as e:
+            engine.close()
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     try:
         return _run_loop(engine, args.host, args.port, users, args.max_packet, args.reuse_port)
     finally:
+        if engine.upstream is not None:
+            engine.upstream.close()
         engine.close()
 
 

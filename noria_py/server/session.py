@@ -603,6 +603,9 @@ class Session:
         self.client_codec = "utf-8"
         self.variables: Any = None  # set by the connection for mysql-mimic's handshake code
         self.fn_context = F.Context(connection_id=connection_id)
+        # upstream mode: this session's routing and upstream session (noria_py.upstream)
+        mirror = self.engine.upstream
+        self.router = mirror.router() if mirror is not None else None
 
     @property
     def autocommit(self) -> bool:
@@ -712,6 +715,15 @@ class Session:
     def close(self) -> None:
         """The connection is gone: its open transaction rolls back."""
         self.engine.rollback(self.txn)
+        if self.router is not None:
+            self.router.close()
+
+    @property
+    def upstream_only(self) -> bool:
+        """Upstream mode, inside an upstream transaction or waiting for a write to replicate:
+        no read may take the dataflow's lock-free path."""
+        r = self.router
+        return r is not None and (r.pinned or r.target is not None)
 
     # -- execution ---------------------------------------------------------------------------
 
@@ -722,6 +734,10 @@ class Session:
         self._bind_context()
         st = state.statement(sql)
         kind = st.kind
+        if self.router is not None:
+            res = self._upstream(sql, st, params)
+            if res is not None:
+                return res
         if kind == "engine":
             return self._engine_read(st, params)
         if kind == "write":
@@ -739,9 +755,37 @@ class Session:
         sent as written from now on."""
         self.state.questions += 1
         self._bind_context()
+        if self.router is not None:
+            res = self._upstream(sql, self.state.statement(sql), ())
+            if res is not None:
+                return res
         res, lifted = self.engine.execute_lifted(sql, plan.sql, params, self.txn)
         if not lifted:
             plan.refused = True
+        return res
+
+    def _upstream(self, sql: str, st: Statement, params: Sequence[Any]) -> Result | None:
+        """Upstream mode (``noria_py.upstream.routing``): the statement's result from the
+        upstream, or None when this server answers it (a read the dataflow maintains, SHOW,
+        constant SELECTs; SET and USE run on both)."""
+        r = self.router
+        kind = st.kind
+        if kind == "engine":
+            where = r.route(self.engine, sql)
+            if where == "engine" and r.may_read_cached():
+                return None
+            return r.status() if where == "status" else r.execute(sql, params)
+        if kind in ("const_select", "show_vars", "show_simple", "empty"):
+            return None
+        res = r.execute(sql, params)
+        if kind in ("set", "use"):
+            try:
+                handler = _HANDLERS[kind]
+                handler(self, st, params)
+            except errors.Error:
+                pass  # a variable or database only the upstream has
+        elif res.lastrowid:
+            self.last_insert_id = res.lastrowid
         return res
 
     def _engine_read(self, st: Statement, params: Sequence[Any]) -> Result:

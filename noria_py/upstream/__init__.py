@@ -16,8 +16,10 @@ stopped, without a new snapshot.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 
 from .replication import Replicator
 from .routing import Router
@@ -26,7 +28,7 @@ from .source import Position, UpstreamURL, check_binlog, is_mariadb
 
 log = logging.getLogger("noria_py.upstream")
 
-__all__ = ["Mirror", "Position", "Router", "UpstreamURL", "attach"]
+__all__ = ["Mirror", "Position", "Router", "UpstreamURL", "attach", "show_progress"]
 
 
 class Mirror:
@@ -90,4 +92,32 @@ def attach(
         for name, why in skipped.items():
             log.warning("upstream table %s is not mirrored: %s", name, why)
     rep = Replicator(engine, parsed, position, skipped, server_id, mariadb).start()
-    return Mirror(engine, parsed, rep, report, read_your_writes)
+    mirror = Mirror(engine, parsed, rep, report, read_your_writes)
+    engine.upstream = mirror
+    return mirror
+
+
+@contextlib.contextmanager
+def show_progress() -> Iterator[Callable[[str, int], None]]:
+    """A snapshot progress callback that shows rows copied per table on stderr (a live
+    line on a terminal, one line per table otherwise)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    last: dict[str, int] = {}
+    if console.is_terminal:
+        with console.status("snapshot: starting") as status:
+
+            def live(table: str, rows: int) -> None:
+                last[table] = rows
+                status.update(f"snapshot: {table}: {rows:,} rows")
+
+            yield live
+    else:
+
+        def plain(table: str, rows: int) -> None:
+            last[table] = rows
+
+        yield plain
+    for table, rows in last.items():
+        print(f"snapshot: {table}: {rows:,} rows", file=sys.stderr, flush=True)
