@@ -390,7 +390,7 @@ def connect(path: str | None = None, **options) -> Connection:
       process's write lock; ``poll_interval`` (default 5 ms): how often this process looks for
       the others' commits.
 
-    Upstream mode (``noria_py.upstream``): ``upstream="mysql://user:pass@host:port/db"``
+    Upstream mode (``noria_py.upstream``): ``upstream`` (``"mysql://user:pass@host:port/db"``)
     mirrors that database (a consistent snapshot, then its ROW binlog) and sends writes,
     transactions and queries the dataflow does not maintain there; ``upstream_server_id``
     (the replica id on its binlog; default derived from the process id) and
