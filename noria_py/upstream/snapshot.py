@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
+import decimal
 import time
 from collections.abc import Callable, Iterator
 
@@ -189,9 +191,7 @@ def _copy_rows(engine, txn, conn, name: str, progress) -> int:
     import pymysql.cursors
 
     schema = engine.storage.schemas[name.lower()]
-    cols = schema.columns
-    ctypes = [c.ctype for c in cols]
-    names = [c.name for c in cols]
+    names = [c.name for c in schema.columns]
     select = "SELECT " + ", ".join(f"`{n.replace('`', '``')}`" for n in names)
     total = 0
     cur = conn.cursor(pymysql.cursors.SSCursor)
@@ -201,10 +201,7 @@ def _copy_rows(engine, txn, conn, name: str, progress) -> int:
             batch = cur.fetchmany(BATCH_ROWS)
             if not batch:
                 break
-            rows = [_coerced(r, ctypes, names) for r in batch]
-            stored = [[V.to_storage(v) for v in r] for r in rows]
-            with acting(engine, txn):
-                engine.load_stored(schema.name, stored, lambda rows=rows: rows)
+            load_batch(engine, txn, schema, batch)
             total += len(batch)
             if progress is not None:
                 progress(name, total)
@@ -213,7 +210,51 @@ def _copy_rows(engine, txn, conn, name: str, progress) -> int:
     return total
 
 
-def _coerced(row, ctypes, names) -> tuple:
-    return tuple(
-        None if v is None else V.coerce_for_column(v, ct, n) for v, ct, n in zip(row, ctypes, names)
-    )
+def load_batch(engine, txn, schema, batch: list) -> None:
+    """Rows as the upstream's driver returns them (every column, in order) into a mirror
+    that holds none of them yet: converted column by column (``_column``), then one bulk
+    load."""
+    if not batch:
+        return
+    internal = []
+    stored = []
+    for values, col in zip(zip(*batch), schema.columns):
+        ours, theirs = _column(list(values), col.ctype, col.name)
+        internal.append(ours)
+        stored.append(theirs)
+    with acting(engine, txn):
+        # the engine's values only when a delta is needed (views over the table)
+        engine.load_stored(schema.name, list(zip(*stored)), lambda: list(zip(*internal)))
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _column(values: list, ctype, name: str) -> tuple[list, list]:
+    """One column of a batch as the engine's values and base storage's. The upstream's
+    driver returns each column's values in its one Python type (int for integers, Decimal at
+    the column's scale, str, datetime, date): those convert without a check per value; any
+    other column goes through the engine's coercion value by value."""
+    kind = ctype.kind
+    present = [v for v in values if v is not None]
+    types = {v.__class__ for v in present}
+    if not present:
+        return values, values
+    if len(types) == 1:
+        (t,) = types
+        if kind == V.INT and t is int and _INT64[0] <= min(present) <= max(present) <= _INT64[1]:
+            return values, values
+        if kind == V.STR and t is str and ctype.values is None:
+            return values, values
+        if (
+            kind == V.DECIMAL
+            and t is decimal.Decimal
+            and all(v.as_tuple().exponent == -(ctype.scale or 0) for v in present)
+        ):
+            return values, [None if v is None else format(v, "f") for v in values]
+        if kind == V.DATETIME and t is datetime.datetime:
+            return values, [None if v is None else v.isoformat(" ") for v in values]
+        if kind == V.DATE and t is datetime.date:
+            return values, [None if v is None else v.isoformat() for v in values]
+    ours = [None if v is None else V.coerce_for_column(v, ctype, name) for v in values]
+    return ours, [None if v is None else V.to_storage(v) for v in ours]

@@ -102,7 +102,7 @@ def _hide(url: str) -> str:
 
 def check_binlog(conn) -> None:
     """Refuse an upstream whose binlog cannot feed exact replication: it must be on, in ROW
-    format with full row images."""
+    format with full row images and (where the server has the setting) full row metadata."""
     with conn.cursor() as cur:
         cur.execute("SELECT @@log_bin, @@binlog_format, @@binlog_row_image")
         log_bin, fmt, image = cur.fetchone()
@@ -123,6 +123,23 @@ def check_binlog(conn) -> None:
     if str(image).upper() != "FULL":
         raise E.OperationalError(
             f"the upstream's binlog_row_image is {image}; replication needs FULL",
+            1236,
+            "HY000",
+        )
+    import pymysql
+
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@binlog_row_metadata")
+            metadata = cur.fetchone()[0]
+    except pymysql.err.MySQLError:
+        return  # an older server: column names and character sets come from its catalog
+    if str(metadata).upper() != "FULL":
+        # without it the binlog does not say which columns are binary, nor their names
+        raise E.OperationalError(
+            f"the upstream's binlog_row_metadata is {metadata}; replication needs FULL "
+            "(SET GLOBAL binlog_row_metadata = 'FULL', or start it with "
+            "--binlog-row-metadata=FULL)",
             1236,
             "HY000",
         )

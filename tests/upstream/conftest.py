@@ -1,8 +1,8 @@
 """Fixtures for upstream mode: a MariaDB with a ROW binlog, started once per test session.
 
-The server is the oracle fixture's (``MariaDBServer`` in ``noria_py.workloads.lobsters.backends``)
-with ``--log-bin --binlog-format=ROW --server-id=1`` on its own loopback port, datadir and
-socket. Each test gets a database of its own (``upstream``), so replication of one test never
+The server is the oracle fixture's (``MariaDBServer`` in
+``noria_py.workloads.lobsters.backends``) with ``--log-bin --binlog-format=ROW
+--binlog-row-metadata=FULL --server-id=1`` on its own loopback port, datadir and socket. Each test gets a database of its own (``upstream``), so replication of one test never
 sees another's tables.
 """
 
@@ -82,6 +82,7 @@ def binlog_mariadb():
             "--log-bin=mariadb-bin",
             "--binlog-format=ROW",
             "--binlog-row-image=FULL",
+            "--binlog-row-metadata=FULL",
             "--server-id=1",
         ),
     )

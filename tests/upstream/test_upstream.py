@@ -155,6 +155,15 @@ def test_statement_binlog_is_refused(upstream):
         upstream.run("SET GLOBAL binlog_format = 'ROW'")
 
 
+def test_minimal_row_metadata_is_refused(upstream):
+    upstream.run("SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+    try:
+        with pytest.raises(E.OperationalError, match="binlog_row_metadata is MINIMAL; .*FULL"):
+            _mirror(upstream)
+    finally:
+        upstream.run("SET GLOBAL binlog_row_metadata = 'FULL'")
+
+
 def test_unreachable_upstream_is_an_operational_error():
     with pytest.raises(E.OperationalError, match="cannot connect to the upstream"):
         noria_py.connect(upstream="mysql://root@127.0.0.1:1/x")
@@ -419,5 +428,32 @@ def test_kill_9_in_the_middle_of_the_stream_loses_and_repeats_nothing(upstream, 
             conn.engine.storage.conn.execute("SELECT COUNT(*) FROM moves").fetchone()[0]
             == (upstream.rows("SELECT COUNT(*) FROM moves")[0][0])
         )
+    finally:
+        conn.close()
+
+
+def test_column_types_through_snapshot_and_binlog(upstream):
+    upstream.run(
+        "CREATE TABLE t (id INT PRIMARY KEY, i BIGINT, u INT UNSIGNED, s SMALLINT, "
+        "d DECIMAL(9,3), f DOUBLE, v VARCHAR(20), tx TEXT, ch CHAR(3), dt DATETIME, "
+        "ts DATETIME(3), da DATE, tm TIME, e ENUM('a','b','c'), st SET('x','y','z'), "
+        "b VARBINARY(8), y YEAR)"
+    )
+    row = (
+        "INSERT INTO t VALUES (%s, -9000000000, 4000000000, -7, 12.5, 0.25, 'héllo', 'long text', 'ab', "
+        "'2024-02-29 23:59:59', '2024-01-01 00:00:00.123', '1999-12-31', '-12:30:00', 'b', "
+        "'z,x', x'00ff10', 2024)"
+    )
+    upstream.run(row % 1, "INSERT INTO t (id) VALUES (2)")
+    conn = _mirror(upstream)
+    try:
+        upstream.run(
+            row % 3, "INSERT INTO t (id) VALUES (4)", "UPDATE t SET st = 'y,z' WHERE id = 1"
+        )
+        assert conn.upstream.sync(30)
+        q = "SELECT * FROM t WHERE id = ?"
+        assert conn._router.route(conn.engine, q) == "engine"
+        for k in (1, 2, 3, 4):
+            assert conn.execute(q, (k,)).fetchall() == upstream.rows(q.replace("?", "%s"), (k,)), k
     finally:
         conn.close()
