@@ -2,8 +2,9 @@
 
 The server is the oracle fixture's (``MariaDBServer`` in
 ``noria_py.workloads.lobsters.backends``) with ``--log-bin --binlog-format=ROW
---binlog-row-metadata=FULL --server-id=1`` on its own loopback port, datadir and socket. Each test gets a database of its own (``upstream``), so replication of one test never
-sees another's tables.
+--binlog-row-metadata=FULL --server-id=1`` on its own loopback port, datadir and socket.
+Each test gets a database of its own (``upstream``), so replication of one test never sees
+another's tables.
 """
 
 from __future__ import annotations
