@@ -121,7 +121,10 @@ class Replicator:
         self.skipped = skipped
         self.server_id = server_id or _default_server_id()
         self.mariadb = mariadb
-        self.txn = mirror_txn(engine)
+        self.txn = mirror_txn(engine)  # DDL and copies: no foreign-key checks
+        # row changes: the engine runs the foreign keys' cascades, which the binlog leaves to
+        # each replica (unless the upstream session had FOREIGN_KEY_CHECKS off: _changes)
+        self.row_txn = engine.new_txn()
         self.error: str | None = None
         self.reconnects = 0
         self.transactions = 0
@@ -355,11 +358,12 @@ class Replicator:
 
     def _apply(self, changes: list, end: Position) -> None:
         eng = self.engine
-        t = self.txn
+        t = self.row_txn
         with acting(eng, t):
             eng._begin(t)
             try:
-                for kind, table, rows in changes:
+                for kind, table, rows, fk_checks in changes:
+                    t.fk_checks = fk_checks
                     skip = self._skip_until.get(table.lower())
                     if skip is not None:
                         if not at_or_after(skip, end):
@@ -423,20 +427,23 @@ class Replicator:
             )
 
 
-def _changes(ev) -> tuple[str, str, list]:
-    """(kind, table, rows) of one row event, values in column order (before, after for
-    updates), read now while the event's packet is at hand."""
+_NO_FOREIGN_KEY_CHECKS = 0x0002  # a rows event's flag: FOREIGN_KEY_CHECKS was off upstream
+
+
+def _changes(ev) -> tuple[str, str, list, bool]:
+    """(kind, table, rows, foreign keys checked) of one row event, values in column order
+    (before, after for updates), read now while the event's packet is at hand."""
     from pymysqlreplication.row_event import DeleteRowsEvent, WriteRowsEvent
 
+    fk = not (getattr(ev, "flags", 0) & _NO_FOREIGN_KEY_CHECKS)
     if isinstance(ev, WriteRowsEvent):
-        return "insert", ev.table, [tuple(r["values"].values()) for r in ev.rows]
+        return "insert", ev.table, [tuple(r["values"].values()) for r in ev.rows], fk
     if isinstance(ev, DeleteRowsEvent):
-        return "delete", ev.table, [tuple(r["values"].values()) for r in ev.rows]
-    return (
-        "update",
-        ev.table,
-        [(tuple(r["before_values"].values()), tuple(r["after_values"].values())) for r in ev.rows],
-    )
+        return "delete", ev.table, [tuple(r["values"].values()) for r in ev.rows], fk
+    rows = [
+        (tuple(r["before_values"].values()), tuple(r["after_values"].values())) for r in ev.rows
+    ]
+    return "update", ev.table, rows, fk
 
 
 _statements: dict[int, tuple] = {}

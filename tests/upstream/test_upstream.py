@@ -457,3 +457,34 @@ def test_column_types_through_snapshot_and_binlog(upstream):
             assert conn.execute(q, (k,)).fetchall() == upstream.rows(q.replace("?", "%s"), (k,)), k
     finally:
         conn.close()
+
+
+def test_foreign_key_cascades_upstream_reach_the_mirror(upstream):
+    upstream.run(
+        "CREATE TABLE parent (id INT PRIMARY KEY)",
+        "CREATE TABLE child (id INT PRIMARY KEY, pid INT, "
+        "FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE ON UPDATE CASCADE)",
+        "INSERT INTO parent VALUES (1), (2)",
+        "INSERT INTO child VALUES (10, 1), (11, 1), (20, 2)",
+    )
+    conn = _mirror(upstream)
+    try:
+        q = "SELECT id FROM child WHERE pid = ?"
+        assert sorted(conn.execute(q, (1,)).fetchall()) == [(10,), (11,)]
+        upstream.run("DELETE FROM parent WHERE id = 1", "UPDATE parent SET id = 3 WHERE id = 2")
+        assert conn.upstream.sync(30)
+        assert conn.execute(q, (1,)).fetchall() == []
+        assert conn.execute(q, (3,)).fetchall() == [(20,)]
+        assert conn.execute(q, (2,)).fetchall() == []
+        # a session with FOREIGN_KEY_CHECKS off cascades nothing upstream, nor in the mirror
+        c = upstream.connect()
+        with c.cursor() as cur:
+            cur.execute("SET FOREIGN_KEY_CHECKS = 0")
+            cur.execute("DELETE FROM parent WHERE id = 3")
+            cur.execute("INSERT INTO child VALUES (30, 99)")
+        c.close()
+        assert conn.upstream.sync(30)
+        assert conn.execute(q, (3,)).fetchall() == [(20,)] == upstream.rows(q.replace("?", "3"))
+        assert conn.execute(q, (99,)).fetchall() == [(30,)]
+    finally:
+        conn.close()
