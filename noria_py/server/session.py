@@ -697,6 +697,8 @@ class Session:
     def status_flags(self) -> int:
         txn = self.txn
         flags = P.STATUS_AUTOCOMMIT if txn.autocommit else 0
+        if self.router is not None and self.router.pinned:
+            flags |= P.STATUS_IN_TRANS  # the upstream session's transaction
         if txn.active:
             flags |= P.STATUS_IN_TRANS
             if txn.read_only:
@@ -711,6 +713,9 @@ class Session:
         self.autocommit = bool(self.state.globals.get("autocommit", 1))
         self.last_insert_id = 0
         self.txn.diag = diagnostics.NONE
+        if self.router is not None:
+            self.router.close()  # and a new upstream session at the next statement
+            self.router = self.engine.upstream.router()
 
     def close(self) -> None:
         """The connection is gone: its open transaction rolls back."""
@@ -824,6 +829,10 @@ class Session:
         """``LOAD DATA LOCAL INFILE`` once the client has sent the file (``source``, a binary
         file holding its bytes): the connection asks for it, see ``CommandProtocol``."""
         self._bind_context()
+        if self.router is not None:
+            raise errors.NotSupportedError(
+                "LOAD DATA LOCAL INFILE in upstream mode: load the file into the upstream", 1235
+            )
         if not self.txn.active and self.vars.get("transaction_read_only"):
             raise errors.read_only_transaction()
         res = self.engine.load_local(sql, source, self.txn)
