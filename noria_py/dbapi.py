@@ -264,7 +264,7 @@ class Connection:
         self.upstream = None  # upstream mode: the Mirror (noria_py.upstream)
         url = self._engine.options["upstream"]
         if url:
-            from .upstream import attach
+            from .upstream import attach, spark_threshold
 
             opts = self._engine.options
             try:
@@ -273,6 +273,7 @@ class Connection:
                     url,
                     opts["upstream_server_id"],
                     opts["upstream_read_your_writes"],
+                    spark_rows=spark_threshold(opts["upstream_spark_rows"]),
                 )
             except BaseException:
                 self._engine.close()
@@ -395,8 +396,10 @@ def connect(path: str | None = None, **options) -> Connection:
     transactions and queries the dataflow does not maintain there; ``upstream_server_id``
     (the replica id on its binlog; default derived from the process id) and
     ``upstream_read_your_writes`` (seconds a cached read waits for this connection's last
-    write to replicate before asking the upstream; default off). ``conn.upstream`` is the
-    mirror: ``sync()``, ``status()``.
+    write to replicate before asking the upstream; default off), ``upstream_spark_rows``
+    (tables of that many rows or more are snapshotted by Spark over JDBC; default a million
+    when pyspark is installed, False never). ``conn.upstream`` is the mirror: ``sync()``,
+    ``status()``.
 
     Bulk replays (``noria_py.spark.replay``): ``bulk_replay_rows`` (base rows beneath a new
     fully materialized node's input from which Spark computes its initial state; default one

@@ -276,6 +276,14 @@ _TABLE = (
         lambda v: v if v is None else _count(1)(v),
     ),
     Option(
+        "upstream_spark_rows",
+        None,
+        "None, False or a row count >= 0",
+        "upstream tables of at least this many rows are snapshotted by Spark over JDBC "
+        "(None: a million when pyspark is installed; False: never)",
+        _rows_or_off,
+    ),
+    Option(
         "upstream_read_your_writes",
         None,
         "None or seconds >= 0",

@@ -34,6 +34,7 @@ VALID = {
     "bulk_replay_dir": pathlib.Path("/tmp"),
     "upstream": None,  # a URL needs a MariaDB with a binlog: tests/upstream
     "upstream_server_id": 7,
+    "upstream_spark_rows": 5000,
     "upstream_read_your_writes": 0.5,
 }
 
@@ -59,6 +60,7 @@ BAD = {
     "bulk_replay_dir": 3,
     "upstream": 5,
     "upstream_server_id": 0,
+    "upstream_spark_rows": -1,
     "upstream_read_your_writes": -1,
 }
 

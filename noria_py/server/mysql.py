@@ -532,6 +532,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: derived from the process id)",
     )
     parser.add_argument(
+        "--upstream-spark-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="upstream tables of at least N rows are snapshotted by Spark over JDBC, in "
+        "parallel (default: a million when pyspark is installed; -1: never)",
+    )
+    parser.add_argument(
         "--read-your-writes",
         type=float,
         default=None,
@@ -591,12 +599,18 @@ def run_from_args(args: argparse.Namespace) -> int:
         return 2
     if args.upstream:
         from noria_py import errors
-        from noria_py.upstream import attach, show_progress
+        from noria_py.upstream import attach, show_progress, spark_threshold
 
+        rows = args.upstream_spark_rows
         try:
             with show_progress() as progress:
                 attach(
-                    engine, args.upstream, args.upstream_server_id, args.read_your_writes, progress
+                    engine,
+                    args.upstream,
+                    args.upstream_server_id,
+                    args.read_your_writes,
+                    progress,
+                    spark_threshold(False if rows is not None and rows < 0 else rows),
                 )
         except errors.Error as e:
             engine.close()

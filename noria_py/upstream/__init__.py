@@ -28,7 +28,15 @@ from .source import Position, UpstreamURL, check_binlog, is_mariadb
 
 log = logging.getLogger("noria_py.upstream")
 
-__all__ = ["Mirror", "Position", "Router", "UpstreamURL", "attach", "show_progress"]
+__all__ = [
+    "Mirror",
+    "Position",
+    "Router",
+    "UpstreamURL",
+    "attach",
+    "show_progress",
+    "spark_threshold",
+]
 
 
 class Mirror:
@@ -62,16 +70,34 @@ class Mirror:
         self.replicator.stop()
 
 
+def spark_threshold(option) -> int | None:
+    """The ``upstream_spark_rows`` option as ``snapshot``'s ``spark_rows``: None (the
+    default) is ``DEFAULT_SPARK_ROWS`` when pyspark is installed, False never."""
+    if option is False:
+        return None
+    if option is None:
+        import importlib.util
+
+        return DEFAULT_SPARK_ROWS if importlib.util.find_spec("pyspark") else None
+    return int(option)
+
+
+DEFAULT_SPARK_ROWS = 1_000_000
+
+
 def attach(
     engine,
     url: str,
     server_id: int | None = None,
     read_your_writes: float | None = None,
     progress: Callable[[str, int], None] | None = None,
+    spark_rows: int | None = None,
 ) -> Mirror:
     """Mirror the upstream at ``url`` in ``engine`` (snapshot, or resume from the position
-    base storage holds) and start replicating. Raises OperationalError if the upstream cannot
-    be reached or its binlog is not ROW with full row images."""
+    base storage holds) and start replicating; returns once the mirror is exact. Raises
+    OperationalError if the upstream cannot be reached or its binlog is not ROW with full
+    row images. ``spark_rows``: see ``snapshot``; the engine's ``spark_master`` and
+    ``spark_config`` options configure the session."""
     parsed = UpstreamURL.parse(url)
     conn = parsed.connect()
     try:
@@ -85,13 +111,24 @@ def attach(
         position, skipped = saved
         log.info("upstream %s: resuming at %s", parsed, position)
     else:
-        report = snapshot(engine, parsed, progress=progress)
+        opts = engine.options
+        report = snapshot(
+            engine,
+            parsed,
+            progress=progress,
+            spark_rows=spark_rows,
+            spark_master=opts["spark_master"],
+            spark_config=opts["spark_config"],
+        )
         position, skipped = report.position, report.skipped
         with engine.lock:
             save_position(engine, parsed, position, skipped)
         for name, why in skipped.items():
             log.warning("upstream table %s is not mirrored: %s", name, why)
     rep = Replicator(engine, parsed, position, skipped, server_id, mariadb).start()
+    if report is not None and report.exact_at is not None:
+        # tables Spark read: exact once the binlog from the snapshot on is applied over them
+        rep.wait_for(report.exact_at)
     mirror = Mirror(engine, parsed, rep, report, read_your_writes)
     engine.upstream = mirror
     return mirror

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 
 from .. import errors as E
 from ..sql import values as V
-from .source import Position, UpstreamURL, check_binlog, is_mariadb
+from .source import Position, UpstreamURL, check_binlog, current_position, is_mariadb
 
 STATE_TABLE = "__noria_upstream"  # base storage's own table: where the mirror is in the binlog
 BATCH_ROWS = 20_000
@@ -33,10 +33,14 @@ BATCH_ROWS = 20_000
 
 @dataclasses.dataclass
 class SnapshotReport:
-    position: Position
+    position: Position  # replication starts here
     tables: dict[str, int]  # mirrored table -> rows loaded
     skipped: dict[str, str]  # table -> why it is not mirrored
     seconds: float
+    spark: list[str] = dataclasses.field(default_factory=list)  # tables Spark read over JDBC
+    # with Spark tables: the upstream's position once Spark had read them; the mirror is exact
+    # when replication (from ``position``, applying row images by key) has reached it
+    exact_at: Position | None = None
 
 
 @contextlib.contextmanager
@@ -147,15 +151,34 @@ def snapshot(
     url: UpstreamURL,
     tables: list[str] | None = None,
     progress: Callable[[str, int], None] | None = None,
+    spark_rows: int | None = None,
+    spark_master: str | None = None,
+    spark_config: dict | None = None,
 ) -> SnapshotReport:
     """Mirror ``tables`` (None: every base table of the upstream database) in ``engine`` as of
-    one consistent snapshot; returns its position. A table mirrored before is replaced."""
+    one consistent snapshot; returns its position. A table mirrored before is replaced.
+
+    ``spark_rows``: tables the upstream estimates at that many rows or more are read by Spark
+    over JDBC, in parallel ranges of an integer primary key (``noria_py.spark.backfill``), on
+    connections of their own, so not as of the snapshot: the report's ``exact_at`` says from
+    which position on the binlog's row images (replayed from the snapshot's position, by
+    primary key) make the mirror exact. None: no table goes to Spark."""
     start = time.perf_counter()
     conn = url.connect()
+    big: list[str] = []
     try:
         check_binlog(conn)
         pos = open_snapshot(conn)
         names = base_tables(conn) if tables is None else tables
+        if spark_rows is not None:
+            with conn.cursor() as cur:
+                cur.execute(
+                    "SELECT TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES "
+                    "WHERE TABLE_SCHEMA = %s",
+                    (url.database,),
+                )
+                estimate = {n: r or 0 for n, r in cur.fetchall()}
+            big = [n for n in names if estimate.get(n, 0) >= spark_rows]
         txn = mirror_txn(engine)
         creates = {}
         skipped: dict[str, str] = {}
@@ -174,16 +197,67 @@ def snapshot(
             if not engine.storage.schemas[name.lower()].primary_key:
                 drop_mirror(engine, txn, name)
                 skipped[name] = "no primary key: its binlog rows cannot be applied exactly"
+        big = [n for n in big if n in creates and n not in skipped]
         loaded = {}
         for name in creates:
-            if name in skipped:
+            if name in skipped or name in big:
                 continue
             loaded[name] = _copy_rows(engine, txn, conn, name, progress)
         with conn.cursor() as cur:
             cur.execute("COMMIT")
+        exact_at = None
+        for name in big:
+            loaded[name] = _spark_copy(engine, txn, conn, url, name, spark_master, spark_config)
+            if progress is not None:
+                progress(name, loaded[name])
+        if big:
+            exact_at = current_position(conn)
     finally:
         conn.close()
-    return SnapshotReport(pos, loaded, skipped, time.perf_counter() - start)
+    return SnapshotReport(pos, loaded, skipped, time.perf_counter() - start, big, exact_at)
+
+
+SPARK_PARTITIONS = 8
+
+
+def _spark_copy(engine, txn, conn, url: UpstreamURL, name: str, master, config) -> int:
+    """One table read by Spark over JDBC (ranges of its integer primary key in parallel)
+    into its empty mirror; rows already there (none, or a row a range read twice) are
+    replaced."""
+    from ..spark.backfill import backfill
+
+    schema = engine.storage.schemas[name.lower()]
+    quoted = f"`{name.replace('`', '``')}`"
+    options = {"dbtable": quoted, "user": url.user, "password": url.password}
+    pk = schema.primary_key
+    if len(pk) == 1 and schema.columns[pk[0]].ctype.kind == V.INT:
+        column = schema.columns[pk[0]].name
+        qcol = f"`{column.replace('`', '``')}`"
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT MIN({qcol}), MAX({qcol}) FROM {quoted}")
+            lo, hi = cur.fetchone()
+        if lo is not None and hi > lo:
+            options.update(
+                partitionColumn=column,
+                lowerBound=str(lo),
+                upperBound=str(hi + 1),
+                numPartitions=str(SPARK_PARTITIONS),
+            )
+    source = f"jdbc:mariadb://{url.host}:{url.port}/{url.database}"
+    with acting(engine, txn):
+        return int(
+            backfill(
+                engine,
+                schema.name,
+                source,
+                options=options,
+                spark_master=master,
+                spark_config=config,
+                on_duplicate="replace",
+                progress=False,
+                via="spark",
+            )
+        )
 
 
 def _copy_rows(engine, txn, conn, name: str, progress) -> int:
