@@ -5,8 +5,10 @@ goes to the upstream on the connection's own upstream session: writes, DDL, ever
 of a transaction (from ``BEGIN``, or while autocommit is off, to ``COMMIT``/``ROLLBACK``),
 session statements and reads of session state (``LAST_INSERT_ID()``, ``@var``), locking reads,
 and every query the dataflow does not maintain (the upstream answers it with MySQL's own
-semantics). ``SHOW`` and ``DESCRIBE`` are answered locally (the mirror has the upstream's
-definitions); ``SHOW UPSTREAM STATUS`` reports replication.
+semantics), and ``SHOW``/``DESCRIBE`` (the upstream's catalog lists the tables not mirrored
+too). ``EXPLAIN``, ``SHOW CACHES`` and ``SHOW PROXIED QUERIES`` are answered here, ``SHOW
+UPSTREAM STATUS`` reports replication, and ``SHOW WARNINGS``/``ERRORS`` go where the last
+statement ran.
 
 Read-your-writes (``upstream_read_your_writes=seconds``): after a write the router reads the
 upstream's binlog position; the connection's next cached read waits until replication has
@@ -33,6 +35,11 @@ _SESSIONISH = re.compile(
     re.I,
 )
 _STATUS = re.compile(r"\s*show\s+upstream\s+status\s*;?\s*\Z", re.I)
+# SHOW statements about this server's own state; every other SHOW describes the upstream's
+_OWN_SHOW = re.compile(r"\s*show\s+(?:caches|proxied\s+queries)\b", re.I)
+_DIAGNOSTICS = re.compile(
+    r"\s*show\s+(?:warnings|errors|count\s*\(\s*\*\s*\)\s*(?:warnings|errors))", re.I
+)
 _LOCAL_WORDS = frozenset(("show", "describe", "desc", "explain", "help"))
 _READ_WORDS = frozenset(("select", "with", "table", "values"))
 
@@ -159,6 +166,7 @@ class Router:
         self.autocommit = True
         self.target: Position | None = None  # read-your-writes: the last write's position
         self.ryw = mirror.read_your_writes
+        self.last_upstream = False  # did the last statement run on the upstream?
 
     @property
     def pinned(self) -> bool:
@@ -171,11 +179,20 @@ class Router:
         if word in _READ_WORDS:
             if self.pinned or _SESSIONISH.search(sql):
                 return "upstream"
-            return "engine" if self.maintained(engine, sql) else "upstream"
+            if self.maintained(engine, sql):
+                self.last_upstream = False
+                return "engine"
+            return "upstream"
         if word in _LOCAL_WORDS:
             if _STATUS.match(sql):
                 return "status"
-            return "upstream" if self.pinned else "engine"
+            if word == "explain" or _OWN_SHOW.match(sql):
+                self.last_upstream = False
+                return "engine"  # this server's plans and caches
+            if _DIAGNOSTICS.match(sql):
+                # the diagnostics area of whichever ran the last statement
+                return "upstream" if self.last_upstream else "engine"
+            return "upstream"  # SHOW TABLES, DESCRIBE ...: the upstream's own catalog
         return "upstream"
 
     @staticmethod
@@ -218,6 +235,7 @@ class Router:
 
         word = first_word(sql)
         conn = self.connection()
+        self.last_upstream = not _DIAGNOSTICS.match(sql)
         try:
             text = bind(sql, params, conn)
             with conn.cursor() as cur:

@@ -142,6 +142,14 @@ def test_table_without_primary_key_is_answered_upstream(upstream):
         assert "primary key" in conn.upstream.status()["not_mirrored"]["log"]
         upstream.run("INSERT INTO log VALUES ('b')")
         assert sorted(conn.execute("SELECT msg FROM log").fetchall()) == [("a",), ("b",)]
+        # the catalog is the upstream's: it lists the table
+        assert conn.execute("SHOW TABLES").fetchall() == [("log",)]
+        assert conn.execute("DESCRIBE log").fetchall()[0][:2] == ("msg", "varchar(20)")
+        # warnings of a statement run upstream
+        conn.execute("INSERT IGNORE INTO log VALUES (REPEAT('x', 30))")
+        assert conn.execute("SHOW WARNINGS").fetchall()[0][1] == 1265
+        # SHOW CACHES and EXPLAIN are this server's
+        conn.execute("SHOW CACHES")
     finally:
         conn.close()
 
