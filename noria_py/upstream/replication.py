@@ -57,6 +57,11 @@ _DDL = re.compile(
 )
 
 
+_STATEMENT_DML = re.compile(
+    r"^\s*(?:/\*.*?\*/\s*)*(?:insert|update|delete|replace|load|call)\b", re.I | re.S
+)
+
+
 def _unquote(name: str) -> str:
     name = name.strip()
     if name.startswith("`"):
@@ -382,6 +387,17 @@ class Replicator:
 
     def _ddl(self, query: str, schema: str, here: Position, timestamp: int | None) -> None:
         found = ddl_tables(query, schema)
+        if found is None and _STATEMENT_DML.match(query):
+            # a change logged as a statement (a session with binlog_format=STATEMENT): its
+            # rows are unknown, so every mirrored table it names is copied again
+            names = [
+                t
+                for t in self.engine.table_names()
+                if re.search(rf"(?<![\w$]){re.escape(t)}(?![\w$])", query, re.I)
+            ]
+            if names:
+                log.warning("upstream: a statement-logged change to %s", ", ".join(names))
+                self._resnapshot(names)
         if found is not None:
             verb, names = found
             if verb == "database":

@@ -496,3 +496,23 @@ def test_foreign_key_cascades_upstream_reach_the_mirror(upstream):
         assert conn.execute(q, (99,)).fetchall() == [(30,)]
     finally:
         conn.close()
+
+
+def test_a_statement_logged_change_copies_the_table_again(upstream):
+    _schema(upstream)
+    upstream.run("INSERT INTO users VALUES (1, 'ann', 1)")
+    conn = _mirror(upstream)
+    try:
+        q = "SELECT name FROM users WHERE karma = ?"
+        assert conn.execute(q, (1,)).fetchall() == [("ann",)]
+        c = upstream.connect()
+        with c.cursor() as cur:
+            cur.execute("SET SESSION binlog_format = 'STATEMENT'")
+            cur.execute("INSERT INTO users VALUES (2, 'bob', 1)")
+            cur.execute("UPDATE users SET karma = 1 + karma WHERE id = 1")
+        c.close()
+        assert conn.upstream.sync(30)
+        assert conn.execute(q, (1,)).fetchall() == [("bob",)]
+        assert conn.execute(q, (2,)).fetchall() == [("ann",)]
+    finally:
+        conn.close()
