@@ -18,6 +18,7 @@ applied it, at most that long, and is otherwise answered by the upstream.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -167,6 +168,9 @@ class Router:
         self.target: Position | None = None  # read-your-writes: the last write's position
         self.ryw = mirror.read_your_writes
         self.last_upstream = False  # did the last statement run on the upstream?
+        # threads may share an embedded connection (threadsafety 2); its upstream session
+        # serves one statement at a time
+        self._lock = threading.Lock()
 
     @property
     def pinned(self) -> bool:
@@ -231,6 +235,10 @@ class Router:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement on this connection's upstream session."""
+        with self._lock:
+            return self._execute(sql, params)
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> Result:
         import pymysql
 
         word = first_word(sql)
