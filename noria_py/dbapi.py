@@ -264,17 +264,19 @@ class Connection:
         self.upstream = None  # upstream mode: the Mirror (noria_py.upstream)
         url = self._engine.options["upstream"]
         if url:
-            from .upstream import attach, spark_threshold
+            from .upstream import attach, show_progress, spark_threshold
 
             opts = self._engine.options
             try:
-                self.upstream = attach(
-                    self._engine,
-                    url,
-                    opts["upstream_server_id"],
-                    opts["upstream_read_your_writes"],
-                    spark_rows=spark_threshold(opts["upstream_spark_rows"]),
-                )
+                with show_progress(summary=False) as progress:  # on a terminal only
+                    self.upstream = attach(
+                        self._engine,
+                        url,
+                        opts["upstream_server_id"],
+                        opts["upstream_read_your_writes"],
+                        progress,
+                        spark_rows=spark_threshold(opts["upstream_spark_rows"]),
+                    )
             except BaseException:
                 self._engine.close()
                 raise

@@ -135,9 +135,9 @@ def attach(
 
 
 @contextlib.contextmanager
-def show_progress() -> Iterator[Callable[[str, int], None]]:
-    """A snapshot progress callback that shows rows copied per table on stderr (a live
-    line on a terminal, one line per table otherwise)."""
+def show_progress(summary: bool = True) -> Iterator[Callable[[str, int], None]]:
+    """A snapshot progress callback that shows rows copied per table on stderr: a live line
+    on a terminal, and then (``summary``, or always on a terminal) one line per table."""
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -156,5 +156,7 @@ def show_progress() -> Iterator[Callable[[str, int], None]]:
             last[table] = rows
 
         yield plain
+        if not summary:
+            return
     for table, rows in last.items():
         print(f"snapshot: {table}: {rows:,} rows", file=sys.stderr, flush=True)
