@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from .replication import Replicator
 from .routing import Router
 from .snapshot import SnapshotReport, save_position, saved_position, snapshot
-from .source import Position, UpstreamURL, check_binlog, is_mariadb
+from .source import Position, UpstreamURL, check_binlog
 
 log = logging.getLogger("noria_py.upstream")
 
@@ -102,7 +102,6 @@ def attach(
     conn = parsed.connect()
     try:
         check_binlog(conn)
-        mariadb = is_mariadb(conn)
     finally:
         conn.close()
     saved = saved_position(engine, parsed)
@@ -125,7 +124,7 @@ def attach(
             save_position(engine, parsed, position, skipped)
         for name, why in skipped.items():
             log.warning("upstream table %s is not mirrored: %s", name, why)
-    rep = Replicator(engine, parsed, position, skipped, server_id, mariadb).start()
+    rep = Replicator(engine, parsed, position, skipped, server_id).start()
     if report is not None and report.exact_at is not None:
         # tables Spark read: exact once the binlog from the snapshot on is applied over them
         rep.wait_for(report.exact_at)

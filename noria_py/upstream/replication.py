@@ -118,14 +118,12 @@ class Replicator:
         position: Position,
         skipped: dict[str, str],
         server_id: int | None = None,
-        mariadb: bool = True,
     ) -> None:
         self.engine = engine
         self.url = url
         self.applied = position
         self.skipped = skipped
         self.server_id = server_id or _default_server_id()
-        self.mariadb = mariadb
         self.txn = mirror_txn(engine)  # DDL and copies: no foreign-key checks
         # row changes: the engine runs the foreign keys' cascades, which the binlog leaves to
         # each replica (unless the upstream session had FOREIGN_KEY_CHECKS off: _changes)
@@ -139,7 +137,8 @@ class Replicator:
         self._stop = threading.Event()
         self._stream = None
         self._thread: threading.Thread | None = None
-        self._ctl = None
+        self._ctl = None  # a connection for SHOW MASTER STATUS (status, sync)
+        self._ctl_lock = threading.Lock()
 
     # --- control ------------------------------------------------------------------------------
     def start(self) -> Replicator:
@@ -157,9 +156,10 @@ class Replicator:
                 pass
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=10)
-        if self._ctl is not None:
-            self._ctl.close()
-            self._ctl = None
+        with self._ctl_lock:
+            if self._ctl is not None:
+                self._ctl.close()
+                self._ctl = None
 
     def wait_for(self, target: Position, timeout: float | None = None) -> bool:
         """Wait until the mirror has applied the binlog up to ``target``; False on timeout."""
@@ -176,6 +176,10 @@ class Replicator:
 
     def upstream_position(self) -> Position:
         """The upstream's binlog position now (one query on a control connection)."""
+        with self._ctl_lock:
+            return self._upstream_position()
+
+    def _upstream_position(self) -> Position:
         import pymysql
 
         for attempt in (0, 1):
