@@ -43,6 +43,7 @@ from typing import Any
 from noria_py import diagnostics, errors
 from noria_py.result import Result
 from noria_py.sql import functions as F
+from noria_py.sql import names as N
 
 from ..sql.literals import LITERAL_SLOTS, literal_value, slots_of
 from ..sql.literals import lift_literals as lift_literals_uncached
@@ -623,7 +624,19 @@ class Session:
             return 50.0
 
     def use(self, name: str) -> None:
-        """USE name / COM_INIT_DB / the handshake's database: 1049 when it does not exist."""
+        """USE name / COM_INIT_DB / the handshake's database: 1049 when it does not exist.
+        In upstream mode the upstream's database is the mirror, this server's own."""
+        mirror = self.engine.upstream
+        if mirror is not None:
+            low = name.lower()
+            if low in (N.HOME, mirror.url.database.lower()):
+                name = mirror.url.database  # (the server's default at login too)
+            if self.router.database.lower() != name.lower():
+                self.router.execute(f"USE `{name.replace('`', '``')}`")
+            if name == mirror.url.database:
+                self.engine.use(N.HOME, self.txn)
+                self.database = name
+                return
         self.database = self.engine.use(name, self.txn)
 
     def _bind_context(self) -> None:
@@ -725,10 +738,11 @@ class Session:
 
     @property
     def upstream_only(self) -> bool:
-        """Upstream mode, inside an upstream transaction or waiting for a write to replicate:
-        no read may take the dataflow's lock-free path."""
+        """Upstream mode, inside an upstream transaction, waiting for a write to replicate or
+        in another database than the mirror's: no read may take the dataflow's lock-free
+        path."""
         r = self.router
-        return r is not None and (r.pinned or r.target is not None)
+        return r is not None and (r.pinned or r.target is not None or not r.in_mirrored_database)
 
     # -- execution ---------------------------------------------------------------------------
 

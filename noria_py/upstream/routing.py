@@ -168,6 +168,7 @@ class Router:
         self.target: Position | None = None  # read-your-writes: the last write's position
         self.ryw = mirror.read_your_writes
         self.last_upstream = False  # did the last statement run on the upstream?
+        self.database = mirror.url.database  # the upstream session's current database
         # threads may share an embedded connection (threadsafety 2); its upstream session
         # serves one statement at a time
         self._lock = threading.Lock()
@@ -181,7 +182,7 @@ class Router:
         """``"engine"`` (maintained read, or a local SHOW), ``"status"`` or ``"upstream"``."""
         word = first_word(sql)
         if word in _READ_WORDS:
-            if self.pinned or _SESSIONISH.search(sql):
+            if self.pinned or _SESSIONISH.search(sql) or not self.in_mirrored_database:
                 return "upstream"
             if self.maintained(engine, sql):
                 self.last_upstream = False
@@ -198,6 +199,12 @@ class Router:
                 return "upstream" if self.last_upstream else "engine"
             return "upstream"  # SHOW TABLES, DESCRIBE ...: the upstream's own catalog
         return "upstream"
+
+    @property
+    def in_mirrored_database(self) -> bool:
+        """Is the upstream session in the database the mirror holds (after ``USE other``,
+        unqualified names are that database's tables)?"""
+        return self.database.lower() == self.mirror.url.database.lower()
 
     @staticmethod
     def maintained(engine, sql: str) -> bool:
@@ -289,6 +296,13 @@ class Router:
                     self.in_txn = False
         elif word in ("create", "alter", "drop", "rename", "truncate", "lock", "unlock"):
             self.in_txn = False  # implicit commit
+        elif word == "use":
+            m = re.match(r"\s*use\s+(`(?:[^`]|``)+`|\S+)", sql, re.I)
+            if m:
+                name = m.group(1).rstrip(";")
+                if name.startswith("`"):
+                    name = name[1:-1].replace("``", "`")
+                self.database = name
 
     def status(self) -> Result:
         st = self.mirror.replicator.status()

@@ -231,6 +231,20 @@ def test_queries_the_dataflow_does_not_maintain_go_upstream(upstream):
         assert conn.execute("SELECT name FROM users WHERE id = 2 FOR UPDATE").fetchall() == [
             ("bob",)
         ]
+        # after USE of another database its tables are read upstream
+        other = f"{upstream.database}_other"
+        upstream.run(
+            f"CREATE DATABASE {other}",
+            f"CREATE TABLE {other}.users (id INT PRIMARY KEY, name VARCHAR(9))",
+            f"INSERT INTO {other}.users VALUES (1, 'elsewhere')",
+        )
+        conn.execute(f"USE {other}")
+        assert conn.execute("SELECT name FROM users WHERE id = ?", (1,)).fetchall() == [
+            ("elsewhere",)
+        ]
+        conn.execute(f"USE {upstream.database}")
+        assert conn.execute("SELECT name FROM users WHERE id = ?", (1,)).fetchall() == [("Ann",)]
+        upstream.run(f"DROP DATABASE {other}")
     finally:
         conn.close()
 

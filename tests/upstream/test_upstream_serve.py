@@ -64,6 +64,21 @@ def test_two_servers_on_one_upstream(upstream):
         assert status["running"] == "True"
         ca.close()
         cb.close()
+        # a client that names the upstream's database at login; then USE of another one
+        upstream.run(
+            "CREATE DATABASE IF NOT EXISTS other",
+            "CREATE TABLE IF NOT EXISTS other.items (id INT PRIMARY KEY, owner VARCHAR(10), qty INT)",
+            "REPLACE INTO other.items VALUES (5, 'ann', 50)",
+        )
+        cd = a.connect(database=upstream.database)
+        assert _rows(cd, q, ("ann",)) == [(1, 7)]
+        assert _rows(cd, "SELECT DATABASE()") == [(upstream.database,)]
+        with cd.cursor() as cur:
+            cur.execute("USE other")
+        assert _rows(cd, q, ("ann",)) == [(5, 50)]  # the other database's table, upstream
+        cd.select_db(upstream.database)
+        assert _rows(cd, q, ("ann",)) == [(1, 7)]
+        cd.close()
     finally:
         assert a.stop() == 0
         assert b.stop() == 0
