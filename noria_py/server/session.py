@@ -742,7 +742,12 @@ class Session:
         in another database than the mirror's: no read may take the dataflow's lock-free
         path."""
         r = self.router
-        return r is not None and (r.pinned or r.target is not None or not r.in_mirrored_database)
+        return r is not None and (
+            r.pinned
+            or r.target is not None
+            or not r.in_mirrored_database
+            or bool(r.mirror.replicator.copying)
+        )
 
     # -- execution ---------------------------------------------------------------------------
 

@@ -133,6 +133,8 @@ class Replicator:
         self.transactions = 0
         self.last_event_time: float | None = None  # upstream commit time of the last applied
         self._skip_until: dict[str, Position] = {}  # table -> snapshot position of its copy
+        # lower-case tables being copied again (after DDL): reads over them go upstream
+        self.copying: frozenset[str] = frozenset()
         self._applied_cv = threading.Condition()
         self._stop = threading.Event()
         self._stream = None
@@ -420,7 +422,15 @@ class Replicator:
             self._applied_cv.notify_all()
 
     def _resnapshot(self, tables: list[str]) -> None:
-        """Copy ``tables`` from the upstream again (dropping the mirrors of those gone)."""
+        """Copy ``tables`` from the upstream again (dropping the mirrors of those gone).
+        Meanwhile reads over them are answered by the upstream (``copying``)."""
+        self.copying = self.copying | {t.lower() for t in tables}
+        try:
+            self._copy_again(tables)
+        finally:
+            self.copying = self.copying - {t.lower() for t in tables}
+
+    def _copy_again(self, tables: list[str]) -> None:
         eng = self.engine
         with acting(eng, self.txn):
             for name in tables:

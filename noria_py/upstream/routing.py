@@ -184,10 +184,14 @@ class Router:
         if word in _READ_WORDS:
             if self.pinned or _SESSIONISH.search(sql) or not self.in_mirrored_database:
                 return "upstream"
-            if self.maintained(engine, sql):
-                self.last_upstream = False
-                return "engine"
-            return "upstream"
+            prep = self.maintained(engine, sql)
+            if prep is None:
+                return "upstream"
+            copying = self.mirror.replicator.copying
+            if copying and not copying.isdisjoint(prep.tables):
+                return "upstream"  # a table being copied again after DDL: not whole yet
+            self.last_upstream = False
+            return "engine"
         if word in _LOCAL_WORDS:
             if _STATUS.match(sql):
                 return "status"
@@ -207,9 +211,10 @@ class Router:
         return self.database.lower() == self.mirror.url.database.lower()
 
     @staticmethod
-    def maintained(engine, sql: str) -> bool:
-        """Does the dataflow maintain this SELECT (for its literal-lifted form, when it has
-        one)? Preparing it installs it, as the engine's own first read would."""
+    def maintained(engine, sql: str):
+        """The dataflow's statement for this SELECT (for its literal-lifted form, when it has
+        one), or None when the dataflow does not maintain it. Preparing it installs it, as the
+        engine's own first read would."""
         from ..engine import SelectPrepared
 
         prep = engine.cached(sql)
@@ -221,8 +226,8 @@ class Router:
                 try:
                     prep = engine.prepare(text)
                 except E.Error:
-                    return False
-        return prep.__class__ is SelectPrepared
+                    return None
+        return prep if prep.__class__ is SelectPrepared else None
 
     def may_read_cached(self) -> bool:
         """Read-your-writes: wait for this connection's last write to replicate. False: it did

@@ -530,3 +530,32 @@ def test_a_statement_logged_change_copies_the_table_again(upstream):
         assert conn.execute(q, (2,)).fetchall() == [("ann",)]
     finally:
         conn.close()
+
+
+def test_reads_during_a_copy_after_ddl_are_answered_upstream(upstream, monkeypatch):
+    import importlib
+
+    S = importlib.import_module("noria_py.upstream.snapshot")  # the module, not the function
+    upstream.run("CREATE TABLE t (id INT PRIMARY KEY, grp INT NOT NULL)")
+    with upstream.conn.cursor() as cur:
+        cur.executemany("INSERT INTO t VALUES (%s, %s)", [(i, i % 3) for i in range(100)])
+    conn = _mirror(upstream)
+    try:
+        q = "SELECT COUNT(*) FROM t WHERE grp = ?"
+        assert conn.execute(q, (0,)).fetchall() == [(34,)]
+        seen = []
+        load = S.load_batch
+
+        def spy(engine, txn, schema, batch):
+            load(engine, txn, schema, batch)
+            seen.append(conn.execute(q, (0,)).fetchall())  # between two batches of the copy
+
+        monkeypatch.setattr(S, "BATCH_ROWS", 10)
+        monkeypatch.setattr(S, "load_batch", spy)
+        upstream.run("ALTER TABLE t ADD COLUMN note VARCHAR(5)")
+        assert conn.upstream.sync(30)
+        assert len(seen) == 10 and all(s == [(34,)] for s in seen)
+        monkeypatch.undo()
+        assert conn.execute(q, (0,)).fetchall() == [(34,)]
+    finally:
+        conn.close()
