@@ -346,6 +346,7 @@ class Replicator:
         with self._applied_cv:
             if here.file and at_or_after(here, self.applied):
                 self.applied = here
+                self._caught_up()
             self._applied_cv.notify_all()
 
     # --- applying -----------------------------------------------------------------------------
@@ -365,6 +366,7 @@ class Replicator:
             self.last_event_time = float(timestamp)
         with self._applied_cv:
             self.applied = end
+            self._caught_up()
             self._applied_cv.notify_all()
 
     def _apply(self, changes: list, end: Position) -> None:
@@ -419,16 +421,34 @@ class Replicator:
             self.last_event_time = float(timestamp)
         with self._applied_cv:
             self.applied = here
+            self._caught_up()
             self._applied_cv.notify_all()
 
     def _resnapshot(self, tables: list[str]) -> None:
         """Copy ``tables`` from the upstream again (dropping the mirrors of those gone).
         Meanwhile reads over them are answered by the upstream (``copying``)."""
-        self.copying = self.copying | {t.lower() for t in tables}
+        names = {t.lower() for t in tables}
+        self.copying = self.copying | names
         try:
             self._copy_again(tables)
         finally:
-            self.copying = self.copying - {t.lower() for t in tables}
+            # a copy is ahead of the other tables until replication reaches its position
+            # (a transaction over it and another table would show in part): it stays in
+            # ``copying`` until then (``_caught_up``)
+            self.copying = frozenset(
+                t for t in self.copying if t not in names or t in self._skip_until
+            )
+
+    def _caught_up(self) -> None:
+        """(After ``applied`` moved.) Tables whose copy replication has now reached are read
+        from the mirror again."""
+        if self.copying:
+            applied = self.applied
+            self.copying = frozenset(
+                t
+                for t in self.copying
+                if t in self._skip_until and not at_or_after(applied, self._skip_until[t])
+            )
 
     def _copy_again(self, tables: list[str]) -> None:
         eng = self.engine

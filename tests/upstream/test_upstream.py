@@ -555,6 +555,7 @@ def test_reads_during_a_copy_after_ddl_are_answered_upstream(upstream, monkeypat
         upstream.run("ALTER TABLE t ADD COLUMN note VARCHAR(5)")
         assert conn.upstream.sync(30)
         assert len(seen) == 10 and all(s == [(34,)] for s in seen)
+        assert conn.upstream.replicator.copying == frozenset()  # caught up: cached again
         monkeypatch.undo()
         assert conn.execute(q, (0,)).fetchall() == [(34,)]
     finally:
