@@ -106,8 +106,9 @@ def attach(
         conn.close()
     saved = saved_position(engine, parsed)
     report = None
+    exact_at = None
     if saved is not None:
-        position, skipped = saved
+        position, skipped, exact_at = saved
         log.info("upstream %s: resuming at %s", parsed, position)
     else:
         opts = engine.options
@@ -119,15 +120,16 @@ def attach(
             spark_master=opts["spark_master"],
             spark_config=opts["spark_config"],
         )
-        position, skipped = report.position, report.skipped
+        position, skipped, exact_at = report.position, report.skipped, report.exact_at
         with engine.lock:
-            save_position(engine, parsed, position, skipped)
+            save_position(engine, parsed, position, skipped, exact_at)
         for name, why in skipped.items():
             log.warning("upstream table %s is not mirrored: %s", name, why)
     rep = Replicator(engine, parsed, position, skipped, server_id).start()
-    if report is not None and report.exact_at is not None:
+    if exact_at is not None:
         # tables Spark read: exact once the binlog from the snapshot on is applied over them
-        rep.wait_for(report.exact_at)
+        # (after a restart too, if it stopped before that)
+        rep.wait_for(exact_at)
     mirror = Mirror(engine, parsed, rep, report, read_your_writes)
     engine.upstream = mirror
     return mirror

@@ -67,26 +67,36 @@ def mirror_txn(engine):
 def ensure_state_table(engine) -> None:
     engine.storage.conn.execute(
         f"CREATE TABLE IF NOT EXISTS {STATE_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
-        "source TEXT NOT NULL, file TEXT NOT NULL, pos INTEGER NOT NULL, skipped TEXT)"
+        "source TEXT NOT NULL, file TEXT NOT NULL, pos INTEGER NOT NULL, skipped TEXT, "
+        "exact_file TEXT, exact_pos INTEGER)"
     )
 
 
-def saved_position(engine, url: UpstreamURL) -> tuple[Position, dict] | None:
-    """The binlog position the mirror in base storage has applied, if it mirrors ``url``."""
+def saved_position(engine, url: UpstreamURL) -> tuple[Position, dict, Position | None] | None:
+    """Where the mirror in base storage is, if it mirrors ``url``: the binlog position it has
+    applied, the tables not mirrored, and the position from which it is exact (a snapshot
+    with tables Spark read; None: it is exact wherever it is)."""
     import json
 
     ensure_state_table(engine)
     row = engine.storage.conn.execute(
-        f"SELECT source, file, pos, skipped FROM {STATE_TABLE} WHERE id = 1"
+        f"SELECT source, file, pos, skipped, exact_file, exact_pos FROM {STATE_TABLE} WHERE id = 1"
     ).fetchone()
     if row is None or row[0] != _source_key(url):
         return None
-    return Position(row[1], row[2]), json.loads(row[3] or "{}")
+    exact = Position(row[4], row[5]) if row[4] else None
+    return Position(row[1], row[2]), json.loads(row[3] or "{}"), exact
 
 
-def save_position(engine, url: UpstreamURL, pos: Position, skipped: dict | None = None) -> None:
+def save_position(
+    engine,
+    url: UpstreamURL,
+    pos: Position,
+    skipped: dict | None = None,
+    exact_at: Position | None = None,
+) -> None:
     """Record the applied position (inside base storage's open write transaction, if any, so
-    it commits with the rows it covers)."""
+    it commits with the rows it covers); with ``skipped``, a new snapshot's state."""
     import json
 
     if skipped is None:
@@ -95,9 +105,16 @@ def save_position(engine, url: UpstreamURL, pos: Position, skipped: dict | None 
         )
         return
     engine.storage.conn.execute(
-        f"INSERT OR REPLACE INTO {STATE_TABLE} (id, source, file, pos, skipped) "
-        "VALUES (1, ?, ?, ?, ?)",
-        (_source_key(url), pos.file, pos.pos, json.dumps(skipped)),
+        f"INSERT OR REPLACE INTO {STATE_TABLE} "
+        "(id, source, file, pos, skipped, exact_file, exact_pos) VALUES (1, ?, ?, ?, ?, ?, ?)",
+        (
+            _source_key(url),
+            pos.file,
+            pos.pos,
+            json.dumps(skipped),
+            exact_at.file if exact_at else None,
+            exact_at.pos if exact_at else None,
+        ),
     )
 
 
