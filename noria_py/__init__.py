@@ -12,6 +12,10 @@ proxied.
     conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
     conn.execute("INSERT INTO t VALUES (?, ?)", (1, 10))
     conn.execute("SELECT v FROM t WHERE id = ?", (1,)).fetchall()   # [(10,)]
+
+In front of an existing MySQL or MariaDB, ``connect(upstream="mysql://...")`` mirrors its
+tables and replicates its binlog into base storage, and sends writes and everything the
+dataflow does not maintain to it (``noria_py.upstream``).
 """
 
 from .dbapi import (

@@ -177,6 +177,8 @@ class Cursor:
     def execute(self, sql: str, params: Sequence = ()) -> Cursor:
         if self._closed or self.connection._closed:
             self._check()
+        if self.connection._router is not None and self._upstream(sql, params):
+            return self
         eng = self._engine
         if (self.read_your_writes or eng.read_your_writes) and (
             eng._pending or eng._runtime is not None or eng.shared
@@ -253,6 +255,21 @@ class Cursor:
         self._set(res)
         return self
 
+    def _upstream(self, sql: str, params: Sequence) -> bool:
+        """Upstream mode (``noria_py.upstream.routing``): run the statement on the upstream
+        unless the dataflow answers it; True when it ran there."""
+        router = self.connection._router
+        where = router.route(self._engine, sql)
+        if where == "engine" and router.may_read_cached():
+            return False
+        try:
+            res = router.status() if where == "status" else router.execute(sql, params)
+        except E.Error as e:
+            self._engine._txn_default.diag = error_area(e)
+            raise
+        self._set(res)
+        return True
+
     def _set(self, res: Result):
         self._rows = res.rows if res.rows is not None else ()
         self._pos = 0
@@ -263,6 +280,13 @@ class Cursor:
 
     def executemany(self, sql: str, seq_of_params: Iterable[Sequence]) -> Cursor:
         self._check()
+        if self.connection._router is not None:
+            total = 0
+            for params in seq_of_params:
+                self.execute(sql, params)
+                total += max(self.rowcount, 0)
+            self.rowcount = total
+            return self
         try:
             res = self._engine.executemany(sql, seq_of_params)
         except E.Error as e:
@@ -341,6 +365,27 @@ class Connection:
     def __init__(self, path: str | None = None, **options):
         self._engine = Engine(path, **options)
         self._closed = False
+        self._router = None
+        self.upstream = None  # upstream mode: the Mirror (noria_py.upstream)
+        url = self._engine.options["upstream"]
+        if url:
+            from .upstream import attach, show_progress, spark_threshold
+
+            opts = self._engine.options
+            try:
+                with show_progress(summary=False) as progress:  # on a terminal only
+                    self.upstream = attach(
+                        self._engine,
+                        url,
+                        opts["upstream_server_id"],
+                        opts["upstream_read_your_writes"],
+                        progress,
+                        spark_rows=spark_threshold(opts["upstream_spark_rows"]),
+                    )
+            except BaseException:
+                self._engine.close()
+                raise
+            self._router = self.upstream.router()
         self._session = None  # the session statements' state, once one ran (_session_execute)
 
     def _session_execute(self, sql: str, params: Sequence) -> Result:
@@ -412,22 +457,38 @@ class Connection:
 
     def begin(self) -> None:
         self._check()
+        if self._router is not None:
+            self._router.execute("BEGIN")
+            return
         self._engine._begin()
 
     @property
     def in_transaction(self) -> bool:
+        if self._router is not None:
+            return self._router.in_txn
         return self._engine._txn_default.active
 
     def commit(self) -> None:
         self._check()
+        if self._router is not None:
+            if self._router.pinned:
+                self._router.execute("COMMIT")
+            return
         self._engine._commit()
 
     def rollback(self) -> None:
         self._check()
+        if self._router is not None:
+            if self._router.pinned:
+                self._router.execute("ROLLBACK")
+            return
         self._engine._rollback()
 
     def close(self) -> None:
         if not self._closed:
+            if self._router is not None:
+                self._router.close()
+                self.upstream.close()
             self._engine.close()
             self._closed = True
 
@@ -485,6 +546,16 @@ def connect(path: str | None = None, **options) -> Connection:
       takes it exclusively. ``busy_timeout`` (default 50 s): how long a write waits for another
       process's write lock; ``poll_interval`` (default 5 ms): how often this process looks for
       the others' commits.
+
+    Upstream mode (``noria_py.upstream``): ``upstream`` (``"mysql://user:pass@host:port/db"``)
+    mirrors that database (a consistent snapshot, then its ROW binlog) and sends writes,
+    transactions and queries the dataflow does not maintain there; ``upstream_server_id``
+    (the replica id on its binlog; default derived from the process id) and
+    ``upstream_read_your_writes`` (seconds a cached read waits for this connection's last
+    write to replicate before asking the upstream; default off), ``upstream_spark_rows``
+    (tables of that many rows or more are snapshotted by Spark over JDBC; default a million
+    when pyspark is installed, False never). ``conn.upstream`` is the mirror: ``sync()``,
+    ``status()``.
 
     Bulk replays (``noria_py.spark.replay``): ``bulk_replay_rows`` (base rows beneath a new
     fully materialized node's input from which Spark computes its initial state; default one

@@ -1542,6 +1542,7 @@ class Engine:
     _writer_: Txn | None = None
     _failure_: BaseException | None = None
     _behind_ = False
+    upstream = None  # upstream mode: the Mirror replicating into this engine (noria_py.upstream)
 
     @property
     def _writer(self) -> Txn | None:

@@ -269,6 +269,36 @@ _TABLE = (
         "where bulk replays write their Parquet snapshots (None: a temporary directory)",
         _directory,
     ),
+    Option(
+        "upstream",
+        None,
+        "None or a mysql://user:pass@host:port/db URL",
+        "mirror this MySQL/MariaDB database and replicate its binlog (noria_py.upstream)",
+        _text_or_none,
+    ),
+    Option(
+        "upstream_server_id",
+        None,
+        "None or a positive integer",
+        "the replica server id used on the upstream's binlog (None: one derived from the pid)",
+        lambda v: v if v is None else _count(1)(v),
+    ),
+    Option(
+        "upstream_spark_rows",
+        None,
+        "None, False or a row count >= 0",
+        "upstream tables of at least this many rows are snapshotted by Spark over JDBC "
+        "(None: a million when pyspark is installed; False: never)",
+        _rows_or_off,
+    ),
+    Option(
+        "upstream_read_your_writes",
+        None,
+        "None or seconds >= 0",
+        "after a write, the next cached read waits this long for it to replicate, then "
+        "asks the upstream (None: off)",
+        _number(0, none=True),
+    ),
 )
 
 OPTIONS: dict[str, Option] = {o.name: o for o in _TABLE}

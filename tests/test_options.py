@@ -33,6 +33,10 @@ VALID = {
     "spark_master": "local[1]",
     "spark_config": {"spark.ui.enabled": "false"},
     "bulk_replay_dir": pathlib.Path("/tmp"),
+    "upstream": None,  # a URL needs a MariaDB with a binlog: tests/upstream
+    "upstream_server_id": 7,
+    "upstream_spark_rows": 5000,
+    "upstream_read_your_writes": 0.5,
 }
 
 BAD = {
@@ -56,6 +60,10 @@ BAD = {
     "spark_master": 7077,
     "spark_config": ["a=b"],
     "bulk_replay_dir": 3,
+    "upstream": 5,
+    "upstream_server_id": 0,
+    "upstream_spark_rows": -1,
+    "upstream_read_your_writes": -1,
 }
 
 

@@ -766,6 +766,7 @@ class CommandProtocol(asyncio.Protocol):
             prep is not None
             and engine.cached(plan.sql) is prep
             and not plan.refused
+            and not session.upstream_only
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
@@ -1058,6 +1059,7 @@ class CommandProtocol(asyncio.Protocol):
             prep is not None
             and engine.cached(stmt.engine_sql) is prep
             and not flags & 0x07
+            and not session.upstream_only
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
             try:

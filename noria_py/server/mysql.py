@@ -568,6 +568,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve Prometheus metrics (/metrics) and a live dashboard (/) on this address; "
         "port 0 picks a free port (default: off)",
     )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        default=None,
+        help="mysql://user:pass@host:port/db: mirror that MySQL/MariaDB database (a snapshot, "
+        "then its ROW binlog) and send writes, transactions and queries the dataflow does not "
+        "maintain to it; with --data the mirror and its binlog position survive a restart",
+    )
+    parser.add_argument(
+        "--upstream-server-id",
+        type=int,
+        default=None,
+        metavar="N",
+        help="replica server id on the upstream's binlog, unique per instance "
+        "(default: derived from the process id)",
+    )
+    parser.add_argument(
+        "--upstream-spark-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="upstream tables of at least N rows are snapshotted by Spark over JDBC, in "
+        "parallel (default: a million when pyspark is installed; -1: never)",
+    )
+    parser.add_argument(
+        "--read-your-writes",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="upstream mode: after a write, a connection's next cached read waits up to this "
+        "long for the write to replicate, then asks the upstream (default: off)",
+    )
     parser.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--log-level",
@@ -606,6 +638,9 @@ def run_from_args(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+        if args.upstream:
+            print("error: --upstream runs one process (start several instead)", file=sys.stderr)
+            return 2
         return _run_workers(args)
 
     from noria_py.engine import Engine
@@ -622,6 +657,25 @@ def run_from_args(args: argparse.Namespace) -> int:
     except Exception as e:  # noqa: BLE001 - a bad option or data file: say it, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.upstream:
+        from noria_py import errors
+        from noria_py.upstream import attach, show_progress, spark_threshold
+
+        rows = args.upstream_spark_rows
+        try:
+            with show_progress() as progress:
+                attach(
+                    engine,
+                    args.upstream,
+                    args.upstream_server_id,
+                    args.read_your_writes,
+                    progress,
+                    spark_threshold(False if rows is not None and rows < 0 else rows),
+                )
+        except errors.Error as e:
+            engine.close()
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     try:
         return _run_loop(
             engine,
@@ -633,6 +687,8 @@ def run_from_args(args: argparse.Namespace) -> int:
             getattr(args, "http", None),
         )
     finally:
+        if engine.upstream is not None:
+            engine.upstream.close()
         engine.close()
 
 

@@ -44,6 +44,7 @@ from typing import Any
 from noria_py import diagnostics, errors
 from noria_py.result import Result
 from noria_py.sql import functions as F
+from noria_py.sql import names as N
 
 from ..sql.literals import LITERAL_SLOTS, literal_value, slots_of
 from ..sql.literals import lift_literals as lift_literals_uncached
@@ -623,6 +624,9 @@ class Session:
         self.client_codec = "utf-8"
         self.variables: Any = None  # set by the connection for mysql-mimic's handshake code
         self.fn_context = F.Context(connection_id=connection_id)
+        # upstream mode: this session's routing and upstream session (noria_py.upstream)
+        mirror = self.engine.upstream
+        self.router = mirror.router() if mirror is not None else None
 
     @property
     def autocommit(self) -> bool:
@@ -640,7 +644,19 @@ class Session:
             return 50.0
 
     def use(self, name: str) -> None:
-        """USE name / COM_INIT_DB / the handshake's database: 1049 when it does not exist."""
+        """USE name / COM_INIT_DB / the handshake's database: 1049 when it does not exist.
+        In upstream mode the upstream's database is the mirror, this server's own."""
+        mirror = self.engine.upstream
+        if mirror is not None:
+            low = name.lower()
+            if low in (N.HOME, mirror.url.database.lower()):
+                name = mirror.url.database  # (the server's default at login too)
+            if self.router.database.lower() != name.lower():
+                self.router.execute(f"USE `{name.replace('`', '``')}`")
+            if name == mirror.url.database:
+                self.engine.use(N.HOME, self.txn)
+                self.database = name
+                return
         self.database = self.engine.use(name, self.txn)
 
     def _bind_context(self) -> None:
@@ -714,6 +730,8 @@ class Session:
     def status_flags(self) -> int:
         txn = self.txn
         flags = P.STATUS_AUTOCOMMIT if txn.autocommit else 0
+        if self.router is not None and self.router.pinned:
+            flags |= P.STATUS_IN_TRANS  # the upstream session's transaction
         if txn.active:
             flags |= P.STATUS_IN_TRANS
             if txn.read_only:
@@ -728,10 +746,28 @@ class Session:
         self.autocommit = bool(self.state.globals.get("autocommit", 1))
         self.last_insert_id = 0
         self.txn.diag = diagnostics.NONE
+        if self.router is not None:
+            self.router.close()  # and a new upstream session at the next statement
+            self.router = self.engine.upstream.router()
 
     def close(self) -> None:
         """The connection is gone: its open transaction rolls back."""
         self.engine.rollback(self.txn)
+        if self.router is not None:
+            self.router.close()
+
+    @property
+    def upstream_only(self) -> bool:
+        """Upstream mode, inside an upstream transaction, waiting for a write to replicate or
+        in another database than the mirror's: no read may take the dataflow's lock-free
+        path."""
+        r = self.router
+        return r is not None and (
+            r.pinned
+            or r.target is not None
+            or not r.in_mirrored_database
+            or bool(r.mirror.replicator.copying)
+        )
 
     # -- execution ---------------------------------------------------------------------------
 
@@ -742,6 +778,10 @@ class Session:
         self._bind_context()
         st = state.statement(sql)
         kind = st.kind
+        if self.router is not None:
+            res = self._upstream(sql, st, params)
+            if res is not None:
+                return res
         if kind == "engine":
             res = self._engine_read(st, params)
         elif kind == "write":
@@ -763,10 +803,38 @@ class Session:
         sent as written from now on."""
         self.state.questions += 1
         self._bind_context()
+        if self.router is not None:
+            res = self._upstream(sql, self.state.statement(sql), ())
+            if res is not None:
+                return res
         res, lifted = self.engine.execute_lifted(sql, plan.sql, params, self.txn)
         if not lifted:
             plan.refused = True
         self.last_rowcount = -1
+        return res
+
+    def _upstream(self, sql: str, st: Statement, params: Sequence[Any]) -> Result | None:
+        """Upstream mode (``noria_py.upstream.routing``): the statement's result from the
+        upstream, or None when this server answers it (a read the dataflow maintains, SHOW,
+        constant SELECTs; SET and USE run on both)."""
+        r = self.router
+        kind = st.kind
+        if kind == "engine":
+            where = r.route(self.engine, sql)
+            if where == "engine" and r.may_read_cached():
+                return None
+            return r.status() if where == "status" else r.execute(sql, params)
+        if kind in ("const_select", "show_vars", "show_simple", "empty"):
+            return None
+        res = r.execute(sql, params)
+        if kind in ("set", "use"):
+            try:
+                handler = _HANDLERS[kind]
+                handler(self, st, params)
+            except errors.Error:
+                pass  # a variable or database only the upstream has
+        elif res.lastrowid:
+            self.last_insert_id = res.lastrowid
         return res
 
     def _engine_read(self, st: Statement, params: Sequence[Any]) -> Result:
@@ -808,6 +876,10 @@ class Session:
         """``LOAD DATA LOCAL INFILE`` once the client has sent the file (``source``, a binary
         file holding its bytes): the connection asks for it, see ``CommandProtocol``."""
         self._bind_context()
+        if self.router is not None:
+            raise errors.NotSupportedError(
+                "LOAD DATA LOCAL INFILE in upstream mode: load the file into the upstream", 1235
+            )
         if not self.txn.active and self.vars.get("transaction_read_only"):
             raise errors.read_only_transaction()
         res = self.engine.load_local(sql, source, self.txn)

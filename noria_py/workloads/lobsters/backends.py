@@ -235,9 +235,12 @@ class MariaDBServer:
     comparison keeps its base tables in memory; the buffer pool holds the whole data set.
     """
 
-    def __init__(self, buffer_pool: str = "512M", collation: str = "utf8mb4_bin"):
+    def __init__(
+        self, buffer_pool: str = "512M", collation: str = "utf8mb4_bin", extra_args: tuple = ()
+    ):
         self.buffer_pool = buffer_pool
         self.collation = collation
+        self.extra_args = tuple(extra_args)  # more mariadbd flags (e.g. --log-bin)
         self.proc: subprocess.Popen | None = None
         self.tmp: str | None = None
         self.port: int | None = None
@@ -275,7 +278,14 @@ class MariaDBServer:
         )
         log.close()
         self.port = _free_port()
-        self._log = open(os.path.join(self.tmp, "mariadbd.log"), "w")
+        self._launch(timeout)
+        return self
+
+    def _launch(self, timeout: float) -> None:
+        """Start ``mariadbd`` on the datadir and port already chosen; wait until it answers."""
+        mariadbd = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+        datadir = os.path.join(self.tmp, "data")
+        self._log = open(os.path.join(self.tmp, "mariadbd.log"), "a")
         self.proc = subprocess.Popen(
             [
                 mariadbd,
@@ -294,6 +304,7 @@ class MariaDBServer:
                 "--innodb-flush-log-at-trx-commit=2",
                 "--max-connections=500",
                 "--log-error=" + os.path.join(self.tmp, "error.log"),
+                *self.extra_args,
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -316,7 +327,16 @@ class MariaDBServer:
         with conn.cursor() as cur:
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
         conn.close()
-        return self
+
+    def restart(self, timeout: float = 60.0) -> None:
+        """Stop the server and start it again on the same datadir and port."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=60)
+        if getattr(self, "_log", None):
+            self._log.close()
+        self._launch(timeout)
 
     def backend(self, name: str = "mariadb") -> MySQLBackend:
         return MySQLBackend(self.url, rss_pid=self.pid, name=name)
