@@ -45,6 +45,43 @@ class EngineCollector(Collector):
     def describe(self) -> list[Metric]:
         return []  # the families depend on the installed queries: no registration-time check
 
+    def _upstream(self) -> Iterator[Metric]:
+        """Replication from the upstream database (noria_py.upstream), when mirroring one."""
+        mirror = getattr(self.engine, "upstream", None)
+        if mirror is None:
+            return
+        try:
+            st = mirror.status()
+        except Exception:  # noqa: BLE001 - a scrape reports what it can
+            return
+        if st.get("lag_seconds") is not None:
+            yield GaugeMetricFamily(
+                "noria_upstream_lag_seconds",
+                "Seconds since the upstream committed the oldest transaction not applied yet",
+                value=st["lag_seconds"],
+            )
+        if st.get("lag_bytes") is not None:
+            yield GaugeMetricFamily(
+                "noria_upstream_lag_bytes",
+                "Binlog bytes between the upstream's position and the applied one",
+                value=st["lag_bytes"],
+            )
+        yield CounterMetricFamily(
+            "noria_upstream_transactions",
+            "Upstream transactions applied to the mirror",
+            value=st.get("transactions") or 0,
+        )
+        yield CounterMetricFamily(
+            "noria_upstream_reconnects",
+            "Reconnections to the upstream's binlog",
+            value=st.get("reconnects") or 0,
+        )
+        yield GaugeMetricFamily(
+            "noria_upstream_running",
+            "1 while the replication thread runs",
+            value=1 if st.get("running") else 0,
+        )
+
     def collect(self) -> Iterator[Metric]:
         snap = snapshot(self.engine, self.server_state)
         by_status: dict[str, int] = {"cached": 0, "proxied": 0}
@@ -168,6 +205,7 @@ class EngineCollector(Collector):
                 "process's views do not reflect yet",
                 value=snap.log_behind,
             )
+        yield from self._upstream()
         if snap.connections is not None:
             yield GaugeMetricFamily(
                 "noria_connections", "Open client connections", value=snap.connections

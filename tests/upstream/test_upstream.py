@@ -560,3 +560,33 @@ def test_reads_during_a_copy_after_ddl_are_answered_upstream(upstream, monkeypat
         assert conn.execute(q, (0,)).fetchall() == [(34,)]
     finally:
         conn.close()
+
+
+def test_replication_shows_in_the_prometheus_metrics(upstream):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    _schema(upstream)
+    upstream.run("INSERT INTO users VALUES (1, 'ann', 5)")
+    conn = _mirror(upstream)
+    try:
+        upstream.run("INSERT INTO users VALUES (2, 'bob', 7)", "UPDATE users SET karma = 6")
+        assert conn.upstream.sync(30)
+        srv = noria_py.start_http_server(conn, "127.0.0.1", 0)
+        try:
+            import urllib.request
+
+            text = urllib.request.urlopen(srv.url + "/metrics", timeout=30).read().decode()
+        finally:
+            srv.close()
+        found = {
+            s.name: s.value
+            for fam in text_string_to_metric_families(text)
+            for s in fam.samples
+            if s.name.startswith("noria_upstream")
+        }
+        assert found["noria_upstream_running"] == 1
+        assert found["noria_upstream_lag_bytes"] == 0
+        assert found["noria_upstream_transactions_total"] >= 2
+        assert "noria_upstream_lag_seconds" in found
+    finally:
+        conn.close()
