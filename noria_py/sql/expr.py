@@ -172,6 +172,8 @@ def _num(v):
         return v
     if t is _coerce.TemporalText:  # a date MySQL returns as a string: its number, a DOUBLE
         return float(_coerce.to_num(v.value))
+    if isinstance(v, _coerce.ScalarText):  # JSON_EXTRACT's scalar: the value it holds
+        return float(_num(v.value))
     # MySQL converts a string in numeric context to a DOUBLE
     if isinstance(v, str):
         return float(V.str_to_number(v))
@@ -388,6 +390,11 @@ def _cmp_prepare(a, b):
     tb = type(b)
     if ta is tb:
         return a, b
+    if isinstance(a, _coerce.ScalarText) or isinstance(b, _coerce.ScalarText):
+        return _cmp_prepare(
+            a.value if isinstance(a, _coerce.ScalarText) else a,
+            b.value if isinstance(b, _coerce.ScalarText) else b,
+        )
     if ta is _coerce.TemporalText or tb is _coerce.TemporalText:
         return _cmp_prepare(
             a.value if ta is _coerce.TemporalText else a,

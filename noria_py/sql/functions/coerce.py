@@ -64,6 +64,18 @@ class TemporalText(str):
         return self
 
 
+class ScalarText(str):
+    """A string that stands for a SQL value in numeric context and comparisons (JSON_EXTRACT
+    of one JSON scalar: ``'"2"'`` is 2 in ``+ 1``, ``'"x"'`` equals ``'x'``)."""
+
+    __slots__ = ("value",)
+
+    def __new__(cls, text: str, value):
+        self = super().__new__(cls, text)
+        self.value = value
+        return self
+
+
 def to_str(v) -> str | None:
     """The string form of a value, as CONCAT or a string function sees it."""
     if v is None:
@@ -129,6 +141,8 @@ def to_num(v):
     if t is bytes:
         return float(str_prefix_number(v.decode("utf-8", "replace")))
     if t is TemporalText:
+        return to_num(v.value)
+    if isinstance(v, ScalarText):
         return to_num(v.value)
     if t is _dt.datetime:
         n = v.year * 10**10 + v.month * 10**8 + v.day * 10**6 + v.hour * 10**4 + v.minute * 100

@@ -18,13 +18,21 @@ from decimal import Decimal
 from ...errors import ProgrammingError
 from ..values import INT, STR
 from . import register
-from .coerce import fmt_decimal, fmt_float, to_str
+from .coerce import ScalarText, fmt_decimal, fmt_float, to_str
 
 DEPTH_LIMIT = 32
 
 
 class JsonText(str):
     """A string holding JSON: spliced as JSON (not quoted) by the JSON functions."""
+
+    __slots__ = ()
+
+
+class JsonScalar(JsonText, ScalarText):
+    """JSON_EXTRACT's one scalar: JSON text to the JSON functions and to a client, and in
+    numeric context and comparisons the value it holds, as MariaDB reads it (a number a
+    DOUBLE, a string its text, true 1 and false 0)."""
 
     __slots__ = ()
 
@@ -589,7 +597,18 @@ def json_extract(js, *paths) -> JsonText | None:
         return None
     if multiple:
         return JsonText("[" + ", ".join(nice(x) for x in found) + "]")
-    return JsonText(nice(found[0]))
+    node = found[0]
+    text = nice(node)
+    if node.t == "s":
+        return JsonScalar(text, unescape(node.v))
+    if node.t == "n":
+        try:
+            return JsonScalar(text, float(node.v))
+        except ValueError:
+            return JsonText(text)
+    if node.t in ("t", "f"):
+        return JsonScalar(text, 1.0 if node.t == "t" else 0.0)
+    return JsonText(text)
 
 
 @register("JSON_UNQUOTE", ret=STR, args=1)
