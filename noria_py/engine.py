@@ -3108,6 +3108,7 @@ class Engine:
         are installed and maintained, but without a reader of the whole view (see
         ``_install``), and the text is not registered, so reading the view plainly installs a
         reader like any other query."""
+        ast = self._collated(ast)
         if isinstance(ast, exp.Select) and ast.args.get("from_") is None:
             if ast.args.get("where") or ast.args.get("group"):
                 return self._proxy(ast, nparams, sql, reason="WHERE or GROUP BY without FROM")
@@ -3789,9 +3790,14 @@ class Engine:
         scope = Scope(*V.scope_columns(schema, alias))
         if where is None:
             return lambda params: self.storage.select_with_rowid(schema.name, None)
+        collated = any(c.ctype.collation for c in schema.columns)
+        if collated:
+            where = _collate_refs(where, schema, alias)
         try:
             pred = compile_expr(where, scope).fn
         except Unsupported as e:
+            if collated:
+                return self._storage_matcher(schema, where, alias)
             raise E.NotSupportedError(f"WHERE clause not supported: {e}") from None
         push = _pushdown(where, schema)
 
@@ -3813,6 +3819,59 @@ class Engine:
             return [(rid, r) for rid, r in cand if truthy(pred(r, params))]
 
         return match
+
+    def _storage_matcher(self, schema: TableSchema, where: exp.Expression, alias: str):
+        """``_matcher`` for a WHERE base storage answers (a column with its own collation):
+        the rows whose rowid ``SELECT rowid FROM t WHERE ...`` finds there."""
+        table = exp.Table(this=exp.to_identifier(schema.name, quoted=True))
+        if alias:
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        probe = exp.select(exp.column("rowid", table=alias or None)).from_(table)
+        probe = probe.where(where.copy())
+        prep = self._proxy(probe, _count_params(probe), probe.sql(DIALECT))
+
+        def match(params):
+            ids = {r[0] for r in prep.run(self, params).rows}
+            return [
+                (rid, r)
+                for rid, r in self.storage.select_with_rowid(schema.name, None)
+                if rid in ids
+            ]
+
+        return match
+
+    def _collated(self, ast: exp.Expression) -> exp.Expression:
+        """``ast`` with each comparison of a column that has a collation of its own made under
+        it (``a COLLATE utf8mb4_bin``), which base storage answers exactly; as written when
+        no table has such a column."""
+        if not any(c.ctype.collation for s in self.storage.schemas.values() for c in s.columns):
+            return ast
+        ast = ast.copy()
+        for sel in list(ast.find_all(exp.Select)):
+            found = proxy_types.select_scope(sel, self.storage.schemas)
+            if found is None:
+                continue
+            scope, ctypes = found
+            distinct = bool(sel.args.get("distinct"))
+            for col in list(sel.find_all(exp.Column)):
+                if isinstance(col.this, exp.Star) or col.find_ancestor(exp.Select) is not sel:
+                    continue
+                try:
+                    i, _kind = scope.resolve(col)
+                except Exception:  # noqa: BLE001 - an outer or unknown column
+                    continue
+                coll = ctypes[i].collation
+                parent = col.parent
+                if not coll or isinstance(parent, exp.Collate):
+                    continue
+                item = parent is sel or (isinstance(parent, exp.Alias) and parent.parent is sel)
+                if item and not distinct:
+                    continue  # a column shown as it is
+                wrapped = exp.Collate(this=col.copy(), expression=exp.Var(this=coll))
+                if parent is sel:
+                    wrapped = exp.alias_(wrapped, col.name, quoted=True)
+                col.replace(wrapped)
+        return ast
 
     def _prepare_multi_write(self, ast, nparams: int) -> Prepared:
         """Multi-table UPDATE (``UPDATE a JOIN b ON ... SET a.x = b.y``, ``UPDATE a, b ...``)
@@ -4156,9 +4215,10 @@ class Engine:
         self._fk_parents = None
 
     @staticmethod
-    def _check_collations(ast: exp.Expression) -> None:
-        """A column or table collation other than the engine's cannot be kept exactly (the
-        dataflow keys every string by one collation): error 1235 names the way out."""
+    def _check_collations(ast: exp.Expression, other_ok: bool = False) -> None:
+        """Each collation named exists (1273). One other than the engine's is kept by CREATE
+        TABLE (``other_ok``: base storage declares it, queries comparing the column are
+        answered there, see ``_collated``); elsewhere (ALTER TABLE) it is error 1235."""
         from .sql import collation as C
 
         cur = C.current()
@@ -4168,7 +4228,7 @@ class Engine:
                 coll = C.get(name)
             except KeyError:
                 raise E.ProgrammingError(f"Unknown collation: '{name}'", 1273, "HY000") from None
-            if coll.name != cur.name:
+            if coll.name != cur.name and not other_ok:
                 raise E.NotSupportedError(
                     f"This version doesn't yet support 'COLLATE {name}' on a database using "
                     f"{cur.name}: start it with that collation (connect(collation='{name}'), "
@@ -4295,7 +4355,7 @@ class Engine:
             )
         schema.ddl = sql
         if not restoring:
-            self._check_collations(ast)
+            self._check_collations(ast, other_ok=True)
             if schema.foreign_keys:
                 from .foreign_keys import validate
 
@@ -5233,9 +5293,11 @@ def show_create_table(schema, collation: str, shown: bool = False) -> str:
     lines = []
     for c in schema.columns:
         part = f"  {_quote_ident(c.name)} {_mysql8_type(c.ctype)}"
+        if c.ctype.collation:  # a collation of its own (the catalog keeps this text too)
+            part += f" CHARACTER SET utf8mb4 COLLATE {c.ctype.collation}"
         if c.generated is not None:
             kind = "STORED" if c.stored else "VIRTUAL"
-            part += f" GENERATED ALWAYS AS ({c.generated.sql('mysql', identify=True)}) {kind}"
+            part += f" GENERATED ALWAYS AS ({c.generated.sql(DIALECT, identify=True)}) {kind}"
             if not c.nullable:
                 part += " NOT NULL"
             lines.append(part)
@@ -5780,6 +5842,7 @@ def _schema_from_create(ast: exp.Create, check_refs: bool = True) -> TableSchema
     if len(set(unique_names) & set(index_names)):
         n = sorted(set(unique_names) & set(index_names))[0]
         raise E.ProgrammingError(f"Duplicate key name '{n}'", 1061, "42000")
+    _column_collations(ast, schema_ast, columns)
     return TableSchema(
         name,
         columns,
@@ -5791,6 +5854,56 @@ def _schema_from_create(ast: exp.Create, check_refs: bool = True) -> TableSchema
         foreign_keys=fks,
         checks=checks,
     )
+
+
+def _collate_refs(where: exp.Expression, schema: TableSchema, alias: str) -> exp.Expression:
+    """A single-table WHERE with each column that has its own collation compared under it."""
+    names = {c.name.lower(): c.ctype.collation for c in schema.columns if c.ctype.collation}
+    where = where.copy()
+    qual = {(alias or N.bare(schema.name)).lower(), schema.name.lower()}
+    for col in list(where.find_all(exp.Column)):
+        coll = names.get(col.name.lower())
+        if not coll or isinstance(col.parent, exp.Collate):
+            continue
+        if col.table and col.table.lower() not in qual:
+            continue
+        if col.find_ancestor(exp.Select) is not None:
+            continue  # inside a subquery: its own tables
+        col.replace(exp.Collate(this=col.copy(), expression=exp.Var(this=coll)))
+    return where
+
+
+def _collation_name(node) -> str:
+    return node.this.name if hasattr(node.this, "name") else str(node.this)
+
+
+def _column_collations(ast: exp.Create, schema_ast: exp.Schema, columns) -> None:
+    """A text column's collation when it is not the engine's: its own ``COLLATE``, else the
+    table's (``COLLATE=``). Kept on its type (``ColumnType.collation``)."""
+    from .sql import collation as C
+
+    cur = C.current().name
+    table = None
+    for prop in (ast.args.get("properties") or exp.Properties()).expressions:
+        if isinstance(prop, exp.CollateProperty):
+            table = _collation_name(prop)
+    defs = {d.name.lower(): d for d in schema_ast.expressions if isinstance(d, exp.ColumnDef)}
+    for col in columns:
+        if col.ctype.kind != V.STR or col.ctype.kind.__class__ is V.MemberKind:
+            continue
+        name = table
+        d = defs.get(col.name.lower())
+        for cons in d.constraints if d is not None else ():
+            if isinstance(cons.kind, exp.CollateColumnConstraint):
+                name = _collation_name(cons.kind)
+        if name is None:
+            continue
+        try:
+            coll = C.get(name)
+        except KeyError:
+            raise E.ProgrammingError(f"Unknown collation: '{name}'", 1273, "HY000") from None
+        if coll.name != cur:
+            col.ctype.collation = coll.name
 
 
 def _name_checks(table: str, checks: list, columns) -> None:

@@ -512,12 +512,12 @@ def _bool(v):
     return 1 if truthy(v) else 0
 
 
-def like_matcher(pattern: str, escape: str | None = "\\"):
-    """``value -> bool`` for ``value LIKE pattern`` under the current collation: characters
-    compare by their weights (``'É' LIKE 'e'`` under ``utf8mb4_general_ci``)."""
+def like_matcher(pattern: str, escape: str | None = "\\", coll=None):
+    """``value -> bool`` for ``value LIKE pattern`` under the current collation (or ``coll``):
+    characters compare by their weights (``'É' LIKE 'e'`` under ``utf8mb4_general_ci``)."""
     from . import collation as _C
 
-    coll = _C.current()
+    coll = coll or _C.current()
     rx = _C._like_regex(coll, pattern, escape)
     if coll.name == "binary":
         return lambda v: rx.fullmatch(v) is not None
@@ -1374,13 +1374,28 @@ class _Compiler:
         return Compiled(fn, V.INT)
 
     def c_Like(self, n: exp.Like):
-        fa = self.compile(n.this).fn
+        coll = None
+        this = n.this
+        if isinstance(this, exp.Collate):  # a LIKE D COLLATE x: matched under x
+            from . import collation as _C
+
+            name = (
+                this.expression.name if hasattr(this.expression, "name") else str(this.expression)
+            )
+            try:
+                coll = _C.get(name)
+            except KeyError:
+                raise Unsupported(f"COLLATE {name}") from None
+            this = this.this
+        fa = self.compile(this).fn
         pat = self.compile(n.expression)
+        if coll is not None and not pat.const:
+            raise Unsupported(f"LIKE with a pattern that is not constant under COLLATE {coll.name}")
         if pat.const:
             pv = pat.fn(None, None)
             if pv is None:
                 return Compiled(lambda r, p: None, V.INT)
-            m = like_matcher(_str(pv))
+            m = like_matcher(_str(pv), coll=coll)
 
             def fn(r, p):
                 v = fa(r, p)

@@ -134,7 +134,8 @@ class ColumnType:
     """A column's declared type: the internal kind plus what coercion and metadata need."""
 
     __slots__ = (
-        "kind", "mysql_name", "unsigned", "length", "precision", "scale", "values", "computed"
+        "kind", "mysql_name", "unsigned", "length", "precision", "scale", "values", "computed",
+        "collation",
     )  # fmt: skip
 
     def __init__(
@@ -152,6 +153,9 @@ class ColumnType:
         # a derived table's computed column: SQLite holds what the expression gave (a DECIMAL
         # as its exact text) with no collation of its own
         self.computed = computed
+        # a text column declared with another collation than the engine's: its name (base
+        # storage declares it; queries comparing the column say COLLATE, see engine)
+        self.collation: str | None = None
         self.mysql_name = mysql_name
         self.unsigned = unsigned
         self.length = length

@@ -408,8 +408,9 @@ class SQLiteStorage:
             aff = c.ctype.sqlite_affinity()
             part = f"{q(c.name)} {aff}"
             if c.ctype.kind == V.STR:
-                # text compares, sorts, groups and is unique under the engine's collation
-                part += f" COLLATE {q(coll)}"
+                # text compares, sorts, groups and is unique under the engine's collation, or
+                # the column's own
+                part += f" COLLATE {q(c.ctype.collation or coll)}"
             elif c.ctype.wide_decimal:
                 part += f" COLLATE {q(V.DECIMAL_COLLATION)}"  # its text compares by value
             if inline_pk and i == pk[0]:
@@ -464,13 +465,17 @@ class SQLiteStorage:
     def ensure_collation(self, schema: TableSchema) -> None:
         """A table written with another collation (or none, by an older version) is copied
         into one declared with the engine's, its text columns compared by it from then on."""
-        if not any(c.ctype.kind == V.STR for c in schema.columns):
+        texts = [c for c in schema.columns if c.ctype.kind == V.STR]
+        if not texts:
             return
         row = self.conn.execute(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (schema.name,)
         ).fetchone()
         coll = current_collation().name
-        if row is None or f"COLLATE {q(coll)}" in (row[0] or ""):
+        if row is None or all(
+            f"{q(c.name)} TEXT COLLATE {q(c.ctype.collation or coll)}" in (row[0] or "")
+            for c in texts
+        ):
             return
         old = schema.name + "__old_collation"
         started = not self._in_tx
