@@ -5332,7 +5332,7 @@ def show_create_table(schema, collation: str, shown: bool = False) -> str:
         lines.append(f"  {fk.clause(parent)}")
     for name, expr, _col in schema.checks:
         lines.append(
-            f"  CONSTRAINT {_quote_ident(name)} CHECK ({expr.sql('mysql', identify=True)})"
+            f"  CONSTRAINT {_quote_ident(name)} CHECK ({expr.sql(DIALECT, identify=True)})"
         )
     body = ",\n".join(lines)
     name = N.bare(schema.name) if shown else schema.name

@@ -19,6 +19,7 @@ from . import errors as E
 from .result import Result
 from .sql import names as N
 from .sql import values as V
+from .sql.dialect import DIALECT
 
 S, I = V.STR, V.INT  # noqa: E741 - column kinds, short for the table below
 
@@ -223,7 +224,7 @@ def _column_facts(c) -> dict:
         f["CHARACTER_SET_NAME"] = "utf8mb4"
         from .engine import current_collation_name
 
-        f["COLLATION_NAME"] = current_collation_name()
+        f["COLLATION_NAME"] = ct.collation or current_collation_name()
     elif ct.kind == V.BYTES:
         n = ct.length if ct.length is not None else _BLOB_LENGTH.get(name, 65535)
         f["CHARACTER_MAXIMUM_LENGTH"] = f["CHARACTER_OCTET_LENGTH"] = n
@@ -289,7 +290,7 @@ def build_rows(engine, counts: bool = True) -> dict[str, list[tuple]]:
             generated, expression = "NEVER", ""
             if c.generated is not None:
                 extra = "STORED GENERATED" if c.stored else "VIRTUAL GENERATED"
-                generated, expression = "ALWAYS", c.generated.sql("mysql", identify=True)
+                generated, expression = "ALWAYS", c.generated.sql(DIALECT, identify=True)
             out["COLUMNS"].append(
                 ("def", database, t, c.name, i + 1, _default(c), "YES" if c.nullable else "NO",
                  f["DATA_TYPE"], f["CHARACTER_MAXIMUM_LENGTH"], f["CHARACTER_OCTET_LENGTH"],
@@ -322,7 +323,7 @@ def build_rows(engine, counts: bool = True) -> dict[str, list[tuple]]:
             out["TABLE_CONSTRAINTS"].append(("def", database, cname, database, t, "CHECK", "YES"))
             out["CHECK_CONSTRAINTS"].append(
                 ("def", database, t, cname, "Column" if col else "Table",
-                 expr.sql("mysql", identify=True))
+                 expr.sql(DIALECT, identify=True))
             )  # fmt: skip
         for fk in schema.foreign_keys:
             out["TABLE_CONSTRAINTS"].append(
