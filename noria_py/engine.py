@@ -1610,6 +1610,7 @@ class Engine:
         self._unshared: set[str] = set()
         # databases other than home (lower-case -> name as created); see sql/names.py
         self.databases: dict[str, str] = {}
+        self.db_collations: dict[str, str] = {}  # a database's default collation, if not ours
         self._fk_parents: set | None = None  # see _fk_referenced
         self._check_fns: dict = {}  # id(schema) -> (schema, compiled CHECK constraints)
         self._gen_fns: dict = {}  # id(schema) -> (schema, compiled generated columns)
@@ -2092,15 +2093,28 @@ class Engine:
             if ast.args.get("exists"):
                 return Result(rowcount=0, conditions=[("Note", 1007, msg)])
             raise E.ProgrammingError(msg, 1007, "HY000")
+        from .sql import collation as C
+
+        coll = None
         for prop in (ast.args.get("properties") or exp.Properties()).expressions:
             if isinstance(prop, exp.CollateProperty):
-                _use_collation(
-                    prop.this.name if hasattr(prop.this, "name") else str(prop.this), self
-                )
+                cname = _collation_name(prop)
+                try:
+                    coll = C.get(cname).name
+                except KeyError:
+                    raise E.ProgrammingError(
+                        f"Unknown collation: '{cname}'", 1273, "HY000"
+                    ) from None
+                if coll == C.current().name:
+                    coll = None
         self._ddl_guard()
-        self.storage.catalog_add("database", name, f"CREATE DATABASE `{name}`")
+        # a database's default collation: its tables' text columns take it (_column_collations)
+        text = f"CREATE DATABASE `{name}`" + (f" COLLATE {coll}" if coll else "")
+        self.storage.catalog_add("database", name, text)
         self.storage.commit()
         self.databases[low] = name
+        if coll:
+            self.db_collations[low] = coll
         return Result(rowcount=1)
 
     def _drop_database(self, ast: exp.Drop) -> Result:
@@ -4346,6 +4360,9 @@ class Engine:
             if isinstance(ast.expression, (exp.Select, exp.SetOperation)):
                 return self._create_table_as(ast, sql)
         schema = _schema_from_create(ast)
+        db = N.split(schema.name)[0]
+        if db is not None and db.lower() in self.db_collations:
+            _column_collations(ast, ast.this, schema.columns, self.db_collations[db.lower()])
         low = schema.name.lower()
         if low in self.storage.schemas or low in self.views:
             if ast.args.get("exists"):
@@ -4907,6 +4924,9 @@ class Engine:
         for kind, name, sql in entries:
             if kind == "database":  # the catalog holds engine names: nothing to resolve
                 self.databases[name.lower()] = name
+                m = re.search(r"\bCOLLATE\s+(\w+)", sql or "")
+                if m:
+                    self.db_collations[name.lower()] = m.group(1)
                 continue
             if kind in ("cache", "nocache"):
                 continue  # once the tables and views are there (restore_caches)
@@ -5877,13 +5897,15 @@ def _collation_name(node) -> str:
     return node.this.name if hasattr(node.this, "name") else str(node.this)
 
 
-def _column_collations(ast: exp.Create, schema_ast: exp.Schema, columns) -> None:
+def _column_collations(
+    ast: exp.Create, schema_ast: exp.Schema, columns, database: str | None = None
+) -> None:
     """A text column's collation when it is not the engine's: its own ``COLLATE``, else the
-    table's (``COLLATE=``). Kept on its type (``ColumnType.collation``)."""
+    table's (``COLLATE=``), else its database's. Kept on its type (``ColumnType.collation``)."""
     from .sql import collation as C
 
     cur = C.current().name
-    table = None
+    table = database
     for prop in (ast.args.get("properties") or exp.Properties()).expressions:
         if isinstance(prop, exp.CollateProperty):
             table = _collation_name(prop)

@@ -142,3 +142,40 @@ def test_a_collation_nothing_knows_is_1273():
         conn.execute("CREATE TABLE bad (s VARCHAR(5) COLLATE no_such_collation)")
     assert info.value.errno == 1273
     conn.close()
+
+
+def test_a_databases_default_collation(mariadb_oracle, tmp_path):
+    script = [
+        "DROP DATABASE IF EXISTS collated_db",
+        "CREATE DATABASE collated_db COLLATE utf8mb4_bin",
+        "CREATE TABLE collated_db.bt (id INT PRIMARY KEY, s VARCHAR(10), "
+        "g VARCHAR(10) COLLATE utf8mb4_general_ci)",
+        "INSERT INTO collated_db.bt VALUES (1, 'a', 'a'), (2, 'A', 'A'), (3, 'a ', 'á')",
+    ]
+    reads = [
+        "SELECT id FROM collated_db.bt WHERE s = 'a' ORDER BY id",
+        "SELECT id FROM collated_db.bt WHERE g = 'a' ORDER BY id",
+        "SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+        "'collated_db' ORDER BY ORDINAL_POSITION",
+    ]
+    c = mariadb_oracle.connect(database=None)
+    want = []
+    with c.cursor() as cur:
+        for sql in script:
+            cur.execute(sql)
+        for sql in reads:
+            cur.execute(sql)
+            want.append([tuple(r) for r in cur.fetchall()])
+        cur.execute("DROP DATABASE collated_db")
+    c.close()
+    path = str(tmp_path / "dbcoll.db")
+    conn = noria_py.connect(path)
+    for sql in script[1:]:
+        conn.execute(sql)
+    assert [[tuple(r) for r in conn.execute(sql).fetchall()] for sql in reads] == want
+    conn.close()
+    again = noria_py.connect(path)  # the database's collation is kept in the catalog
+    again.execute("CREATE TABLE collated_db.bt2 (s VARCHAR(10))")
+    again.execute("INSERT INTO collated_db.bt2 VALUES ('a'), ('A')")
+    assert again.execute("SELECT COUNT(*) FROM collated_db.bt2 WHERE s = 'a'").fetchall() == [(1,)]
+    again.close()
