@@ -925,8 +925,8 @@ class _Compiler:
             return f(fa(r, p), fb(r, p))
 
         kind = kind_fn(a.kind, b.kind) if kind_fn else _fold([a.kind, b.kind])
-        if kind == V.STR:
-            kind = V.FLOAT
+        if kind == V.STR or (f is not _intdiv_exact and V.STR in (a.kind, b.kind)):
+            kind = V.FLOAT  # a string in arithmetic is a DOUBLE, and so is the result
         if f is not _intdiv_exact and (
             isinstance(n.this, exp.Null) or isinstance(n.expression, exp.Null)
         ):
