@@ -133,7 +133,7 @@ def _session_statement(sql: str) -> bool:
             found = False
         else:
             found = st.kind in _SESSION_KINDS and (st.kind != "session_select" or "@" in sql)
-            if st.kind == "write" and "@" in sql:
+            if st.kind == "write" and st.info != "load" and "@" in sql:
                 from .server.session import _USER_VAR
 
                 found = _USER_VAR.search(sql) is not None  # INSERT ... VALUES (@x)

@@ -865,8 +865,9 @@ class Session:
         if not self.txn.active and self.vars.get("transaction_read_only"):
             raise errors.read_only_transaction()  # every statement is a READ ONLY transaction
         sql = st.sql
-        if "@" in sql and _USER_VAR.search(sql):
-            sql = _with_variables(self, sql)  # INSERT ... VALUES (@x): its value
+        if "@" in sql and st.info != "load" and _USER_VAR.search(sql):
+            # INSERT ... VALUES (@x): its value (LOAD DATA's @vars are the file's fields)
+            sql = _with_variables(self, sql)
         sql, params = self._lift_write(sql, params)
         res = self.engine.execute(sql, params, self.txn)
         self._note(res)
