@@ -812,17 +812,22 @@ _NUMBER_TYPES = (int, float, Decimal, bool)
 def _param_guard(prep: Prepared) -> tuple:
     """(position, "str" | "num") of each parameter compared with a string or a number column,
     cached on ``prep`` (``binds_otherwise``)."""
-    guard = prep._param_guard
+    guard = getattr(prep, "_param_guard", None)
     if guard is None:
+        compared = getattr(prep, "compared_kinds", None)
         out = []
-        for i, k in sorted(prep.compared_kinds().items()):
+        for i, k in sorted((compared() if compared is not None else {}).items()):
             if k.__class__ is not str:
                 continue  # an ENUM/SET: a number is a member's position, bound as such
             if k == V.STR:
                 out.append((i, "str"))
             elif k in (V.INT, V.DECIMAL, V.FLOAT):
                 out.append((i, "num"))
-        guard = prep._param_guard = tuple(out)
+        guard = tuple(out)
+        try:
+            prep._param_guard = guard
+        except AttributeError:  # a statement with slots: computed each time (it has none)
+            pass
     return guard
 
 
