@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..sql import values as V
 from ..sql.collation import CK
+from .partial import matches
 
 # join key kinds whose SQLite equality (text under the column's collation) is the dataflow's
 JOIN_KINDS = (V.INT, V.STR, V.DATE, V.DATETIME)
@@ -141,8 +142,6 @@ def nonempty(storage, rel: SqlRel, cols, key, delta: int, cache: dict) -> tuple[
     pend = 0
     base = rel.bases[0]
     if base.pending:
-        from .partial import matches
-
         at = [rel.src[c][1] for c in cols]
         for batch in base.pending:
             for row, m in batch:
@@ -152,9 +151,10 @@ def nonempty(storage, rel: SqlRel, cols, key, delta: int, cache: dict) -> tuple[
     need = max(pend, pend - delta)
     if need < 0:
         return True, True
-    entry = cache.get(("count", tuple(cols)))
+    ckey = ("count", tuple(cols))
+    entry = cache.get(ckey)
     if entry is None:
-        entry = cache[("count", tuple(cols))] = (
+        entry = cache[ckey] = (
             f"SELECT COUNT(*) FROM (SELECT 1 FROM {rel.from_sql}{where(rel, cols)} LIMIT ?)"
         )
     params = [_param(v) for v in key]
