@@ -1268,6 +1268,14 @@ class InsertPrepared(Prepared):
         # defaults for columns not listed
         self.auto_col = schema.auto_increment
         self.has_generated = any(c.generated is not None for c in schema.columns)
+        # a row at a time, no conflict handling, nothing returned (Engine._insert_one)
+        self.plain = (
+            not self.ignore
+            and not self.replace
+            and self.upsert is None
+            and self.returning is None
+            and self.select is None
+        )
 
     @staticmethod
     def _compile_upsert(schema: TableSchema, assignments, alias=None, inserted=()) -> list:
@@ -3317,6 +3325,17 @@ class Engine:
             rows_all.extend(prep.build_rows(self, params))
         if not rows_all:
             return Result(rowcount=0)
+        if (
+            len(rows_all) == 1
+            and prep.plain
+            and self._writer is None
+            and not self._tx
+            and not self._cur.active
+            and self._runtime is None
+            and not self.shared
+            and not self._fk_involved(prep.schema)
+        ):
+            return self._insert_one(prep, rows_all)
         stored_holder: list = []
         changed = [0]
         conditions: list = []
@@ -3379,6 +3398,23 @@ class Engine:
             if gen:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid, conditions=conditions)
+
+    def _insert_one(self, prep: InsertPrepared, rows: list) -> Result:
+        """A plain INSERT of one row outside a transaction, into a table no CHECK or FOREIGN
+        KEY involves: one SQLite statement, atomic by itself (no transaction or savepoint
+        around it), and its delta straight to the dataflow (``_write``'s single path without
+        its closures)."""
+        table = prep.table
+        stored = self.storage.insert_rows(table, rows, prep.auto_col)
+        node = self.graph.lookup(f"base({table})")
+        if node is not None and node.children:
+            self._dispatch(node, [(r, 1) for r in stored])
+        self.write_count += 1
+        auto = prep.auto_col
+        lastrowid = None
+        if auto is not None and rows[0][auto] is None:
+            lastrowid = stored[0][auto]
+        return Result(rowcount=1, lastrowid=lastrowid, conditions=[])
 
     def _load_data(self, spec) -> Result:
         """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT.
