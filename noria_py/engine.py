@@ -1268,6 +1268,7 @@ class InsertPrepared(Prepared):
         # defaults for columns not listed
         self.auto_col = schema.auto_increment
         self.has_generated = any(c.generated is not None for c in schema.columns)
+        self._int_plan = self._plan_ints(schema) if self.tuples is not None else None
         # a row at a time, no conflict handling, nothing returned (Engine._insert_one)
         self.plain = (
             not self.ignore
@@ -1276,6 +1277,21 @@ class InsertPrepared(Prepared):
             and self.returning is None
             and self.select is None
         )
+
+    def _plan_ints(self, schema: TableSchema) -> list | None:
+        """When every column is given in order, none generated and no DEFAULT: per column,
+        ``(index, column, lowest, highest)``, the bounds set for an integer column (a value
+        of type int between them is what ``coerce_for_column`` would return), else None."""
+        cols = schema.columns
+        if self.positions != list(range(len(cols))) or self.has_generated:
+            return None
+        if any(f is _DEFAULT for fns in self.tuples for f in fns):
+            return None
+        plan = []
+        for i, c in enumerate(cols):
+            rng = V.int_range(c.ctype)
+            plan.append((i, c, None, None) if rng is None else (i, c, rng[0], rng[1]))
+        return plan
 
     @staticmethod
     def _compile_upsert(schema: TableSchema, assignments, alias=None, inserted=()) -> list:
@@ -1334,6 +1350,33 @@ class InsertPrepared(Prepared):
         return out
 
     def build_rows(self, engine: Engine, params) -> list[list]:
+        if self._int_plan is not None:
+            return self._build_given(params)
+        return self._build_rows(engine, params)
+
+    def _build_given(self, params) -> list[list]:
+        """``build_rows`` when every column's value is given (see ``_plan_ints``): the same
+        checks, without the defaults and generated columns, an in-range integer kept as is."""
+        out = []
+        auto = self.auto_col
+        coerce = V.coerce_for_column
+        for fns in self.tuples:
+            row = [f((), params) for f in fns]
+            for i, c, lo, hi in self._int_plan:
+                v = row[i]
+                if v is not None and (lo is None or type(v) is not int or not lo <= v <= hi):
+                    v = coerce(v, c.ctype, c.name)
+                if i == auto and (v is None or v == 0):
+                    v = None
+                elif v is None and not c.nullable:
+                    raise E.IntegrityError(
+                        f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                    )
+                row[i] = v
+            out.append(row)
+        return out
+
+    def _build_rows(self, engine: Engine, params) -> list[list]:
         schema = self.schema
         rows_vals: list[list] = []
         if self.tuples is not None:

@@ -234,6 +234,9 @@ class Graph:
 
 def _forget(pending: list, batch: list) -> None:
     """Remove ``batch`` itself (not an equal one) from ``pending``."""
+    if pending and pending[-1] is batch:
+        pending.pop()  # the usual case: the last one added
+        return
     for i, b in enumerate(pending):
         if b is batch:
             del pending[i]
