@@ -452,3 +452,28 @@ def test_a_left_join_counts_the_right_side_only_while_it_knows_no_bound(monkeypa
     plain.execute("INSERT INTO posts VALUES (6, 2, 1, 'x')")
     assert counted
     same()
+
+
+def test_an_executemany_under_a_left_join_is_one_delta_counted_per_key():
+    """An executemany of many rows is one delta: the left join asks, per key, how many of the
+    delta's own records it holds (still pending in base storage) from an index of the batch,
+    and the padded rows of keys that had no right rows go."""
+    conn = noria_py.connect()
+    plain = noria_py.connect(dataflow=False)
+    for c in (conn, plain):
+        for sql in SCHEMA:
+            c.execute(sql)
+        c.executemany("INSERT INTO authors VALUES (?, ?, 0)", [(k, f"a{k}") for k in range(10)])
+        c.execute("INSERT INTO posts VALUES (1000, 3, 1, 'x')")
+    q = QUERIES[0]
+    for k in range(10):
+        conn.execute(q, (k,)).fetchall()  # every key filled below the join
+    rows = [(i, i % 7, i % 3, "x") for i in range(200)]  # keys 0..6, author 3 had a post
+    for c in (conn, plain):
+        c.executemany("INSERT INTO posts VALUES (?, ?, ?, ?)", rows)
+    for k in range(10):
+        assert conn.execute(q, (k,)).fetchall() == plain.execute(q, (k,)).fetchall(), k
+    by_post = QUERIES[3]
+    for k in range(10):
+        got = sorted(conn.execute(by_post, (k,)).fetchall(), key=repr)
+        assert got == sorted(plain.execute(by_post, (k,)).fetchall(), key=repr), k
