@@ -2832,13 +2832,16 @@ class Engine:
                     self._dispatch(node, batch)
             return
         if self._tx:
-            self.storage.savepoint("noria_stmt")
-            try:
-                batch = fn()
-            except BaseException:
-                self.storage.rollback_to("noria_stmt")
-                raise
-            self.storage.release("noria_stmt")
+            if single:
+                batch = fn()  # one statement: SQLite undoes its own part if it fails
+            else:
+                self.storage.savepoint("noria_stmt")
+                try:
+                    batch = fn()
+                except BaseException:
+                    self.storage.rollback_to("noria_stmt")
+                    raise
+                self.storage.release("noria_stmt")
             for t, b in _pairs(table, batch):
                 self._tx_deltas.append((t, b))
                 self._tx_tables.add(t.lower())
