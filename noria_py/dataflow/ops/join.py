@@ -349,7 +349,9 @@ class Join(Node):
         outer = self.outer
         gate = self._gate() if gated else None  # deltas only: an upquery fills what it asks
         multi = self._multi
-        keep = outer and port == 1 and self._right_min_live()
+        keep = outer and port == 1
+        if keep:
+            self._right_min_current()
         for key, recs in self._by_key(port, batch).items():
             if gate is not None and not gate(key if multi else (key,)):
                 if keep and key in self._right_min:
@@ -416,15 +418,14 @@ class Join(Node):
     # bounds kept per join key at most (then forgotten, to be counted again)
     RIGHT_MIN_LIMIT = 1 << 16
 
-    def _right_min_live(self) -> bool:
-        """Keep ``_right_min`` for this delta? It is forgotten when the graph changed (a
-        replay, or an undone replay, may have passed records that base storage never got)."""
+    def _right_min_current(self) -> None:
+        """Before a right delta: forget ``_right_min`` if the graph changed since it was kept
+        (a replay, or an undone replay, may have passed records base storage never got)."""
         graph = self.graph
         version = graph.version if graph is not None else -1
         if version != self._right_min_version:
             self._right_min.clear()
             self._right_min_version = version
-        return True
 
     def _right_low(self, key, delta: int) -> int:
         """The right input's lower bound for ``key`` before a delta of net count ``delta``
