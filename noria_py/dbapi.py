@@ -238,7 +238,9 @@ class Cursor:
                     )
                 self.description = d
                 return self
-        if not isinstance(params, (Sequence, tuple, list)) or isinstance(params, (str, bytes)):
+        if params.__class__ not in (tuple, list) and (
+            not isinstance(params, Sequence) or isinstance(params, (str, bytes))
+        ):
             if isinstance(params, dict):
                 raise E.ProgrammingError("named parameters are not supported; use ?", 1210)
             params = tuple(params)

@@ -1280,6 +1280,30 @@ class InsertPrepared(Prepared):
         # defaults for columns not listed
         self.auto_col = schema.auto_increment
         self.has_generated = any(c.generated is not None for c in schema.columns)
+        self._int_plan = self._plan_ints(schema) if self.tuples is not None else None
+        # a row at a time, no conflict handling, nothing returned (Engine._insert_one)
+        self.plain = (
+            not self.ignore
+            and not self.replace
+            and self.upsert is None
+            and self.returning is None
+            and self.select is None
+        )
+
+    def _plan_ints(self, schema: TableSchema) -> list | None:
+        """When every column is given in order, none generated and no DEFAULT: per column,
+        ``(index, column, lowest, highest)``, the bounds set for an integer column (a value
+        of type int between them is what ``coerce_for_column`` would return), else None."""
+        cols = schema.columns
+        if self.positions != list(range(len(cols))) or self.has_generated:
+            return None
+        if any(f is _DEFAULT for fns in self.tuples for f in fns):
+            return None
+        plan = []
+        for i, c in enumerate(cols):
+            rng = V.int_range(c.ctype)
+            plan.append((i, c, None, None) if rng is None else (i, c, rng[0], rng[1]))
+        return plan
 
     @staticmethod
     def _compile_upsert(schema: TableSchema, assignments, alias=None, inserted=()) -> list:
@@ -1338,6 +1362,33 @@ class InsertPrepared(Prepared):
         return out
 
     def build_rows(self, engine: Engine, params) -> list[list]:
+        if self._int_plan is not None:
+            return self._build_given(params)
+        return self._build_rows(engine, params)
+
+    def _build_given(self, params) -> list[list]:
+        """``build_rows`` when every column's value is given (see ``_plan_ints``): the same
+        checks, without the defaults and generated columns, an in-range integer kept as is."""
+        out = []
+        auto = self.auto_col
+        coerce = V.coerce_for_column
+        for fns in self.tuples:
+            row = [f((), params) for f in fns]
+            for i, c, lo, hi in self._int_plan:
+                v = row[i]
+                if v is not None and (lo is None or type(v) is not int or not lo <= v <= hi):
+                    v = coerce(v, c.ctype, c.name)
+                if i == auto and (v is None or v == 0):
+                    v = None
+                elif v is None and not c.nullable:
+                    raise E.IntegrityError(
+                        f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                    )
+                row[i] = v
+            out.append(row)
+        return out
+
+    def _build_rows(self, engine: Engine, params) -> list[list]:
         schema = self.schema
         rows_vals: list[list] = []
         if self.tuples is not None:
@@ -2826,13 +2877,16 @@ class Engine:
                     self._dispatch(node, batch)
             return
         if self._tx:
-            self.storage.savepoint("noria_stmt")
-            try:
-                batch = fn()
-            except BaseException:
-                self.storage.rollback_to("noria_stmt")
-                raise
-            self.storage.release("noria_stmt")
+            if single:
+                batch = fn()  # one statement: SQLite undoes its own part if it fails
+            else:
+                self.storage.savepoint("noria_stmt")
+                try:
+                    batch = fn()
+                except BaseException:
+                    self.storage.rollback_to("noria_stmt")
+                    raise
+                self.storage.release("noria_stmt")
             for t, b in _pairs(table, batch):
                 self._tx_deltas.append((t, b))
                 self._tx_tables.add(t.lower())
@@ -3363,6 +3417,17 @@ class Engine:
             rows_all.extend(prep.build_rows(self, params))
         if not rows_all:
             return Result(rowcount=0)
+        if (
+            len(rows_all) == 1
+            and prep.plain
+            and self._writer is None
+            and not self._tx
+            and not self._cur.active
+            and self._runtime is None
+            and not self.shared
+            and not self._fk_involved(prep.schema)
+        ):
+            return self._insert_one(prep, rows_all)
         stored_holder: list = []
         changed = [0]
         conditions: list = []
@@ -3425,6 +3490,23 @@ class Engine:
             if gen:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid, conditions=conditions)
+
+    def _insert_one(self, prep: InsertPrepared, rows: list) -> Result:
+        """A plain INSERT of one row outside a transaction, into a table no CHECK or FOREIGN
+        KEY involves: one SQLite statement, atomic by itself (no transaction or savepoint
+        around it), and its delta straight to the dataflow (``_write``'s single path without
+        its closures)."""
+        table = prep.table
+        stored = self.storage.insert_rows(table, rows, prep.auto_col)
+        node = self.graph.lookup(f"base({table})")
+        if node is not None and node.children:
+            self._dispatch(node, [(r, 1) for r in stored])
+        self.write_count += 1
+        auto = prep.auto_col
+        lastrowid = None
+        if auto is not None and rows[0][auto] is None:
+            lastrowid = stored[0][auto]
+        return Result(rowcount=1, lastrowid=lastrowid, conditions=[])
 
     def _load_data(self, spec) -> Result:
         """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT.

@@ -395,3 +395,85 @@ def test_another_process_committing_right_after_this_one(tmp_path):
         assert conn.execute(q, (1,)).fetchall() == [(1, "ann", 1, 100, 100)]
     a.close()
     b.close()
+
+
+def test_a_left_join_counts_the_right_side_only_while_it_knows_no_bound(monkeypatch):
+    """A left join's right delta must know whether the key had right rows before it (the
+    padded row goes or comes back). Once counted, a lower bound per key kept up by every right
+    delta answers the next inserts without counting; deletes that may reach zero count again,
+    and the answers stay those of base storage."""
+    from noria_py.dataflow.ops.join import Join
+
+    counted = []
+    real = Join._right_nonempty
+    monkeypatch.setattr(
+        Join,
+        "_right_nonempty",
+        lambda self, key, d: counted.append(key) or real(self, key, d),
+    )
+    conn = noria_py.connect()
+    plain = noria_py.connect(dataflow=False)
+    for c in (conn, plain):
+        for sql in SCHEMA:
+            c.execute(sql)
+        c.execute("INSERT INTO authors VALUES (1, 'ann', 0), (2, 'bob', 0)")
+    q = QUERIES[3]
+
+    def same():
+        for k in (1, 2):
+            assert sorted(conn.execute(q, (k,)).fetchall(), key=repr) == sorted(
+                plain.execute(q, (k,)).fetchall(), key=repr
+            )
+
+    same()
+    steps = [
+        ("INSERT INTO posts VALUES (1, 1, 1, 'x')", True),  # counted: no bound yet
+        ("INSERT INTO posts VALUES (2, 1, 1, 'x')", False),  # bound 1 -> 2
+        ("INSERT INTO posts VALUES (3, 1, 1, 'x')", False),  # bound 2 -> 3
+        ("DELETE FROM posts WHERE id = 3", False),  # 3 - 1 > 0: still known
+        ("DELETE FROM posts WHERE id IN (1, 2)", True),  # may reach zero: counted
+        ("INSERT INTO posts VALUES (4, 1, 1, 'x')", True),  # padded again, then counted
+        ("INSERT INTO posts VALUES (5, 2, 1, 'x')", True),
+        ("UPDATE posts SET author = 2 WHERE id = 4", True),  # key 1 -1, key 2 +1
+    ]
+    for sql, counts in steps:
+        counted.clear()
+        for c in (conn, plain):
+            c.execute(sql)
+        assert bool(counted) == counts, sql
+        same()
+    # a change to the graph (another query installed) forgets every bound
+    conn.execute(
+        "SELECT a.id, p.tag FROM authors a LEFT JOIN posts p ON p.author = a.id WHERE a.grp = ?",
+        (0,),
+    ).fetchall()
+    counted.clear()
+    conn.execute("INSERT INTO posts VALUES (6, 2, 1, 'x')")
+    plain.execute("INSERT INTO posts VALUES (6, 2, 1, 'x')")
+    assert counted
+    same()
+
+
+def test_an_executemany_under_a_left_join_is_one_delta_counted_per_key():
+    """An executemany of many rows is one delta: the left join asks, per key, how many of the
+    delta's own records it holds (still pending in base storage) from an index of the batch,
+    and the padded rows of keys that had no right rows go."""
+    conn = noria_py.connect()
+    plain = noria_py.connect(dataflow=False)
+    for c in (conn, plain):
+        for sql in SCHEMA:
+            c.execute(sql)
+        c.executemany("INSERT INTO authors VALUES (?, ?, 0)", [(k, f"a{k}") for k in range(10)])
+        c.execute("INSERT INTO posts VALUES (1000, 3, 1, 'x')")
+    q = QUERIES[0]
+    for k in range(10):
+        conn.execute(q, (k,)).fetchall()  # every key filled below the join
+    rows = [(i, i % 7, i % 3, "x") for i in range(200)]  # keys 0..6, author 3 had a post
+    for c in (conn, plain):
+        c.executemany("INSERT INTO posts VALUES (?, ?, ?, ?)", rows)
+    for k in range(10):
+        assert conn.execute(q, (k,)).fetchall() == plain.execute(q, (k,)).fetchall(), k
+    by_post = QUERIES[3]
+    for k in range(10):
+        got = sorted(conn.execute(by_post, (k,)).fetchall(), key=repr)
+        assert got == sorted(plain.execute(by_post, (k,)).fetchall(), key=repr), k

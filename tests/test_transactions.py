@@ -161,6 +161,22 @@ def test_an_error_in_a_transaction_undoes_only_its_statement():
     assert conn.execute(POINT, (11,)).fetchall() == []
 
 
+def test_a_failed_one_row_insert_in_a_transaction_leaves_the_rest():
+    """A one-row INSERT runs without a statement savepoint (one SQLite statement undoes its
+    own part): its failure keeps the transaction's earlier writes and the transaction open."""
+    conn = _open("inline", "memory", None)
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO a (id, name) VALUES (?, ?)", (10, "x"))
+    with pytest.raises(noria_py.IntegrityError) as info:
+        conn.execute("INSERT INTO a (id, name) VALUES (?, ?)", (10, "dup"))
+    assert info.value.errno == 1062
+    assert conn.in_transaction
+    conn.execute("INSERT INTO a (id, name) VALUES (?, ?)", (12, "z"))
+    conn.execute("COMMIT")
+    assert conn.execute(POINT, (10,)).fetchall() == [("x",)]
+    assert conn.execute(POINT, (12,)).fetchall() == [("z",)]
+
+
 def test_ddl_commits_the_open_transaction():
     conn = _open("inline", "memory", None)
     conn.execute("BEGIN")

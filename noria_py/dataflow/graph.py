@@ -8,8 +8,6 @@ parent signatures) already exists is reused instead of added, so identical sub-p
 
 from __future__ import annotations
 
-from collections import deque
-
 import networkx as nx
 
 from .node import Node
@@ -133,21 +131,25 @@ class Graph:
             self.runtime.inject(source, batch)
             return
         pending = getattr(source, "pending", None)
-        mine = pending is not None and not any(b is batch for b in pending)
-        if mine:
-            pending.append(batch)
+        if pending is not None:
+            for b in pending:
+                if b is batch:
+                    break
+            else:
+                pending.append(batch)
         try:
-            queue = deque()
-            for child, port in source.children:
-                queue.append((child, port, batch))
-            while queue:
-                node, port, b = queue.popleft()
+            # breadth first: a list read from the front (no deque per delta)
+            queue = [(child, port, batch) for child, port in source.children]
+            i = 0
+            while i < len(queue):
+                node, port, b = queue[i]
+                i += 1
                 out = node.on_input(port, b)
                 if out:
                     for child, cport in node.children:
                         queue.append((child, cport, out))
         finally:
-            if pending is not None:
+            if pending:
                 _forget(pending, batch)
 
     def propagate_all(self, pairs: list) -> None:
@@ -232,6 +234,9 @@ class Graph:
 
 def _forget(pending: list, batch: list) -> None:
     """Remove ``batch`` itself (not an equal one) from ``pending``."""
+    if pending and pending[-1] is batch:
+        pending.pop()  # the usual case: the last one added
+        return
     for i, b in enumerate(pending):
         if b is batch:
             del pending[i]

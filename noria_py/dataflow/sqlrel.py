@@ -15,7 +15,8 @@ value read is converted as base storage converts it, and a table with deltas sti
 from __future__ import annotations
 
 from ..sql import values as V
-from ..sql.collation import CK
+from ..sql.collation import CK, ck
+from .partial import matches
 
 # join key kinds whose SQLite equality (text under the column's collation) is the dataflow's
 JOIN_KINDS = (V.INT, V.STR, V.DATE, V.DATETIME)
@@ -134,6 +135,30 @@ def where(rel: SqlRel, cols) -> str:
     return " WHERE " + " AND ".join(f"{rel.cols[c]} IS ?" for c in cols)
 
 
+# a pending batch longer than this is counted per key once (an executemany's delta asks about
+# each of its keys: scanning it for each would be quadratic)
+PENDING_INDEX_AT = 16
+
+
+def _pending_count(cache: dict, batch: list, at: list, key) -> int:
+    """The net count of ``batch``'s records whose columns ``at`` match ``key`` (as
+    ``partial.matches`` compares: equal, or equal collation keys), from an index of the batch
+    built on its first question and kept in ``cache`` while it is asked about."""
+    store = cache.get(("pending", tuple(at)))
+    if store is None:
+        store = cache[("pending", tuple(at))] = {}
+    got = store.get(id(batch))
+    if got is None or got[0] is not batch:
+        if len(store) >= 8:
+            store.clear()  # batches no longer pending
+        counts: dict = {}
+        for row, m in batch:
+            k = tuple([ck(row[c]) for c in at])
+            counts[k] = counts.get(k, 0) + m
+        got = store[id(batch)] = (batch, counts)
+    return got[1].get(tuple([ck(v) for v in key]), 0)
+
+
 def nonempty(storage, rel: SqlRel, cols, key, delta: int, cache: dict) -> tuple[bool, bool]:
     """Does a one-table ``rel`` have records whose ``cols`` equal ``key`` as the dataflow has
     received them (base storage's rows minus the pending deltas: ``BaseTable.pending``), and
@@ -141,10 +166,11 @@ def nonempty(storage, rel: SqlRel, cols, key, delta: int, cache: dict) -> tuple[
     pend = 0
     base = rel.bases[0]
     if base.pending:
-        from .partial import matches
-
         at = [rel.src[c][1] for c in cols]
         for batch in base.pending:
+            if len(batch) > PENDING_INDEX_AT:
+                pend += _pending_count(cache, batch, at, key)
+                continue
             for row, m in batch:
                 if matches(row, at, key):
                     pend += m
@@ -152,9 +178,10 @@ def nonempty(storage, rel: SqlRel, cols, key, delta: int, cache: dict) -> tuple[
     need = max(pend, pend - delta)
     if need < 0:
         return True, True
-    entry = cache.get(("count", tuple(cols)))
+    ckey = ("count", tuple(cols))
+    entry = cache.get(ckey)
     if entry is None:
-        entry = cache[("count", tuple(cols))] = (
+        entry = cache[ckey] = (
             f"SELECT COUNT(*) FROM (SELECT 1 FROM {rel.from_sql}{where(rel, cols)} LIMIT ?)"
         )
     params = [_param(v) for v in key]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..node import FULL, NONE, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
+from ..sqlrel import nonempty
 
 
 class Join(Node):
@@ -49,6 +50,10 @@ class Join(Node):
         self._rel = None  # (SqlRel, SQL per asked columns) or False: see _pushed
         self._right_rel = None  # the right input as one table's SqlRel, or False
         self._counts: dict = {}  # count statements by asked columns
+        # a left join's right input: per join key, a lower bound (> 0) of the records this
+        # join has received, kept up by every right delta (see _right_nonempty)
+        self._right_min: dict = {}
+        self._right_min_version = -1  # the graph version _right_min was kept under
         self._gate_cache = None  # (graph version, gate or None): see _gate
         self._counted = None  # the graph whose lookup_count counts this join
 
@@ -344,8 +349,16 @@ class Join(Node):
         outer = self.outer
         gate = self._gate() if gated else None  # deltas only: an upquery fills what it asks
         multi = self._multi
+        keep = outer and port == 1
+        if keep:
+            self._right_min_current()
         for key, recs in self._by_key(port, batch).items():
             if gate is not None and not gate(key if multi else (key,)):
+                if keep and key in self._right_min:
+                    d = 0
+                    for _row, m in recs:
+                        d += m
+                    self._right_low(key, d)  # the bound follows every right delta
                 continue  # every state below lacks this key: they would drop what it joins
             null = self._has_null(key)
             if port == 0:
@@ -359,14 +372,21 @@ class Join(Node):
                 continue
             if null:
                 continue
-            lefts = self._bag(0, key)
-            if not lefts:
-                continue
             if outer:
                 d = 0
                 for _row, m in recs:
                     d += m
-                before, after = self._right_nonempty(key, d)
+                low = self._right_low(key, d)
+            lefts = self._bag(0, key)
+            if not lefts:
+                continue
+            if outer:
+                if low > 0:
+                    before = after = True  # a bound with and without the delta: no count
+                else:
+                    before, after = self._right_nonempty(key, d)
+                    if after:
+                        self._right_min_put(key, 1)
                 if before != after:
                     sign = -1 if after else 1
                     for lrow, lc in lefts:
@@ -395,6 +415,36 @@ class Join(Node):
         self._gate_cache = (version, gate)
         return gate
 
+    # bounds kept per join key at most (then forgotten, to be counted again)
+    RIGHT_MIN_LIMIT = 1 << 16
+
+    def _right_min_current(self) -> None:
+        """Before a right delta: forget ``_right_min`` if the graph changed since it was kept
+        (a replay, or an undone replay, may have passed records base storage never got)."""
+        graph = self.graph
+        version = graph.version if graph is not None else -1
+        if version != self._right_min_version:
+            self._right_min.clear()
+            self._right_min_version = version
+
+    def _right_low(self, key, delta: int) -> int:
+        """The right input's lower bound for ``key`` before a delta of net count ``delta``
+        (0: none known), moved to what it is after the delta: a bound ``b`` of the records
+        received stays one of ``b + delta`` once the delta is received (a negative delta may
+        take it to nothing known)."""
+        bounds = self._right_min
+        low = bounds.pop(key, 0)
+        if low > 0 and low + delta > 0:
+            bounds[key] = low + delta
+        return low if low + delta > 0 else 0
+
+    def _right_min_put(self, key, low: int) -> None:
+        bounds = self._right_min
+        if len(bounds) >= self.RIGHT_MIN_LIMIT:
+            bounds.clear()
+        if bounds.get(key, 0) < low:
+            bounds[key] = low
+
     def _right_nonempty(self, key, delta: int) -> tuple[bool, bool]:
         """Has the right input rows for join key ``key`` without the delta on its way, and
         with it (``delta``: its net count)? Counted in base storage, no further than needed,
@@ -404,9 +454,8 @@ class Join(Node):
             rel = self.parents[1].sql_rel()
             self._right_rel = rel = rel if rel is not None and rel.single else False
             self._counts = {}
+            self._right_min.clear()
         if rel:
-            from ..sqlrel import nonempty
-
             kt = key if self._multi else (key,)
             return nonempty(rel.storage, rel, self._key_cols[1], kt, delta, self._counts)
         n = 0
