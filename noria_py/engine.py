@@ -53,7 +53,7 @@ from .sql.compile import (
 )
 from .sql.dialect import DIALECT
 from .sql.expr import Scope, Unsupported, compile_expr, shown_value, truthy
-from .sql.literals import lift_literals_cached
+from .sql.literals import lift_literals_cached, write_in
 from .sql.parse import item_name, parse
 from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
 
@@ -1530,49 +1530,6 @@ _TX_WORDS = re.compile(
 )
 
 
-def _literal(v) -> str:
-    """A parameter as the SQL literal of its type: an int an integer, a Decimal an exact
-    number, a float a DOUBLE (``1.5e0``), bytes a hex string, others quoted text."""
-    if v is None:
-        return "NULL"
-    if v.__class__ is bool:
-        return "1" if v else "0"
-    if isinstance(v, int):
-        return str(int(v))
-    if isinstance(v, float):
-        r = repr(v)
-        return r if "e" in r or "n" in r else r + "e0"
-    if isinstance(v, Decimal):
-        return format(v, "f")
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return "X'" + bytes(v).hex() + "'"
-    if isinstance(v, _dt.timedelta):
-        v = F.coerce.fmt_time(v)
-    text = str(v).replace("\\", "\\\\").replace("'", "''")
-    return f"'{text}'"
-
-
-def _with_literals(sql: str, params, literal=_literal) -> str:
-    """``sql`` with each ``?`` outside quotes and comments replaced by ``literal(value)``."""
-    out, k, i, n = [], 0, 0, len(sql)
-    while i < n:
-        c = sql[i]
-        if c in "'\"`":
-            j = i + 1
-            while j < n and sql[j] != c:
-                j += 2 if sql[j] == "\\" else 1
-            out.append(sql[i : j + 1])
-            i = j + 1
-            continue
-        if c == "?" and k < len(params):
-            out.append(literal(params[k]))
-            k += 1
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
-
-
 def _db_qualified(name: str) -> str:
     """An engine table name as MySQL's notes name it: ``database.table``."""
     db, table = N.split(name)
@@ -1996,7 +1953,7 @@ class Engine:
         if params and prep.is_select and binds_otherwise(prep, params):
             # MySQL compares the value as its type, not the column's: the text with the
             # values in place answers (literal lifting leaves such a text as written)
-            text = _with_literals(sql, params)
+            text = write_in(sql, params)
             return self._run(text, self.prepare(text), ())  # as written: never lifted again
         if prep.kind == "ddl" and self.shared:
             try:

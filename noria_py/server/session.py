@@ -38,7 +38,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from noria_py import diagnostics, errors
@@ -46,7 +45,7 @@ from noria_py.result import Result
 from noria_py.sql import functions as F
 from noria_py.sql import names as N
 
-from ..sql.literals import LITERAL_SLOTS, literal_value, slots_of
+from ..sql.literals import LITERAL_SLOTS, literal_value, slots_of, sql_literal
 from ..sql.literals import lift_literals as lift_literals_uncached
 from ..sql.literals import lift_write_cached as lift_write
 from . import protocol as P
@@ -1189,23 +1188,12 @@ def _with_variables(s: Session, text: str) -> str:
                     v = s.get_var(mm.group(2), "global" if scope == "global" else "session")
                 else:
                     v = s.user_vars.get(mm.group(3).lower())
-                out.append(_sql_literal(v))
+                out.append(sql_literal(v))
                 i = mm.end()
                 continue
         out.append(c)
         i += 1
     return "".join(out)
-
-
-def _sql_literal(v: Any) -> str:
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, (int, float, Decimal)):
-        return str(v)
-    text = str(v).replace("\\", "\\\\").replace("'", "''")
-    return f"'{text}'"
 
 
 def _evaluable(expr: str) -> bool:

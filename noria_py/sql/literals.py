@@ -469,3 +469,85 @@ _write_shapes: dict[tuple[str, ...], tuple[int, ...] | None] = {}
 def lift_write_cached(sql: str) -> tuple[str, list[Any]] | None:
     """``lift_write`` with a per-shape cache, as ``lift_literals_cached`` for lookups."""
     return _lift_by_shape(sql, lift_write, _write_shapes)
+
+
+# --- and back: values written into a statement -------------------------------------------------
+
+
+def sql_literal(v: Any) -> str:
+    """A value as the SQL literal of its type: an int an integer, a Decimal an exact number, a
+    float a DOUBLE (``1.5e0``), bytes a hex string, a time its text, others quoted text."""
+    import datetime as _dt
+    from decimal import Decimal
+
+    if v is None:
+        return "NULL"
+    if v.__class__ is bool:
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        r = repr(v)
+        return r if "e" in r or "n" in r else r + "e0"
+    if isinstance(v, Decimal):
+        return format(v, "f")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return "X'" + bytes(v).hex() + "'"
+    if isinstance(v, _dt.timedelta):
+        from .functions.coerce import fmt_time
+
+        v = fmt_time(v)
+    text = str(v).replace("\\", "\\\\").replace("'", "''")
+    return f"'{text}'"
+
+
+def write_in(sql: str, params, literal=sql_literal) -> str:
+    """``sql`` with each ``?`` placeholder outside quotes and comments replaced by
+    ``literal(value)`` of its parameter (ProgrammingError when there are fewer)."""
+    out = []
+    k = 0
+    i = 0
+    n = len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n:
+                if sql[j] == "\\" and c != "`":
+                    j += 2
+                    continue
+                if sql[j] == c:
+                    if j + 1 < n and sql[j + 1] == c:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            out.append(sql[i : j + 1])
+            i = j + 1
+            continue
+        if c == "-" and sql.startswith("-- ", i) or c == "#":
+            j = sql.find("\n", i)
+            j = n if j < 0 else j
+            out.append(sql[i:j])
+            i = j
+            continue
+        if c == "/" and sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(sql[i:j])
+            i = j
+            continue
+        if c == "?":
+            if k >= len(params):
+                from ..errors import ER_WRONG_ARGUMENTS, ProgrammingError
+
+                raise ProgrammingError(
+                    "Incorrect number of bindings supplied", ER_WRONG_ARGUMENTS, "HY000"
+                )
+            out.append(literal(params[k]))
+            k += 1
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)

@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import errors as E
 from ..result import Result
+from ..sql.literals import write_in
 from .source import Position, current_position
 
 _FIRST = re.compile(r"\s*(?:/\*.*?\*/\s*|--[^\n]*\n\s*|#[^\n]*\n\s*)*\(*\s*(\w+)", re.S)
@@ -84,58 +85,7 @@ def bind(sql: str, params: Sequence[Any], conn) -> str:
     upstream's literal for its parameter."""
     if not params:
         return sql
-    out = []
-    k = 0
-    i = 0
-    n = len(sql)
-    while i < n:
-        c = sql[i]
-        if c in "'\"`":
-            j = i + 1
-            while j < n:
-                if sql[j] == "\\" and c != "`":
-                    j += 2
-                    continue
-                if sql[j] == c:
-                    if j + 1 < n and sql[j + 1] == c:
-                        j += 2
-                        continue
-                    break
-                j += 1
-            out.append(sql[i : j + 1])
-            i = j + 1
-            continue
-        if c == "-" and sql.startswith("-- ", i) or c == "#":
-            j = sql.find("\n", i)
-            j = n if j < 0 else j
-            out.append(sql[i:j])
-            i = j
-            continue
-        if c == "/" and sql.startswith("/*", i):
-            j = sql.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(sql[i:j])
-            i = j
-            continue
-        if c == "?":
-            if k >= len(params):
-                raise E.ProgrammingError(
-                    "Incorrect number of bindings supplied", E.ER_WRONG_ARGUMENTS, "HY000"
-                )
-            out.append(conn.escape(params[k]))
-            k += 1
-            i += 1
-            continue
-        out.append(c)
-        i += 1
-    if k != len(params):
-        raise E.ProgrammingError(
-            f"Incorrect number of bindings supplied: the statement uses {k}, "
-            f"{len(params)} supplied",
-            E.ER_WRONG_ARGUMENTS,
-            "HY000",
-        )
-    return "".join(out)
+    return write_in(sql, params, conn.escape)
 
 
 def _error(e: Exception) -> E.Error:
