@@ -1589,6 +1589,8 @@ class Engine:
         self.fast = (POLL_EVERY if getattr(self, "shared", False) else 1 << 62) if ok else 0
 
     def __init__(self, path: str | None = None, **options):
+        if path == ":memory:":  # sqlite3's spelling of an in-memory database
+            path = None
         self.path = path
         # every option declared, checked and at its default unless given (noria_py/options.py)
         self.options = options = _options.validate(options)

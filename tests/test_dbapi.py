@@ -48,6 +48,17 @@ def test_module_globals():
     assert noria_py.threadsafety in (0, 1, 2, 3)
 
 
+def test_memory_path_is_an_in_memory_database(tmp_path, monkeypatch):
+    """``":memory:"`` means what it means to ``sqlite3.connect``: no file is created."""
+    monkeypatch.chdir(tmp_path)
+    conn = noria_py.connect(":memory:")
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    assert conn.execute("SELECT id FROM t WHERE id = 1").fetchall() == [(1,)]
+    conn.close()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_exception_hierarchy_is_exported():
     names = [
         "Warning",
