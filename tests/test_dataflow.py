@@ -59,6 +59,33 @@ def test_queries_sharing_a_join_share_it(conn):
     assert by_kind["join"] == "yes" and by_kind["base"] == "yes"
 
 
+def test_a_parenthesized_leading_join_is_maintained_as_the_plain_join(conn):
+    """MySQL writes a view's joins as ``FROM ((a JOIN b ON ..) LEFT JOIN c ON ..)``: the same
+    query as without the parentheses, and maintained like it."""
+    nested = (
+        "SELECT s.title, u.name, COUNT(v.user_id) FROM ((stories s JOIN users u "
+        "ON (u.id = s.author)) LEFT JOIN votes v ON (v.story_id = s.id)) "
+        "WHERE s.author = ? GROUP BY s.id, s.title, u.name"
+    )
+    plain = (
+        nested.replace("((", "").replace("s.id)) ", "s.id) ").replace("s.author)) ", "s.author) ")
+    )
+    plain = plain.replace("(u.id = s.author)", "u.id = s.author")
+    assert "((" not in plain and "))" not in plain
+    assert conn.execute(f"EXPLAIN {nested}").fetchall()[0][1] != "proxied"
+    conn.execute("INSERT INTO votes VALUES (9, 1)")
+    got = sorted(conn.execute(nested, (1,)).fetchall())
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE stories (id INT PRIMARY KEY, title TEXT, author INT)")
+    db.execute("CREATE TABLE votes (user_id INT, story_id INT)")
+    db.execute("CREATE TABLE users (id INT PRIMARY KEY, name TEXT)")
+    for t in ("stories", "votes", "users"):
+        rows = conn.execute(f"SELECT * FROM {t}").fetchall()
+        db.executemany(f"INSERT INTO {t} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    assert got == sorted(db.execute(plain, (1,)).fetchall())
+    assert got and any(r[2] == 4 for r in got)
+
+
 def test_view_reused_by_queries_over_it(conn):
     conn.execute("CREATE VIEW vc AS SELECT story_id, COUNT(*) AS n FROM votes GROUP BY story_id")
     n = nodes(conn)

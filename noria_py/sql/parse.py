@@ -95,9 +95,36 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     toks = _check_tokens(text)
     _check_tree(stmt, sql)
     _quantified_subqueries(stmt)
+    _flatten_nested_joins(stmt)
     _name_items(stmt, text, toks)
     _unit_keywords(stmt)
     return stmt, nparams
+
+
+def _flatten_nested_joins(stmt: exp.Expression) -> None:
+    """``FROM ((a JOIN b ON ..) LEFT JOIN c ON ..)``, as MySQL writes every view's joins, is
+    ``FROM a JOIN b ON .. LEFT JOIN c ON ..``: joins associate to the left, so parentheses
+    around the FROM clause's leading join change nothing. (A parenthesized join on the right
+    of another join is left as written.)"""
+    for select in list(stmt.find_all(exp.Select)):
+        frm = select.args.get("from_")
+        if frm is None:
+            continue
+        item = frm.this
+        front: list[exp.Expression] = []
+        while isinstance(item, exp.Subquery) and not item.alias:
+            inner = item.this
+            if not isinstance(inner, (exp.Table, exp.Subquery)):
+                break
+            front = list(item.args.get("joins") or []) + front
+            item = inner
+        if item is frm.this:
+            continue
+        front = list(item.args.get("joins") or []) + front
+        item.set("joins", None)
+        item.pop()
+        frm.set("this", item)
+        select.set("joins", front + list(select.args.get("joins") or []))
 
 
 _UNIT_FIRST = {"TIMESTAMPDIFF", "TIMESTAMPADD", "GET_FORMAT"}

@@ -35,6 +35,7 @@ from typing import Any
 
 from .. import errors as E
 from .snapshot import (
+    VIEW_REASON,
     acting,
     drop_mirror,
     mirror_txn,
@@ -52,7 +53,8 @@ _DDL = re.compile(
     r"create\s+(?:or\s+replace\s+)?(?:temporary\s+)?table|alter\s+(?:online\s+)?(?:ignore\s+)?table"
     r"|drop\s+(?:temporary\s+)?table|rename\s+tables?|truncate(?:\s+table)?"
     r"|create\s+(?:or\s+replace\s+)?(?:unique\s+|fulltext\s+|spatial\s+)?index|drop\s+index"
-    r"|drop\s+(?:database|schema)|create\s+(?:database|schema))\b",
+    r"|drop\s+(?:database|schema)|create\s+(?:database|schema)"
+    r"|(?:create|alter)\s+(?:or\s+replace\s+)?[^;]*?\bview|drop\s+view)\b",
     re.I | re.S,
 )
 
@@ -86,6 +88,15 @@ def ddl_tables(query: str, schema: str) -> tuple[str, list[tuple[str, str]]] | N
     rest = query[m.end() :]
     rest = re.sub(r"^\s*if\s+(?:not\s+)?exists\b", "", rest, flags=re.I)
     names: list[tuple[str | None, str]] = []
+    if verb.endswith("view"):
+        body = (
+            rest
+            if verb.startswith("drop")
+            else re.split(r"\s+as\b", rest, maxsplit=1, flags=re.I)[0]
+        )
+        for part in body.split(","):
+            names.append(_split_name(part))
+        return "view", [(db or schema, t) for db, t in names if t]
     if verb.startswith(("drop database", "drop schema", "create database", "create schema")):
         db = _split_name(rest)[1]
         return ("database", [(db, "")])
@@ -411,10 +422,13 @@ class Replicator:
             if verb == "database":
                 if names[0][0] == self.url.database:
                     self._resnapshot(list(self.engine.table_names()) + list(self.skipped))
-            else:
+            elif verb != "view":
                 ours = [t for db, t in names if db == self.url.database]
                 if ours:
                     self._resnapshot(ours)
+            if verb in ("view", "database") or verb.startswith("rename"):
+                if any(db == self.url.database for db, _ in names):
+                    self._sync_views()
         with acting(self.engine, self.txn):
             save_position(self.engine, self.url, here)
         if timestamp:
@@ -437,6 +451,22 @@ class Replicator:
             # ``copying`` until then (``_caught_up``)
             self.copying = frozenset(
                 t for t in self.copying if t not in names or t in self._skip_until
+            )
+
+    def _sync_views(self) -> None:
+        """The upstream's views changed: define them here again (``sync_views``)."""
+        from .snapshot import sync_views
+
+        for name in [n for n, why in self.skipped.items() if why.startswith(VIEW_REASON)]:
+            del self.skipped[name]
+        conn = self.url.connect()
+        try:
+            self.skipped.update(sync_views(self.engine, self.txn, conn))
+        finally:
+            conn.close()
+        with acting(self.engine, self.txn):
+            self.engine.storage.conn.execute(
+                "UPDATE __noria_upstream SET skipped = ? WHERE id = 1", (json.dumps(self.skipped),)
             )
 
     def _caught_up(self) -> None:

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import datetime
 import decimal
+import re
 import time
 from collections.abc import Callable, Iterator
 
@@ -157,6 +158,75 @@ def _show_create(conn, table: str) -> str | None:
         return cur.fetchone()[1]
 
 
+VIEW_REASON = "its view definition is not supported here"
+_VIEW_HEAD = re.compile(
+    r"^\s*create\s+(?:or\s+replace\s+)?(?:algorithm\s*=\s*\w+\s+)?"
+    r"(?:definer\s*=\s*(?:`(?:[^`]|``)*`|'[^']*'|[\w$.%-]+)(?:@(?:`(?:[^`]|``)*`|'[^']*'|[\w$.%-]+))?\s+)?"
+    r"(?:sql\s+security\s+\w+\s+)?view\s+",
+    re.I | re.S,
+)
+
+
+def upstream_views(conn) -> dict[str, str]:
+    """The upstream database's views: name -> ``CREATE VIEW name AS <select>`` (the
+    upstream's own text of the SELECT, without its ALGORITHM, DEFINER and SECURITY clauses,
+    which say nothing about the rows)."""
+    import pymysql
+
+    out = {}
+    with conn.cursor() as cur:
+        cur.execute("SHOW FULL TABLES WHERE Table_type = 'VIEW'")
+        names = [r[0] for r in cur.fetchall()]
+        for name in names:
+            try:
+                cur.execute(f"SHOW CREATE VIEW `{name.replace('`', '``')}`")
+            except pymysql.err.MySQLError:
+                continue  # dropped meanwhile, or invalid upstream too
+            text = cur.fetchone()[1]
+            m = _VIEW_HEAD.match(text)
+            if m is None:
+                continue
+            text = text[m.end() :]
+            text = re.sub(
+                r"\s+with\s+(?:cascaded\s+|local\s+)?check\s+option\s*$", "", text, flags=re.I
+            )
+            out[name] = "CREATE VIEW " + text
+    return out
+
+
+def sync_views(engine, txn, conn) -> dict[str, str]:
+    """Make the engine's views those of the upstream (``upstream_views``): a view gone or
+    changed upstream is dropped here, a new or changed one created, views over views in the
+    order they need. Returns the views that could not be defined here, with why: queries over
+    them are answered by the upstream. The views' definitions are remembered on the engine
+    (``_upstream_views``); a view this process has not synced yet is created again."""
+    wanted = upstream_views(conn)
+    have: dict[str, str] = getattr(engine, "_upstream_views", {})
+    with acting(engine, txn):
+        for name in list(engine.view_names.values()):
+            if have.get(name) is None or have.get(name) != wanted.get(name):
+                engine.execute(f"DROP VIEW IF EXISTS `{name.replace('`', '``')}`", (), txn)
+                have.pop(name, None)
+        todo = {n: sql for n, sql in wanted.items() if n.lower() not in engine.view_names}
+        failed: dict[str, str] = {}
+        while todo:
+            progress = False
+            failed = {}
+            for name, sql in list(todo.items()):
+                try:
+                    engine.execute(sql, (), txn)
+                except E.Error as e:
+                    failed[name] = f"{VIEW_REASON}: {e}"
+                    continue
+                have[name] = sql
+                del todo[name]
+                progress = True
+            if not progress:
+                break
+    engine._upstream_views = have
+    return failed
+
+
 def drop_mirror(engine, txn, table: str) -> None:
     """Drop the mirror of ``table`` and every query over it (compiled again when next read)."""
     if table.lower() in engine.storage.schemas:
@@ -220,6 +290,8 @@ def snapshot(
             if name in skipped or name in big:
                 continue
             loaded[name] = _copy_rows(engine, txn, conn, name, progress)
+        if tables is None:
+            skipped.update(sync_views(engine, txn, conn))
         with conn.cursor() as cur:
             cur.execute("COMMIT")
         exact_at = None

@@ -293,6 +293,53 @@ def test_ddl_on_upstream_under_live_views(upstream):
         conn.close()
 
 
+def test_upstream_views_are_mirrored_and_follow_view_ddl(upstream):
+    """The upstream's views are defined here too, so queries over them are cached, and a
+    CREATE, ALTER or DROP VIEW on the upstream reaches the mirror through the binlog."""
+    _schema(upstream)
+    upstream.run(
+        "INSERT INTO users VALUES (1, 'ann', 5), (2, 'bob', 7)",
+        "INSERT INTO posts (author, title, score) VALUES (1, 'a', 1), (1, 'b', 2), (2, 'c', 3)",
+        "CREATE VIEW post_counts AS SELECT author, COUNT(*) AS n FROM posts GROUP BY author",
+        "CREATE ALGORITHM=MERGE SQL SECURITY INVOKER VIEW named_counts (who, n) AS "
+        "SELECT u.name, pc.n FROM users u JOIN post_counts pc ON pc.author = u.id",
+        "CREATE VIEW later AS SELECT NOW() AS t",  # answered upstream (NOW() is not maintained)
+    )
+    conn = _mirror(upstream)
+    try:
+        router = conn._router
+        q = "SELECT n FROM named_counts WHERE who = ?"
+        assert router.route(conn.engine, q) == "engine"
+        assert conn.execute(q, ("ann",)).fetchall() == [(2,)]
+        upstream.run("INSERT INTO posts (author, title) VALUES (1, 'd')")
+        assert conn.upstream.sync(30)
+        assert conn.execute(q, ("ann",)).fetchall() == [(3,)]
+        # a view redefined upstream is redefined here
+        upstream.run(
+            "CREATE OR REPLACE VIEW post_counts AS "
+            "SELECT author, COUNT(*) AS n FROM posts WHERE title <> 'a' GROUP BY author"
+        )
+        assert conn.upstream.sync(30)
+        assert conn.execute(q, ("ann",)).fetchall() == [(2,)]
+        upstream.run(
+            "ALTER VIEW post_counts AS SELECT author, 10 * COUNT(*) AS n FROM posts GROUP BY author"
+        )
+        assert conn.upstream.sync(30)
+        assert conn.execute(q, ("bob",)).fetchall() == [(10,)]
+        upstream.run("CREATE VIEW fresh AS SELECT id, name FROM users WHERE karma > 6")
+        assert conn.upstream.sync(30)
+        assert router.route(conn.engine, "SELECT name FROM fresh") == "engine"
+        assert conn.execute("SELECT name FROM fresh").fetchall() == [("bob",)]
+        upstream.run("DROP VIEW fresh, named_counts")
+        assert conn.upstream.sync(30)
+        assert "fresh" not in conn.engine.view_names
+        with pytest.raises(E.ProgrammingError) as info:
+            conn.execute(q, ("ann",))
+        assert info.value.errno == 1146
+    finally:
+        conn.close()
+
+
 # --- restarts ------------------------------------------------------------------------------------
 def test_restart_resumes_from_the_stored_position(upstream, tmp_path):
     _schema(upstream)
