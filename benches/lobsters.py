@@ -9,7 +9,12 @@ threshold, every measured request finished, and nothing failed. The best passing
 pages/s and the RSS of the database process at that point are reported. Past the threshold the
 rate keeps climbing until the backend saturates (achieves clearly less than offered), and the
 most pages/s achieved at any rate is reported too (``peak_pages_per_s``): a baseline that misses
-the latency bound even when idle still has a throughput to compare with. The MySQL-protocol
+the latency bound even when idle still has a throughput to compare with. Two more backends, not in the default list, compare the cache in front of MySQL
+(``noria-py serve --upstream``) with the database it fronts: ``mariadb-binlog`` is MariaDB with
+the natural queries and a ROW binlog (what an upstream needs), and ``noria-upstream`` primes that
+same MariaDB, puts ``noria-py serve --upstream`` in front of it and drives the server; during
+each of its steps the replication lag is sampled (the time from reading MariaDB's binlog
+position until the mirror has applied it), reported as p50/p99 per step. The MySQL-protocol
 backends are driven from ``--processes`` load generator processes (the same for all of them),
 at CPU niceness ``--client-nice`` so that on a small machine they do not take CPU time from the
 server under test (clients of a real server run on other machines).
@@ -37,6 +42,19 @@ from noria_py.workloads.lobsters.data import Workload
 from noria_py.workloads.lobsters.driver import RunConfig, run, run_processes
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# what an upstream of ``noria-py serve --upstream`` runs with
+BINLOG = (
+    "--log-bin=mariadb-bin",
+    "--binlog-format=ROW",
+    "--binlog-row-metadata=FULL",
+    "--server-id=1",
+)
+# (engine, baseline) pairs whose ratios are reported
+PAIRS = [
+    (e, b)
+    for e in ("embedded", "noria-serve", "noria-serve-w2")
+    for b in ("mariadb-natural", "mariadb-optimized")
+] + [("noria-upstream", "mariadb-binlog")]
 ALL_BACKENDS = (
     "embedded",
     "noria-serve",
@@ -46,10 +64,12 @@ ALL_BACKENDS = (
 )
 
 
-def start_noria_server(timeout: float = 60.0, workers: int = 1):
+def start_noria_server(timeout: float = 60.0, workers: int = 1, upstream: str | None = None):
     """``python -m noria_py.server.mysql`` on a free loopback port -> (process, url)."""
     cmd = [sys.executable, "-m", "noria_py.server.mysql", "--host", "127.0.0.1", "--port", "0"]
     cmd += ["--workers", str(workers)]
+    if upstream is not None:
+        cmd += ["--upstream", upstream]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1")
     )
@@ -65,7 +85,8 @@ def start_noria_server(timeout: float = 60.0, workers: int = 1):
                 if "serving MySQL protocol on" in line:
                     addr = line.split(" on ", 1)[1].split()[0]
                     host, port = addr.rsplit(":", 1)
-                    return proc, f"mysql://bench@{host}:{port}/noria"
+                    db = upstream.rsplit("/", 1)[1] if upstream else "noria"
+                    return proc, f"mysql://bench@{host}:{port}/{db}"
         raise RuntimeError("server did not report readiness")
     except BaseException:
         stop_process(proc)
@@ -84,10 +105,71 @@ def stop_process(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def sweep(backend, label: str, args, variant: str, log) -> dict:
+class LagSampler:
+    """Replication lag of ``noria-py serve --upstream`` while a step runs: every ``every``
+    seconds, MariaDB's binlog position is read, then the server's applied position
+    (``SHOW UPSTREAM STATUS``) is polled until it has reached it; the time that took is one
+    sample."""
+
+    def __init__(self, upstream: B.MySQLBackend, served: B.MySQLBackend, every: float = 0.25):
+        self.upstream, self.served, self.every = upstream, served, every
+        self.samples: list[float] = []
+        self._stop = None
+        self._thread = None
+
+    def start(self) -> None:
+        import threading
+
+        self.samples = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from noria_py.upstream.source import Position, at_or_after
+
+        up, mine = self.upstream.connect(), self.served.connect()
+        try:
+            while not self._stop.is_set():
+                t0 = time.perf_counter()
+                with up.cursor() as cur:
+                    cur.execute("SHOW MASTER STATUS")
+                    f, pos = cur.fetchone()[:2]
+                target = Position(f, int(pos))
+                while not self._stop.is_set():
+                    with mine.cursor() as cur:
+                        cur.execute("SHOW UPSTREAM STATUS")
+                        row = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+                    file, _, at = row["applied"].rpartition(":")
+                    if at_or_after(Position(file, int(at)), target):
+                        self.samples.append(time.perf_counter() - t0)
+                        break
+                    time.sleep(0.002)
+                self._stop.wait(self.every)
+        finally:
+            up.close()
+            mine.close()
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join(timeout=30)
+        xs = sorted(self.samples)
+        if not xs:
+            return {"samples": 0}
+
+        def pct(p: float) -> float:
+            return round(1000 * xs[min(len(xs) - 1, int(p / 100 * len(xs)))], 1)
+
+        return {"samples": len(xs), "p50_ms": pct(50), "p99_ms": pct(99), "max_ms": pct(100)}
+
+
+def sweep(backend, label: str, args, variant: str, log, prime: bool = True, sampler=None) -> dict:
     workload = Workload(args.scale, args.seed)
     t = time.perf_counter()
-    B.prime(backend, workload, variant, drop_existing=not isinstance(backend, B.EmbeddedBackend))
+    if prime:
+        B.prime(
+            backend, workload, variant, drop_existing=not isinstance(backend, B.EmbeddedBackend)
+        )
     session = backend.session()
     pages.warm(session, workload, variant == "optimized", seed=args.seed)
     session.close()
@@ -108,10 +190,13 @@ def sweep(backend, label: str, args, variant: str, log) -> dict:
             drain=max(5.0, args.duration),
             nice=args.client_nice,
         )
+        if sampler is not None:
+            sampler.start()
         if args.processes > 1 and isinstance(backend, B.MySQLBackend):
             result = run_processes(backend.url, args.scale, args.seed, cfg, args.processes)
         else:
             result = run(backend, workload, cfg)
+        lag = sampler.stop() if sampler is not None else None
         if result.unfinished == 0:  # otherwise backend.close() closes them after the workers
             for s in result.sessions:
                 s.close()
@@ -132,12 +217,15 @@ def sweep(backend, label: str, args, variant: str, log) -> dict:
             "rss_mb": summary["rss_mb"],
             "passed": ok,
         }
+        if lag is not None:
+            step["replication_lag"] = lag
         if summary.get("error_samples"):
             step["error_samples"] = summary["error_samples"][:3]
         steps.append(step)
         log(
             f"{label}: offered {rate:7.1f}  achieved {step['pages_per_s']:7.1f}  "
             f"p95 {step['p95_ms']} ms  {'ok' if ok else 'over'}"
+            + (f"  lag p50 {lag.get('p50_ms')} p99 {lag.get('p99_ms')} ms" if lag else "")
         )
         if ok:
             best = step
@@ -166,6 +254,7 @@ def sweep(backend, label: str, args, variant: str, log) -> dict:
         "peak_pages_per_s": max(s["pages_per_s"] for s in steps) if steps else 0.0,
         "offered_at_max": best["offered_pages_per_s"] if best else None,
         "rss_mb_at_max": best["rss_mb"] if best else None,
+        "replication_lag_at_max": best.get("replication_lag") if best else None,
         "steps": steps,
     }
     cache = backend.cache_stats()
@@ -193,6 +282,35 @@ def run_backend(name: str, args, log) -> dict:
         finally:
             backend.close()
             stop_process(proc)
+    if name in ("mariadb-binlog", "noria-upstream"):
+        if not B.mariadb_available():
+            return {"skipped": "mariadbd is not installed"}
+        server = B.MariaDBServer(extra_args=BINLOG).start()
+        direct = server.backend("mariadb-binlog")
+        try:
+            if name == "mariadb-binlog":
+                return sweep(direct, name, args, "natural", log)
+            B.prime(direct, Workload(args.scale, args.seed), "natural", drop_existing=True)
+            t = time.perf_counter()
+            proc, url = start_noria_server(timeout=600, upstream=server.url)
+            log(f"{name}: snapshot and start in {time.perf_counter() - t:.1f} s")
+            backend = B.MySQLBackend(url, rss_pid=proc.pid, name=name)
+            try:
+                return sweep(
+                    backend,
+                    name,
+                    args,
+                    "natural",
+                    log,
+                    prime=False,
+                    sampler=LagSampler(direct, backend),
+                )
+            finally:
+                backend.close()
+                stop_process(proc)
+        finally:
+            direct.close()
+            server.stop()
     if name.startswith("mariadb-"):
         if not B.mariadb_available():
             return {"skipped": "mariadbd is not installed"}
@@ -243,7 +361,12 @@ def plot(results: dict, path: Path, threshold: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--backends", default=",".join(ALL_BACKENDS), help="comma-separated subset")
+    p.add_argument(
+        "--backends",
+        default=",".join(ALL_BACKENDS),
+        help="comma-separated subset; also mariadb-binlog and noria-upstream (the cache in "
+        "front of MySQL and its baseline)",
+    )
     p.add_argument("--scale", type=float, default=0.1, help="data scale (default: %(default)s)")
     p.add_argument("--start-rate", type=float, default=5.0, help="first offered rate")
     p.add_argument("--factor", type=float, default=1.6, help="rate multiplier per step")
@@ -301,12 +424,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     results["max_pages_per_s"] = maxes
     ratios = {}
-    for engine in ("embedded", "noria-serve", "noria-serve-w2"):
-        for base in ("mariadb-natural", "mariadb-optimized"):
-            if engine in maxes and base in maxes:
-                # None when the baseline never met the threshold (the ratio is unbounded)
-                ratio = maxes[engine] / maxes[base] if maxes[base] else None
-                ratios[f"{engine}/{base}"] = round(ratio, 2) if ratio is not None else None
+    for engine, base in PAIRS:
+        if engine in maxes and base in maxes:
+            # None when the baseline never met the threshold (the ratio is unbounded)
+            ratio = maxes[engine] / maxes[base] if maxes[base] else None
+            ratios[f"{engine}/{base}"] = round(ratio, 2) if ratio is not None else None
     results["ratios"] = ratios
     peaks = {
         n: r["peak_pages_per_s"] for n, r in results["backends"].items() if "peak_pages_per_s" in r
@@ -314,8 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     results["peak_pages_per_s"] = peaks
     results["peak_ratios"] = {
         f"{engine}/{base}": round(peaks[engine] / peaks[base], 2)
-        for engine in ("embedded", "noria-serve", "noria-serve-w2")
-        for base in ("mariadb-natural", "mariadb-optimized")
+        for engine, base in PAIRS
         if engine in peaks and peaks.get(base)
     }
     out = Path(args.out)

@@ -1614,6 +1614,7 @@ class Engine:
         self.queries: dict[str, QueryEntry] = {}
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
+        self.statements_generation = 0  # moves whenever _cache is emptied by a catalog change
         # which SELECTs become caches: every one it can (caching="auto") or only those CREATE
         # CACHE asked for ("explicit"); DROP CACHE keeps a query proxied (cache_commands.py)
         self.cache_rules = CacheRules(options["caching"])
@@ -1750,6 +1751,12 @@ class Engine:
         """The SELECTs in the statement cache (the monitor samples their reads' latency).
         Needs no lock."""
         return [p for p in list(self._cache.values()) if isinstance(p, SelectPrepared)]
+
+    def _forget_statements(self) -> None:
+        """The catalog changed: prepared statements are planned again on their next use, and
+        ``statements_generation`` moves (verdicts kept elsewhere about texts are stale)."""
+        self._cache.clear()
+        self.statements_generation += 1
 
     def cached(self, sql: str) -> Prepared | None:
         """The statement ``prepare(sql)`` would return if it is already prepared, else None
@@ -2625,7 +2632,7 @@ class Engine:
         self.view_sql.clear()
         self.view_names.clear()
         self._by_sql.clear()
-        self._cache.clear()
+        self._forget_statements()
         self._unshared.clear()
         self.storage.forget_schemas()
         self._fk_parents = None
@@ -4270,7 +4277,7 @@ class Engine:
             raise E.LockWait()  # DDL waits for the other connection's transaction
         self._commit(t)  # MySQL: DDL commits the open transaction
         self._catch_up()
-        self._cache.clear()
+        self._forget_statements()
         self._unshared.clear()
         self._fk_parents = None
 
@@ -4706,7 +4713,7 @@ class Engine:
             raise
         self.storage.commit()
         self._forget_table(schema.name)
-        self._cache.clear()
+        self._forget_statements()
         self._revalidate_views()
 
     def _follow_parent(self, schema: TableSchema, plan) -> list:
@@ -4787,7 +4794,7 @@ class Engine:
                 del self._by_sql[k]
         if entry.compiled is not None:
             self.graph.release(entry.compiled.nodes)
-        self._cache.clear()
+        self._forget_statements()
 
     def _create_view(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
         name = ast.this.name

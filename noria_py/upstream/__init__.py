@@ -55,6 +55,9 @@ class Mirror:
         self.replicator = replicator
         self.snapshot_report = report  # None: resumed from the position in base storage
         self.read_your_writes = read_your_writes
+        # SELECT texts the dataflow does not maintain -> the engine's statements_generation
+        # when that was found (``Router.maintained``)
+        self.not_maintained: dict[str, int] = {}
 
     def router(self) -> Router:
         return Router(self)

@@ -160,22 +160,31 @@ class Router:
         unqualified names are that database's tables)?"""
         return self.database.lower() == self.mirror.url.database.lower()
 
-    @staticmethod
-    def maintained(engine, sql: str):
+    def maintained(self, engine, sql: str):
         """The dataflow's statement for this SELECT (for its literal-lifted form, when it has
         one), or None when the dataflow does not maintain it. Preparing it installs it, as the
-        engine's own first read would."""
+        engine's own first read would. A text found not maintained is not planned again until
+        the catalog changes (``not_maintained``, shared by the mirror's connections)."""
         from ..engine import SelectPrepared
 
         prep = engine.cached(sql)
         if prep is None:
+            known = self.mirror.not_maintained
+            if known.get(sql) == engine.statements_generation:
+                return None
             lifted = engine.lifted(sql)
             text = lifted[0] if lifted is not None else sql
             prep = engine.cached(text)
             if prep is None:
+                generation = engine.statements_generation
                 try:
                     prep = engine.prepare(text)
                 except E.Error:
+                    prep = None
+                if prep is None or prep.__class__ is not SelectPrepared:
+                    if len(known) > 10_000:
+                        known.clear()
+                    known[sql] = generation
                     return None
         return prep if prep.__class__ is SelectPrepared else None
 

@@ -326,9 +326,17 @@ def test_upstream_views_are_mirrored_and_follow_view_ddl(upstream):
         )
         assert conn.upstream.sync(30)
         assert conn.execute(q, ("bob",)).fetchall() == [(10,)]
+        # a text found not maintained is not planned again, until the catalog changes
+        planned = []
+        prepare = conn.engine.prepare
+        conn.engine.prepare = lambda text: planned.append(text) or prepare(text)
+        assert router.route(conn.engine, "SELECT name FROM fresh") == "upstream"  # no view yet
+        assert router.route(conn.engine, "SELECT name FROM fresh") == "upstream"
+        assert planned == ["SELECT name FROM fresh"]
         upstream.run("CREATE VIEW fresh AS SELECT id, name FROM users WHERE karma > 6")
         assert conn.upstream.sync(30)
         assert router.route(conn.engine, "SELECT name FROM fresh") == "engine"
+        conn.engine.prepare = prepare
         assert conn.execute("SELECT name FROM fresh").fetchall() == [("bob",)]
         upstream.run("DROP VIEW fresh, named_counts")
         assert conn.upstream.sync(30)
