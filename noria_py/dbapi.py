@@ -260,12 +260,28 @@ class Cursor:
     def _upstream(self, sql: str, params: Sequence) -> bool:
         """Upstream mode (``noria_py.upstream.routing``): run the statement on the upstream
         unless the dataflow answers it; True when it ran there."""
+        from .load_data import parse_load
+        from .upstream.routing import first_word
+
         router = self.connection._router
         where = router.route(self._engine, sql)
         if where == "engine" and router.may_read_cached():
             return False
         try:
-            res = router.status() if where == "status" else router.execute(sql, params)
+            if where == "status":
+                res = router.status()
+            elif first_word(sql) == "load" and (spec := parse_load(sql)) and spec.local:
+                # this process is the client: its file goes to the upstream
+                try:
+                    source = open(spec.path, "rb")  # noqa: SIM115 - closed below
+                except OSError as e:  # the client's error, as MySQL's client library words it
+                    raise E.OperationalError(
+                        f"File '{spec.path}' not found (Errcode: {e.errno})", 2, "HY000"
+                    ) from None
+                with source:
+                    res = router.load_local(sql, source)
+            else:
+                res = router.execute(sql, params)
         except E.Error as e:
             self._engine._txn_default.diag = error_area(e)
             raise

@@ -876,10 +876,10 @@ class Session:
         """``LOAD DATA LOCAL INFILE`` once the client has sent the file (``source``, a binary
         file holding its bytes): the connection asks for it, see ``CommandProtocol``."""
         self._bind_context()
-        if self.router is not None:
-            raise errors.NotSupportedError(
-                "LOAD DATA LOCAL INFILE in upstream mode: load the file into the upstream", 1235
-            )
+        if self.router is not None:  # the upstream loads it; replication brings the rows
+            res = self.router.load_local(sql, source)
+            self._note(res)
+            return res
         if not self.txn.active and self.vars.get("transaction_read_only"):
             raise errors.read_only_transaction()
         res = self.engine.load_local(sql, source, self.txn)

@@ -91,3 +91,47 @@ def test_serve_refuses_a_statement_binlog(upstream):
             Served("--upstream", upstream.url)
     finally:
         upstream.run("SET GLOBAL binlog_format = 'ROW'")
+
+
+def test_load_data_local_goes_to_the_upstream(upstream, tmp_path):
+    """LOAD DATA LOCAL through the server (the client sends its file) and embedded (this
+    process reads it) is loaded by the upstream, with its answer (rows, warnings); replication
+    brings the rows to the cached views. The upstream session answers no other file request."""
+    import noria_py
+
+    upstream.run("CREATE TABLE items (id INT PRIMARY KEY, owner VARCHAR(10) NOT NULL, qty INT)")
+    data = tmp_path / "items.csv"
+    data.write_text("1,ann,1\n2,bob,2\n3,ann,x\n")
+    a = Served("--upstream", upstream.url)
+    try:
+        c = a.connect(local_infile=True)
+        q = "SELECT id, qty FROM items WHERE owner = %s"
+        assert _rows(c, q, ("ann",)) == []
+        with c.cursor() as cur:
+            n = cur.execute(
+                f"LOAD DATA LOCAL INFILE '{data}' INTO TABLE items FIELDS TERMINATED BY ','"
+            )
+            assert n == 3
+            cur.execute("SHOW WARNINGS")
+            warnings = cur.fetchall()
+        assert [w[1] for w in warnings] == [1366]  # 'x' into an INT, as MariaDB says it
+        assert _eventually(lambda: _rows(c, q, ("ann",)), [(1, 1), (3, 0)]) == [(1, 1), (3, 0)]
+        c.close()
+    finally:
+        assert a.stop() == 0
+    data.write_text("4,ann,4\n")
+    conn = noria_py.connect(upstream=upstream.url)
+    try:
+        cur = conn.execute(
+            f"LOAD DATA LOCAL INFILE '{data}' INTO TABLE items FIELDS TERMINATED BY ','"
+        )
+        assert cur.rowcount == 1
+        assert conn.upstream.sync(30)
+        got = conn.execute("SELECT id, qty FROM items WHERE owner = ?", ("ann",)).fetchall()
+        assert sorted(got) == [(1, 1), (3, 0), (4, 4)]
+        assert conn._router.connection()._local_infile is False
+        with pytest.raises(noria_py.OperationalError) as info:
+            conn.execute("LOAD DATA LOCAL INFILE '/no/such/file' INTO TABLE items")
+        assert info.value.errno == 2
+    finally:
+        conn.close()
