@@ -638,8 +638,12 @@ def run_from_args(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        if args.upstream:
-            print("error: --upstream runs one process (start several instead)", file=sys.stderr)
+        if args.upstream and args.data:
+            print(
+                "error: with --upstream, each worker keeps its own mirror in memory "
+                "(replicating on its own): give no --data with --workers",
+                file=sys.stderr,
+            )
             return 2
         return _run_workers(args)
 
@@ -695,7 +699,10 @@ def run_from_args(args: argparse.Namespace) -> int:
 def _run_workers(args: argparse.Namespace) -> int:
     """``--workers N``: N server processes on one port (SO_REUSEPORT) and one database file.
     A client connection stays on the process that accepted it, so it reads its own writes;
-    the other processes' views follow within milliseconds (the change log, see Engine)."""
+    the other processes' views follow within milliseconds (the change log, see Engine).
+    With ``--upstream`` there is no shared file: each worker is an instance of its own on the
+    upstream (its own snapshot, mirror, replication and replica id), as several
+    ``serve --upstream`` processes are, behind one port."""
     import shutil
     import socket
     import subprocess
@@ -703,7 +710,7 @@ def _run_workers(args: argparse.Namespace) -> int:
 
     tmpdir = None
     data = args.data
-    if data is None:
+    if data is None and not args.upstream:
         tmpdir = tempfile.mkdtemp(prefix="noria-workers-")
         data = os.path.join(tmpdir, "base.db")
     port = args.port
@@ -713,7 +720,15 @@ def _run_workers(args: argparse.Namespace) -> int:
             s.bind((args.host, 0))
             port = s.getsockname()[1]
     argv = [sys.executable, "-m", "noria_py.server.mysql", "--host", args.host]
-    argv += ["--port", str(port), "--data", data, "--reuse-port", "--workers", "1"]
+    argv += ["--port", str(port), "--reuse-port", "--workers", "1"]
+    if data is not None:
+        argv += ["--data", data]
+    if args.upstream:
+        argv += ["--upstream", args.upstream]
+        if args.upstream_spark_rows is not None:
+            argv += ["--upstream-spark-rows", str(args.upstream_spark_rows)]
+        if args.read_your_writes is not None:
+            argv += ["--read-your-writes", str(args.read_your_writes)]
     argv += ["--max-packet", str(args.max_packet), "--collation", args.collation]
     argv += ["--log-level", args.log_level, "--caching", args.caching]
     if args.memory_limit is not None:
@@ -736,9 +751,14 @@ def _run_workers(args: argparse.Namespace) -> int:
     try:
         # the first worker creates the file's tables; the others start once it is ready
         for i in range(args.workers):
-            p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+            extra = []
+            if args.upstream and args.upstream_server_id is not None:
+                extra = ["--upstream-server-id", str(args.upstream_server_id + i)]
+            p = subprocess.Popen(argv + extra, stdout=subprocess.PIPE, text=True)
             procs.append(p)
-            line = p.stdout.readline() if p.stdout else ""
+            line = "-"
+            while line and "serving MySQL protocol" not in line:  # after a snapshot's progress
+                line = p.stdout.readline() if p.stdout else ""
             if "serving MySQL protocol" not in line:
                 stop()
                 print(f"error: worker {i + 1} did not start", file=sys.stderr)

@@ -135,3 +135,36 @@ def test_load_data_local_goes_to_the_upstream(upstream, tmp_path):
         assert info.value.errno == 2
     finally:
         conn.close()
+
+
+def test_workers_in_front_of_one_upstream(upstream, tmp_path):
+    """``serve --workers 2 --upstream``: two instances behind one port, each replicating on
+    its own; every connection, whichever worker took it, reads writes made upstream."""
+    upstream.run(
+        "CREATE TABLE items (id INT PRIMARY KEY, owner VARCHAR(10) NOT NULL, qty INT)",
+        "INSERT INTO items VALUES (1, 'ann', 1)",
+    )
+    dumps = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'"
+    before = upstream.rows(dumps)[0][0]
+    a = Served("--upstream", upstream.url, "--workers", "2", "--upstream-server-id", "700")
+    try:
+        conns = [a.connect() for _ in range(6)]
+        q = "SELECT id, qty FROM items WHERE owner = %s"
+        for c in conns:
+            assert _rows(c, q, ("ann",)) == [(1, 1)]
+        with conns[0].cursor() as cur:
+            cur.execute("INSERT INTO items VALUES (2, 'ann', 2)")
+        for c in conns:
+            assert _eventually(lambda c=c: _rows(c, q, ("ann",)), [(1, 1), (2, 2)]) == [
+                (1, 1),
+                (2, 2),
+            ]
+        # two replication streams on the upstream's binlog, one per worker
+        assert upstream.rows(dumps)[0][0] >= before + 2
+        for c in conns:
+            c.close()
+    finally:
+        assert a.stop() == 0
+    # a shared file would hold two mirrors' positions: refused
+    with pytest.raises(RuntimeError, match="give no --data"):
+        Served("--upstream", upstream.url, "--workers", "2", "--data", str(tmp_path / "m.db"))
