@@ -15,6 +15,13 @@ of ``--rows`` rows is filled. Then:
 
     python benches/upstream.py                      # 200k rows, 2000 transactions
     python benches/upstream.py --rows 1000000
+    python benches/upstream.py --lobsters           # the Lobsters comparison below
+
+``--lobsters`` runs the Lobsters natural queries against MariaDB alone (with its ROW binlog) and
+against the same MariaDB behind ``noria-py serve --upstream``, with the same data and load
+generator, and reports the pages/s each sustains at p95 < 50 ms and the replication lag (p50,
+p99) at that load (``benches/lobsters.py --backends mariadb-binlog,noria-upstream``; results in
+benches/results/upstream_lobsters.json and .png).
 
 Results go to benches/results/upstream.json (``--out`` to change).
 """
@@ -46,7 +53,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rows", type=int, default=200_000, help="rows in the table (200k)")
     p.add_argument("--txns", type=int, default=2_000, help="replicated transactions (2000)")
     p.add_argument("--out", type=Path, default=RESULTS / "upstream.json")
-    return p.parse_args(argv)
+    p.add_argument(
+        "--lobsters",
+        action="store_true",
+        help="the Lobsters comparison instead (further options go to benches/lobsters.py)",
+    )
+    args, rest = p.parse_known_args(argv)
+    if rest and not args.lobsters:
+        p.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
+    return args
 
 
 def fill(conn, rows: int) -> None:
@@ -139,6 +155,15 @@ def load_only(url, rows: int) -> tuple[float, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.lobsters:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import lobsters
+
+        return lobsters.main(
+            ["--backends", "mariadb-binlog,noria-upstream"]
+            + ["--out", str(RESULTS / "upstream_lobsters.json")]
+            + args.rest
+        )
     import noria_py
     from noria_py.engine import Engine
     from noria_py.upstream.snapshot import snapshot
