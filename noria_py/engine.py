@@ -1615,6 +1615,7 @@ class Engine:
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}
         self.statements_generation = 0  # moves whenever _cache is emptied by a catalog change
+        self._session_ctx = None  # (values, context) last made by _in_database
         # which SELECTs become caches: every one it can (caching="auto") or only those CREATE
         # CACHE asked for ("explicit"); DROP CACHE keeps a query proxied (cache_commands.py)
         self.cache_rules = CacheRules(options["caching"])
@@ -1856,12 +1857,29 @@ class Engine:
         from .sql import functions as F
 
         t = self._txn_default
-        ctx = dataclasses.replace(
-            F.current_context(),
-            database=self.current_database(),
-            last_insert_id=t.last_insert_id,
-            row_count=t.row_count,
+        base = F.current_context()
+        # (the base context is mutable: a server session rebinds its own; compare its values)
+        key = (
+            id(base),
+            base.version,
+            base.user,
+            base.connection_id,
+            base.time_zone,
+            base.found_rows,
+            base.now,
+            base.collation,
+            self.current_database(),
+            t.last_insert_id,
+            t.row_count,
         )
+        made = self._session_ctx
+        if made is not None and made[0] == key:
+            ctx = made[1]  # the same values as the last statement's: most statements
+        else:
+            ctx = dataclasses.replace(
+                base, database=key[-3], last_insert_id=key[-2], row_count=key[-1]
+            )
+            self._session_ctx = (key, ctx)
         prev = F.set_context(ctx)
         try:
             return run(*args)
