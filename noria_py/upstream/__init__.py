@@ -128,7 +128,12 @@ def attach(
             save_position(engine, parsed, position, skipped, exact_at)
         for name, why in skipped.items():
             log.warning("upstream table %s is not mirrored: %s", name, why)
-    rep = Replicator(engine, parsed, position, skipped, server_id).start()
+    rep = Replicator(engine, parsed, position, skipped, server_id)
+    # tables copied again after DDL upstream: by Spark too when large
+    rep.spark_rows = spark_rows
+    rep.spark_master = engine.options["spark_master"]
+    rep.spark_config = engine.options["spark_config"]
+    rep.start()
     if exact_at is not None:
         # tables Spark read: exact once the binlog from the snapshot on is applied over them
         # (after a restart too, if it stopped before that)

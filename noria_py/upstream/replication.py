@@ -144,6 +144,14 @@ class Replicator:
         self.transactions = 0
         self.last_event_time: float | None = None  # upstream commit time of the last applied
         self._skip_until: dict[str, Position] = {}  # table -> snapshot position of its copy
+        # table -> where the binlog makes a copy Spark read exact (read outside the snapshot)
+        self._exact_until: dict[str, Position] = {}
+        # tables copied again after DDL of at least this many rows are read by Spark
+        # (``snapshot``'s spark_rows; attach sets these from the engine's options)
+        self.spark_rows: int | None = None
+        self.spark_master = None
+        self.spark_config = None
+        self.copies: list = []  # the SnapshotReports of copies after DDL, latest last
         # lower-case tables being copied again (after DDL): reads over them go upstream
         self.copying: frozenset[str] = frozenset()
         self._applied_cv = threading.Condition()
@@ -450,7 +458,9 @@ class Replicator:
             # (a transaction over it and another table would show in part): it stays in
             # ``copying`` until then (``_caught_up``)
             self.copying = frozenset(
-                t for t in self.copying if t not in names or t in self._skip_until
+                t
+                for t in self.copying
+                if t not in names or t in self._skip_until or t in self._exact_until
             )
 
     def _sync_views(self) -> None:
@@ -474,10 +484,14 @@ class Replicator:
         from the mirror again."""
         if self.copying:
             applied = self.applied
+            for t, pos in list(self._exact_until.items()):
+                if at_or_after(applied, pos):
+                    del self._exact_until[t]
             self.copying = frozenset(
                 t
                 for t in self.copying
-                if t in self._skip_until and not at_or_after(applied, self._skip_until[t])
+                if (t in self._skip_until and not at_or_after(applied, self._skip_until[t]))
+                or t in self._exact_until
             )
 
     def _copy_again(self, tables: list[str]) -> None:
@@ -487,6 +501,7 @@ class Replicator:
                 drop_mirror(eng, self.txn, name)
                 self.skipped.pop(name, None)
                 self._skip_until.pop(name.lower(), None)
+                self._exact_until.pop(name.lower(), None)
         conn = self.url.connect()
         try:
             from .snapshot import base_tables
@@ -497,14 +512,33 @@ class Replicator:
         present = [existing[n.lower()] for n in tables if n.lower() in existing]
         if not present:
             return
-        report = snapshot(eng, self.url, present)
+        report = snapshot(
+            eng,
+            self.url,
+            present,
+            spark_rows=self.spark_rows,
+            spark_master=self.spark_master,
+            spark_config=self.spark_config,
+        )
+        self.copies.append(report)
         self.skipped.update(report.skipped)
         for name in report.tables:
             self._skip_until[name.lower()] = report.position
+        if report.exact_at is not None:
+            # Spark read these outside the snapshot: they are exact once replication (applying
+            # row images by key from the snapshot's position) reaches exact_at; a restart
+            # before then waits for it too (attach), as after a first snapshot
+            for name in report.spark:
+                self._exact_until[name.lower()] = report.exact_at
         with acting(eng, self.txn):
             eng.storage.conn.execute(
                 "UPDATE __noria_upstream SET skipped = ? WHERE id = 1", (json.dumps(self.skipped),)
             )
+            if report.exact_at is not None:
+                eng.storage.conn.execute(
+                    "UPDATE __noria_upstream SET exact_file = ?, exact_pos = ? WHERE id = 1",
+                    (report.exact_at.file, report.exact_at.pos),
+                )
 
 
 _NO_FOREIGN_KEY_CHECKS = 0x0002  # a rows event's flag: FOREIGN_KEY_CHECKS was off upstream

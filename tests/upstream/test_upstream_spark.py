@@ -38,7 +38,9 @@ def test_spark_snapshot_under_concurrent_writes_is_exact(upstream):
                 k = (i * 37) % 3200
                 cur.execute("BEGIN")
                 cur.execute("DELETE FROM big WHERE id = %s", (k,))
-                cur.execute("INSERT INTO big VALUES (%s, %s, %s)", (k, i % 10, f"w{i}"))
+                cur.execute(
+                    "INSERT INTO big (id, grp, v) VALUES (%s, %s, %s)", (k, i % 10, f"w{i}")
+                )
                 cur.execute("UPDATE big SET v = CONCAT(v, '+') WHERE id = %s", ((k * 7) % 3000,))
                 cur.execute("COMMIT")
                 i += 1
@@ -67,5 +69,27 @@ def test_spark_snapshot_under_concurrent_writes_is_exact(upstream):
             got = sorted(conn.execute(q, (g,)).fetchall())
             assert got == sorted(upstream.rows(q.replace("?", "%s"), (g,))), g
         assert conn.execute("SELECT name FROM small WHERE id = ?", (1,)).fetchall() == [("one",)]
+
+        # DDL upstream under writes: the table is copied again, by Spark again (it is large),
+        # and read upstream until replication has made that copy exact
+        stop.clear()
+        writes[0] = 0
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            upstream.run("ALTER TABLE big ADD COLUMN extra INT NOT NULL DEFAULT 7")
+            while writes[0] < 50 and t.is_alive():
+                stop.wait(0.05)
+        finally:
+            stop.set()
+            t.join()
+        assert conn.upstream.sync(60)
+        copy = conn.upstream.replicator.copies[-1]
+        assert copy.spark == ["big"] and copy.exact_at is not None
+        assert conn.upstream.replicator.copying == frozenset()
+        q = "SELECT id, v, extra FROM big WHERE grp = ?"
+        for g in range(10):
+            got = sorted(conn.execute(q, (g,)).fetchall())
+            assert got == sorted(upstream.rows(q.replace("?", "%s"), (g,))), g
     finally:
         conn.close()
