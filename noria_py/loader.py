@@ -24,6 +24,7 @@ others instead of refusing the load.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -945,8 +946,11 @@ class _GroupRows:
         self.bar = bar
 
     def __iter__(self):
+        return itertools.chain.from_iterable(self._batches())
+
+    def _batches(self):
         for conv, keep in self.group:
-            yield from conv.rows(keep)
+            yield conv.rows(keep)
             conv._lists = None
             if self.bar is not None:
                 self.bar.advance(conv.size)
