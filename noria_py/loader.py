@@ -1220,13 +1220,9 @@ def arrow_column_type(pa, pc, column, raw=None) -> str:
             raise E.DataError(f"a DECIMAL({t.precision},{t.scale}) has more than 65 digits")
         return f"DECIMAL({t.precision},{t.scale})"
     if types.is_string(t) or types.is_large_string(t):
-        longest = pc.max(pc.utf8_length(column)).as_py() or 0
-        if longest <= 255:
-            return "VARCHAR(255)"
-        return "TEXT" if longest <= 65535 else "LONGTEXT" if longest > 2**24 - 1 else "MEDIUMTEXT"
+        return text_column_type(pc.max(pc.utf8_length(column)).as_py())
     if types.is_binary(t) or types.is_large_binary(t) or types.is_fixed_size_binary(t):
-        longest = pc.max(pc.binary_length(column)).as_py() or 0
-        return "VARBINARY(255)" if longest <= 255 else "LONGBLOB"
+        return binary_column_type(pc.max(pc.binary_length(column)).as_py())
     if types.is_date(t):
         return "DATE"
     if types.is_timestamp(t):
@@ -1240,6 +1236,19 @@ def arrow_column_type(pa, pc, column, raw=None) -> str:
     if types.is_time(t):
         return "TIME"
     raise E.DataError(f"no MySQL column type holds the source's {t} values")
+
+
+def text_column_type(longest: int | None) -> str:
+    """The text type for values of at most ``longest`` characters (None: no values)."""
+    longest = longest or 0
+    if longest <= 255:
+        return "VARCHAR(255)"
+    return "TEXT" if longest <= 65535 else "LONGTEXT" if longest > 2**24 - 1 else "MEDIUMTEXT"
+
+
+def binary_column_type(longest: int | None) -> str:
+    """The binary type for values of at most ``longest`` bytes (None: no values)."""
+    return "VARBINARY(255)" if (longest or 0) <= 255 else "LONGBLOB"
 
 
 def _decimal_from_text(pa, pc, raw) -> str:

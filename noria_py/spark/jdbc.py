@@ -30,7 +30,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import zipfile
+from dataclasses import dataclass
 from typing import Any
 
 from .. import errors as E
@@ -218,6 +220,65 @@ def read(spark, opts: dict[str, str]):
         inner = opts.pop(_key(opts, "dbtable"))
     opts["dbtable"] = f"(SELECT {items} FROM {inner}) AS __noria_source"
     return spark.read.format("jdbc").options(**opts).load()
+
+
+@dataclass(slots=True)
+class SourceColumn:
+    """A MySQL or MariaDB source column's own definition (from its ``information_schema``)."""
+
+    sql: str  # the column type, as CREATE TABLE takes it
+    nullable: bool
+    key: int | None  # its place in the primary key (from 1), None if not in it
+
+
+# The column types a created table takes from a MySQL source as they are; the others (ENUM,
+# SET, JSON, BIT, spatial) are typed from Spark's schema like any other source.
+_OWN_TYPES = {
+    "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric",
+    "float", "double", "date", "datetime", "timestamp", "time", "year", "char", "varchar",
+    "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary", "tinyblob", "blob",
+    "mediumblob", "longblob",
+}  # fmt: skip
+_TABLE_NAME = re.compile(r"^(?:(`(?:[^`]|``)+`|[\w$]+)\.)?(`(?:[^`]|``)+`|[\w$]+)$")
+
+
+def table_columns(spark, opts: dict[str, str]) -> dict[str, SourceColumn]:
+    """The columns of the MySQL or MariaDB table a JDBC source's ``dbtable`` names, by name
+    (empty for another database, a ``query`` or a subquery)."""
+    key = _key(opts, "dbtable")
+    if not is_mysql(opts["url"]) or key is None:
+        return {}
+    m = _TABLE_NAME.match(opts[key].strip())
+    if m is None:
+        return {}
+
+    def unquote(part: str) -> str:
+        return part[1:-1].replace("``", "`") if part.startswith("`") else part
+
+    def literal(text: str) -> str:
+        return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+    schema = literal(unquote(m.group(1))) if m.group(1) else "DATABASE()"
+    query = (
+        "SELECT c.COLUMN_NAME AS name, c.DATA_TYPE AS kind, c.COLUMN_TYPE AS type,"
+        " c.IS_NULLABLE AS nullable, k.ORDINAL_POSITION AS pk"
+        " FROM information_schema.COLUMNS c LEFT JOIN information_schema.KEY_COLUMN_USAGE k"
+        " ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME"
+        " AND k.COLUMN_NAME = c.COLUMN_NAME AND k.CONSTRAINT_NAME = 'PRIMARY'"
+        f" WHERE c.TABLE_SCHEMA = {schema} AND c.TABLE_NAME = {literal(unquote(m.group(2)))}"
+    )
+    asked = {k: v for k, v in opts.items() if k.lower() not in ("dbtable", "query")}
+    asked["query"] = query
+    out = {}
+    for row in spark.read.format("jdbc").options(**asked).load().collect():
+        kind = str(row["kind"]).lower()
+        if kind not in _OWN_TYPES:
+            continue
+        sql = str(row["type"])
+        if kind == "timestamp":  # an instant in MySQL; loaded as the server's text of it
+            sql = "datetime" + sql[len("timestamp") :]
+        out[row["name"]] = SourceColumn(sql, row["nullable"] == "YES", row["pk"])
+    return out
 
 
 def explain(error: BaseException) -> str | None:

@@ -183,6 +183,23 @@ def test_cli_in_process_with_the_password_from_the_environment(
     conn.close()
 
 
+def test_create_takes_the_tables_own_types_and_primary_key(spark, mariadb, tmp_path, capsys):
+    port, root = mariadb
+    db = tmp_path / "new.db"
+    argv = ["items", "--data", str(db), "--jdbc", url(port, "mariadb"), "--dbtable", "src.items"]
+    argv += ["--user", USER, "--password", PASSWORD, "--no-progress", "--create"]
+    assert bf.main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"loaded {len(ROWS)} rows" in out
+    # TIME, DATETIME(6) and BIGINT UNSIGNED, which Spark's types lose, and the key
+    for part in ("`id` bigint unsigned not null", "`dur` time", "`at6` datetime(6)"):
+        assert part in out.lower(), out
+    assert "PRIMARY KEY (`id`)" in out
+    conn = noria_py.connect(str(db))
+    assert noria_rows(conn) == mariadb_rows(root)
+    conn.close()
+
+
 def test_cli_subprocess_finds_the_driver_itself(mariadb, tmp_path):
     """A fresh process: the session is started here, with the system's Connector/J in it. Its
     JVM runs in Central European time, where 2021-03-28 02:30 does not exist: the DATETIME is
