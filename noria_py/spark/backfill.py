@@ -83,7 +83,7 @@ from . import jdbc
 from .session import get_session, require_pyspark
 
 ON_DUPLICATE = ("error", "ignore", "replace")
-DEFAULT_BATCH_ROWS = 50_000
+DEFAULT_BATCH_ROWS = 200_000
 FILE_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
@@ -399,14 +399,15 @@ def spark_create_table_sql(
         keyed = sorted((c.key, name) for name, c in own.items() if c.key)
         primary_key = [name for _k, name in keyed]
     keys = {k.lower() for k in primary_key}
-    stats = _type_stats(df, [f for f in fields if f.name not in own])
+    stats = _type_stats(df, [f for f in fields if getattr(own.get(f.name), "sql", None) is None])
     defs = []
     for f in fields:
         mine = own.get(f.name)
-        if mine is not None:
-            sql, nullable = mine.sql, mine.nullable
+        nullable = mine.nullable if mine is not None else True
+        if mine is not None and mine.sql is not None:
+            sql = mine.sql
         else:
-            sql, nullable = _spark_column_type(f, stats.get(f.name)), True
+            sql = _spark_column_type(f, stats.get(f.name))
         if f.name.lower() in keys:
             nullable = False
         defs.append(f"{_quote_name(f.name)} {sql}{'' if nullable else ' NOT NULL'}")
@@ -1119,6 +1120,14 @@ def _validate(
     aggs = [F.count(F.lit(1)).alias("rows")]
     for i, ch in enumerate(checks):
         aggs.append(F.sum(F.when(ch.cond, 1).otherwise(0)).alias(f"n{i}"))
+    keysets = _keysets(schema, targets) if on_duplicate == "error" else []
+    for j, (_label, names) in enumerate(keysets):
+        # the same pass counts each key's complete values and its distinct ones: a group-by
+        # finding the repeated keys runs only when the two differ
+        keys = [casts[n] for n in names]
+        complete = functools.reduce(operator.and_, [k.isNotNull() for k in keys])
+        aggs.append(F.sum(F.when(complete, 1).otherwise(0)).alias(f"k{j}"))
+        aggs.append(F.count_distinct(*keys).alias(f"d{j}"))
     try:
         summary = df.agg(*aggs).toArrow().to_pylist()[0]
         bad = {i: summary[f"n{i}"] for i in range(len(checks)) if summary[f"n{i}"]}
@@ -1133,8 +1142,9 @@ def _validate(
         else:  # rows, not values
             total = df.where(report.problem.isNotNull()).count()
         report.fail(total, lines, null_column)
-    if on_duplicate == "error":
-        _check_keys(df, schema, targets, casts)
+    repeated = [ks for j, ks in enumerate(keysets) if summary[f"d{j}"] < (summary[f"k{j}"] or 0)]
+    if repeated:
+        _check_keys(df, repeated, casts)
     return int(summary["rows"])
 
 
@@ -1142,17 +1152,25 @@ def _type_name(ctype) -> str:
     return f"{ctype.mysql_name}{' UNSIGNED' if ctype.unsigned else ''}"
 
 
-def _check_keys(df, schema, targets: list[_Target], casts: dict) -> None:
-    """Refuse primary/unique keys that the source repeats (after casting, as the engine sees them)."""
-    from pyspark.sql import functions as F
-
+def _keysets(schema, targets: list[_Target]) -> list[tuple[str, list[str]]]:
+    """(label, column names) of the primary and unique keys the source gives every column of
+    (generated or defaulted key columns: the engine decides)."""
     keysets = ([("PRIMARY", schema.primary_key)] if schema.primary_key else []) + [
         (f"unique {'_'.join(schema.columns[i].name for i in ks)}", ks) for ks in schema.uniques
     ]
-    for label, positions in keysets:
-        names = [schema.columns[i].name for i in positions]
-        if not positions or any(targets[i].source is None for i in positions):
-            continue  # generated or defaulted key columns: the engine decides
+    return [
+        (label, [schema.columns[i].name for i in positions])
+        for label, positions in keysets
+        if positions and all(targets[i].source is not None for i in positions)
+    ]
+
+
+def _check_keys(df, keysets: list[tuple[str, list[str]]], casts: dict) -> None:
+    """Refuse primary/unique keys that the source repeats (after casting, as the engine sees
+    them), naming some."""
+    from pyspark.sql import functions as F
+
+    for label, names in keysets:
         keyed = df.select(*[casts[n].alias(f"k{j}") for j, n in enumerate(names)])
         keys = [F.col(f"k{j}") for j in range(len(names))]
         complete = functools.reduce(operator.and_, [k.isNotNull() for k in keys])
