@@ -15,10 +15,12 @@ and a quoted "NULL" is told apart from an unquoted NULL.
 How a load runs: a first pass reads the source in Arrow batches and checks every value (the
 conversion to each column's type runs in Arrow where Arrow's rules and MySQL's agree, value by
 value with the engine's own coercion otherwise) and, with ``on_duplicate="error"``, the keys the
-source repeats. A second pass converts each batch to base storage's form in Arrow and hands it to
-``Engine.load_stored``: one ``executemany`` per batch, in one write with its delta (computed only
-when views or other processes need it). ``skip_bad_rows=True`` loads the good rows and counts the
-others instead of refusing the load.
+source repeats, keeping the converted batches (up to ``CACHE_BYTES``). The load pass hands them
+to ``Engine.load_stored``: when no view in this process reads the table, up to ``WRITE_ROWS``
+rows in one write (one transaction, one ``executemany`` fed from the batches' columns as it
+goes); otherwise one write per batch, with its delta. Without the checking pass, each batch is
+converted, checked and written in turn. ``skip_bad_rows=True`` loads the good rows and counts
+the others instead of refusing the load.
 """
 
 from __future__ import annotations

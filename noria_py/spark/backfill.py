@@ -23,8 +23,9 @@ How a backfill runs:
    offset for a DATETIME is converted to UTC, as a zoned Parquet timestamp is.
 3. Validation in Spark (``validate=True``): one aggregation over the source counts values that
    casting turns into NULL (``'abc'`` for an INT), integers out of the column's range, strings
-   longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` a group-by
-   per primary or unique key finds keys the source repeats. Any of these raises before a single
+   longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` the same
+   aggregation counts each primary or unique key's distinct values, and a group-by names the
+   keys the source repeats when there are any. Any of these raises before a single
    row is loaded, listing up to MAX_ERRORS rows (row number for CSV), columns and values. With
    ``validate=False`` each batch carries its rows' problems and a bad batch is refused the same
    way, after the batches before it were loaded.
@@ -58,8 +59,10 @@ validation has counted the rows, the load pass repartitions (a shuffle) so no pa
 more than MAX_CELLS_PER_PARTITION values. Between duplicates inside the source, which one is
 "first" then follows the shuffled order.
 
-The source is read twice (validate, then load); a JDBC source that changes in between is still
-checked row by row by the engine, but not by step 3. Pass a cached DataFrame to read it once.
+The source is read twice (validate, then load), except a JDBC source and a CSV file, which are
+read once and kept (memory, then disk) for both passes. A MySQL or MariaDB table with an integer
+primary key is read in key ranges in parallel (``jdbc.partitioning``). Pass a cached DataFrame
+to read any other source once.
 """
 
 from __future__ import annotations
@@ -209,8 +212,9 @@ def backfill(
         source, format=format, options=options, master=spark_master, config=spark_config
     )
     kept = None
-    if validate and _is_jdbc(source, format):
-        # read the database once: the checking pass and the load pass see the same rows
+    if validate and (_is_jdbc(source, format) or csv is not None):
+        # read the database once: the checking pass and the load pass see the same rows; and
+        # parse a CSV file once (multi-line: one task reads it whole, for every pass)
         from pyspark import StorageLevel
 
         df = kept = df.persist(StorageLevel.MEMORY_AND_DISK)
