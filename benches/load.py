@@ -206,6 +206,7 @@ def main(argv=None) -> int:
         "rows": n,
         "repeat": args.repeat,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "rows_per_s": {},
         "ratio_to_sqlite": {},
     }
@@ -243,6 +244,7 @@ def main(argv=None) -> int:
         finally:
             if server is not None:
                 server.stop()
+    result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     base = result["rows_per_s"]["sqlite"]
     wal = result["rows_per_s"]["sqlite_wal"]
     result["ratio_to_sqlite_wal"] = {}
