@@ -2332,6 +2332,12 @@ class Engine:
         self._write(schema.name, apply)
         return len(full_rows) - skipped
 
+    def has_views_over(self, table: str) -> bool:
+        """Whether the dataflow in this process reads ``table`` (a load then computes every
+        row's delta: ``load_stored``'s ``internal``)."""
+        node = self.graph.lookup(f"base({self._schema(table).name})")
+        return node is not None and bool(node.children)
+
     @_locked
     def load_stored(self, table: str, stored: list, internal, on_duplicate: str = "error") -> int:
         """Bulk-load full rows already converted to base storage's form (every column, in the

@@ -15,15 +15,18 @@ and a quoted "NULL" is told apart from an unquoted NULL.
 How a load runs: a first pass reads the source in Arrow batches and checks every value (the
 conversion to each column's type runs in Arrow where Arrow's rules and MySQL's agree, value by
 value with the engine's own coercion otherwise) and, with ``on_duplicate="error"``, the keys the
-source repeats. A second pass converts each batch to base storage's form in Arrow and hands it to
-``Engine.load_stored``: one ``executemany`` per batch, in one write with its delta (computed only
-when views or other processes need it). ``skip_bad_rows=True`` loads the good rows and counts the
-others instead of refusing the load.
+source repeats, keeping the converted batches (up to ``CACHE_BYTES``). The load pass hands them
+to ``Engine.load_stored``: when no view in this process reads the table, up to ``WRITE_ROWS``
+rows in one write (one transaction, one ``executemany`` fed from the batches' columns as it
+goes); otherwise one write per batch, with its delta. Without the checking pass, each batch is
+converted, checked and written in turn. ``skip_bad_rows=True`` loads the good rows and counts
+the others instead of refusing the load.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -36,6 +39,9 @@ from .sql.collation import ck_tuple
 
 MAX_ERRORS = 10
 DEFAULT_BATCH_ROWS = 200_000
+# The rows of checked batches that go to base storage in one write (one transaction) when no
+# delta is needed; with views over the table, each batch is a write of its own.
+WRITE_ROWS = 2_000_000
 # The converted batches the checking pass keeps for the load pass (beyond, the source is read
 # and converted again).
 CACHE_BYTES = 1 << 30
@@ -254,13 +260,13 @@ def _open_csv(files: list[str], options: dict, path: str) -> _Source:
             part.malformed.append((row.number, row.text))
             return "skip"
 
-        def reader(n, f=f, part=part, names=None, blank_is_record=False):
+        def reader(n, f=f, part=part, names=None, blank_is_record=False, block_size=1 << 22):
             part.malformed.clear()
             return pcsv.open_csv(
                 f,
                 read_options=pcsv.ReadOptions(
                     use_threads=False,  # the records' numbers
-                    block_size=1 << 22,
+                    block_size=block_size,
                     column_names=names if not header else None,
                     autogenerate_column_names=not header and names is None,
                     encoding=encoding,
@@ -285,8 +291,12 @@ def _open_csv(files: list[str], options: dict, path: str) -> _Source:
             )
 
         try:
-            with reader(1) as probe:
-                names = list(probe.schema.names)
+            try:  # the header only: a small first block (a long first record needs more)
+                with reader(1, block_size=1 << 16) as probe:
+                    names = list(probe.schema.names)
+            except pa.ArrowInvalid:
+                with reader(1) as probe:
+                    names = list(probe.schema.names)
         except (pa.ArrowException, OSError) as e:
             raise E.OperationalError(f"cannot read the CSV file {f}: {e}") from e
         if not header:
@@ -361,7 +371,8 @@ class _Converted:
 
     def __init__(self, columns: list, inner: list, problems: dict, size: int):
         self.columns = columns  # storage form: an Arrow array or a list per column
-        self.inner = inner  # the dataflow's values: an array, a list, or None (= columns)
+        # the dataflow's values: an array, a list, None (= columns) or a function making them
+        self.inner = inner
         self.problems = problems  # delivered row number -> [problem text]
         self.size = size
         self._lists: list | None = None
@@ -369,7 +380,7 @@ class _Converted:
     def rows(self, keep: list[int] | None = None) -> list:
         """The rows in storage form (those at ``keep`` only, when given)."""
         if self._lists is None:
-            self._lists = [c if isinstance(c, list) else c.to_pylist() for c in self.columns]
+            self._lists = [_pylist(c) for c in self.columns]
         if keep is None:
             return _Rows(self._lists, self.size)
         rows = list(zip(*self._lists))
@@ -381,6 +392,8 @@ class _Converted:
         for k, inner in enumerate(self.inner):
             if inner is None:
                 inner = self.columns[k]
+            elif callable(inner):
+                inner = inner()  # made only when asked for
             lists.append(inner if isinstance(inner, list) else inner.to_pylist())
         rows = list(zip(*lists))
         return rows if keep is None else [rows[i] for i in keep]
@@ -388,10 +401,19 @@ class _Converted:
     def nbytes(self) -> int:
         total = 0
         for c in (*self.columns, *self.inner):
-            if c is None:
+            if c is None or callable(c):
                 continue
             total += c.nbytes if not isinstance(c, list) else 40 * len(c)
         return total
+
+
+def _pylist(column) -> list:
+    """An Arrow array's values as a list (through NumPy for integers without NULLs: faster)."""
+    if isinstance(column, list):
+        return column
+    if column.null_count == 0 and pyarrow_module().types.is_integer(column.type):
+        return column.to_numpy().tolist()
+    return column.to_pylist()
 
 
 def _plan(schema, source: _Source, ignore) -> list[_Column]:
@@ -476,6 +498,10 @@ def _fast(pa, pc, col: _Column, arr):
                 return None
             precision = ctype.precision or 10
             scale = ctype.scale or 0
+            if pa.types.is_string(t) or pa.types.is_large_string(t):
+                plain = _plain_decimal(pc, arr, precision, scale, ctype.unsigned)
+                if plain is not None:
+                    return plain
             if pa.types.is_decimal(t) and t.scale > scale:
                 return None  # MySQL rounds; value by value
             if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t):
@@ -520,6 +546,32 @@ def _fast(pa, pc, col: _Column, arr):
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
         return None
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _canonical_decimal(precision: int, scale: int, unsigned: bool) -> str:
+    """A pattern of the text a DECIMAL(precision, scale) value is stored as: no leading zero,
+    exactly ``scale`` fraction digits, at most ``precision - scale`` whole digits (a negative
+    value's whole part not 0: ``-0.5`` and ``-0.00`` take the general path)."""
+    whole = precision - scale
+    sign = "" if unsigned else "-?"
+    fraction = rf"\.[0-9]{{{scale}}}" if scale else ""
+    alternatives = [rf"0{fraction}"]
+    if whole:
+        alternatives.append(rf"{sign}[1-9][0-9]{{0,{whole - 1}}}{fraction}")
+    return "^(" + "|".join(alternatives) + ")$"
+
+
+def _plain_decimal(pc, arr, precision: int, scale: int, unsigned: bool):
+    """(the text, a function making the Decimal values) when every value of ``arr`` is text
+    already in the form a DECIMAL(precision, scale) stores: no conversion needed, the checks
+    of the general path hold (it fits, no rounding); None otherwise."""
+    pattern = _canonical_decimal(precision, scale, unsigned)
+    if len(arr) - arr.null_count and not pc.all(pc.match_substring_regex(arr, pattern)).as_py():
+        return None
+    pa = pyarrow_module()
+    target = (pa.decimal128 if precision <= 38 else pa.decimal256)(precision, scale)
+    return arr, lambda: pc.cast(arr, target).to_pylist()
 
 
 def _value_by_value(col: _Column, values: list, problems: dict, base: int) -> tuple[list, list]:
@@ -815,6 +867,33 @@ def load(
         cache = None
     loaded = 0
     batches = 0
+    if cache is not None and on_batch is None and not engine.has_views_over(schema.name):
+        # every batch checked and held: one write of up to WRITE_ROWS rows (one transaction,
+        # one checkpoint), its rows made batch by batch while SQLite takes them
+        with _Progress(schema.name, total, enabled=progress) as bar:
+            group: list = []
+            for p in range(len(src.parts)):
+                held, cache[p] = cache[p], []
+                for _first, _batch, conv in held:
+                    if conv.problems:
+                        keep = [i for i in range(conv.size) if _first + i not in conv.problems]
+                    else:
+                        keep = None
+                    group.append((conv, keep))
+                    if sum(c.size if k is None else len(k) for c, k in group) >= WRITE_ROWS:
+                        batches += 1
+                        loaded += _write_group(
+                            engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
+                        )
+                        group = []
+            if group:
+                batches += 1
+                loaded += _write_group(
+                    engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
+                )
+        if skip_bad_rows:
+            return LoadResult(loaded, problems.count, problems.lines())
+        return LoadResult(loaded)
     with _Progress(schema.name, total, enabled=progress) as bar:
         for p, part in enumerate(src.parts):
             if cache is not None:
@@ -854,6 +933,55 @@ def load(
     if skip_bad_rows:
         return LoadResult(loaded, problems.count, problems.lines())
     return LoadResult(loaded)
+
+
+class _GroupRows:
+    """The storage-form rows of several converted batches, made batch by batch as they are
+    iterated (and dropped after), so one ``executemany`` takes them all without a list of
+    them all; iterating again (a failed insert naming its row) makes them again."""
+
+    __slots__ = ("group", "size", "bar")
+
+    def __init__(self, group: list, bar=None):
+        self.group = group
+        self.size = sum(c.size if k is None else len(k) for c, k in group)
+        self.bar = bar
+
+    def __iter__(self):
+        return itertools.chain.from_iterable(self._batches())
+
+    def _batches(self):
+        for conv, keep in self.group:
+            yield conv.rows(keep)
+            conv._lists = None
+            if self.bar is not None:
+                self.bar.advance(conv.size)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+
+def _write_group(engine, table: str, cols, group: list, on_duplicate, bar, batch, loaded) -> int:
+    """The rows of ``group`` (converted batches, each with the rows to keep) in one write."""
+    auto = any(c.cdef.auto_increment for c in cols)
+    if auto and any(_auto_nulls(cols, conv.rows(keep)) for conv, keep in group):
+        n = 0
+        for conv, keep in group:
+            n += engine.load_rows(table, None, conv.internal(keep), on_duplicate)
+            bar.advance(conv.size)
+        return n
+    stored = _GroupRows(group, bar)
+
+    def internal():
+        return [r for conv, keep in group for r in conv.internal(keep)]
+
+    try:
+        return engine.load_stored(table, stored, internal, on_duplicate)
+    except E.IntegrityError as e:
+        raise stopped_at(e, table, batch, loaded) from e
 
 
 def load_batch(engine, table: str, batch, on_duplicate: str = "error") -> int:
@@ -961,6 +1089,8 @@ class _KeyCheck:
             elif self.parts[n]:
                 table = pa.concat_tables(self.parts[n], promote_options="permissive")
                 names = table.column_names
+                if len(names) == 1 and pc.count_distinct(table.column(0)).as_py() == len(table):
+                    continue  # one column, every value once (without Acero's group-by)
                 counted = table.group_by(names, use_threads=False).aggregate([([], "count_all")])
                 counted = counted.filter(pc.greater(counted["count_all"], 1))
                 dups = [
@@ -1092,13 +1222,9 @@ def arrow_column_type(pa, pc, column, raw=None) -> str:
             raise E.DataError(f"a DECIMAL({t.precision},{t.scale}) has more than 65 digits")
         return f"DECIMAL({t.precision},{t.scale})"
     if types.is_string(t) or types.is_large_string(t):
-        longest = pc.max(pc.utf8_length(column)).as_py() or 0
-        if longest <= 255:
-            return "VARCHAR(255)"
-        return "TEXT" if longest <= 65535 else "LONGTEXT" if longest > 2**24 - 1 else "MEDIUMTEXT"
+        return text_column_type(pc.max(pc.utf8_length(column)).as_py())
     if types.is_binary(t) or types.is_large_binary(t) or types.is_fixed_size_binary(t):
-        longest = pc.max(pc.binary_length(column)).as_py() or 0
-        return "VARBINARY(255)" if longest <= 255 else "LONGBLOB"
+        return binary_column_type(pc.max(pc.binary_length(column)).as_py())
     if types.is_date(t):
         return "DATE"
     if types.is_timestamp(t):
@@ -1112,6 +1238,19 @@ def arrow_column_type(pa, pc, column, raw=None) -> str:
     if types.is_time(t):
         return "TIME"
     raise E.DataError(f"no MySQL column type holds the source's {t} values")
+
+
+def text_column_type(longest: int | None) -> str:
+    """The text type for values of at most ``longest`` characters (None: no values)."""
+    longest = longest or 0
+    if longest <= 255:
+        return "VARCHAR(255)"
+    return "TEXT" if longest <= 65535 else "LONGTEXT" if longest > 2**24 - 1 else "MEDIUMTEXT"
+
+
+def binary_column_type(longest: int | None) -> str:
+    """The binary type for values of at most ``longest`` bytes (None: no values)."""
+    return "VARBINARY(255)" if (longest or 0) <= 255 else "LONGBLOB"
 
 
 def _decimal_from_text(pa, pc, raw) -> str:

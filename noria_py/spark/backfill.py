@@ -23,8 +23,9 @@ How a backfill runs:
    offset for a DATETIME is converted to UTC, as a zoned Parquet timestamp is.
 3. Validation in Spark (``validate=True``): one aggregation over the source counts values that
    casting turns into NULL (``'abc'`` for an INT), integers out of the column's range, strings
-   longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` a group-by
-   per primary or unique key finds keys the source repeats. Any of these raises before a single
+   longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` the same
+   aggregation counts each primary or unique key's distinct values, and a group-by names the
+   keys the source repeats when there are any. Any of these raises before a single
    row is loaded, listing up to MAX_ERRORS rows (row number for CSV), columns and values. With
    ``validate=False`` each batch carries its rows' problems and a bad batch is refused the same
    way, after the batches before it were loaded.
@@ -58,8 +59,10 @@ validation has counted the rows, the load pass repartitions (a shuffle) so no pa
 more than MAX_CELLS_PER_PARTITION values. Between duplicates inside the source, which one is
 "first" then follows the shuffled order.
 
-The source is read twice (validate, then load); a JDBC source that changes in between is still
-checked row by row by the engine, but not by step 3. Pass a cached DataFrame to read it once.
+The source is read twice (validate, then load), except a JDBC source and a CSV file, which are
+read once and kept (memory, then disk) for both passes. A MySQL or MariaDB table with an integer
+primary key is read in key ranges in parallel (``jdbc.partitioning``). Pass a cached DataFrame
+to read any other source once.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ from . import jdbc
 from .session import get_session, require_pyspark
 
 ON_DUPLICATE = ("error", "ignore", "replace")
-DEFAULT_BATCH_ROWS = 50_000
+DEFAULT_BATCH_ROWS = 200_000
 FILE_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
@@ -153,8 +156,9 @@ def backfill(
     source column the table lacks is an error).
 
     ``create=True`` first creates the table (it must not exist) with a column per source column,
-    typed from the source as ``noria_py.loader.arrow_column_type`` describes, and ``primary_key``
-    as its key; for a local file or frame only.
+    typed from the source as ``noria_py.loader.arrow_column_type`` describes (through Spark:
+    ``spark_create_table_sql``), and ``primary_key`` as its key (a MySQL or MariaDB table read
+    over JDBC: its own key and column types unless ``primary_key`` is given).
 
     ``skip_bad_rows=True`` loads the rows that fit and leaves out the others (malformed records,
     values that do not fit their column, NULLs in NOT NULL columns) instead of refusing the load:
@@ -174,7 +178,9 @@ def backfill(
         raise E.ProgrammingError("a Spark master or configuration needs via='spark'")
     local = via == "local" or (via is None and not spark_wanted and is_local_source(source, format))
     if create:
-        _create(engine, table, source, format, options, primary_key, local)
+        _create(
+            engine, table, source, format, options, primary_key, local, spark_master, spark_config
+        )
     elif primary_key:
         raise E.ProgrammingError("primary_key goes with create=True")
     if local:
@@ -206,8 +212,9 @@ def backfill(
         source, format=format, options=options, master=spark_master, config=spark_config
     )
     kept = None
-    if validate and _is_jdbc(source, format):
-        # read the database once: the checking pass and the load pass see the same rows
+    if validate and (_is_jdbc(source, format) or csv is not None):
+        # read the database once: the checking pass and the load pass see the same rows; and
+        # parse a CSV file once (multi-line: one task reads it whole, for every pass)
         from pyspark import StorageLevel
 
         df = kept = df.persist(StorageLevel.MEMORY_AND_DISK)
@@ -322,7 +329,7 @@ def _backfill(
     return LoadResult(loaded, skipped, lines, via="spark")
 
 
-def _create(engine, table, source, format, options, primary_key, local) -> None:  # noqa: A002
+def _create(engine, table, source, format, options, primary_key, local, master, config) -> None:  # noqa: A002
     from ..loader import create_table_sql, is_local_source
 
     if engine.storage.schemas.get(table.lower()) is not None:
@@ -331,14 +338,142 @@ def _create(engine, table, source, format, options, primary_key, local) -> None:
             E.ER_TABLE_EXISTS_ERROR,
             "42S01",
         )
-    if not (local or is_local_source(source, format)):
-        raise E.ProgrammingError(
-            "creating the table from the source needs a local file (CSV, Parquet, JSON lines),"
-            " a pandas DataFrame or a pyarrow Table; create it first with CREATE TABLE"
+    if local or is_local_source(source, format):
+        sql = create_table_sql(
+            table, source, format=format, options=options, primary_key=primary_key
         )
-    engine.execute(
-        create_table_sql(table, source, format=format, options=options, primary_key=primary_key)
-    )
+    else:
+        sql = spark_create_table_sql(
+            table,
+            source,
+            format=format,
+            options=options,
+            primary_key=primary_key,
+            master=master,
+            config=config,
+        )
+    engine.execute(sql)
+
+
+def spark_create_table_sql(
+    table: str,
+    source,
+    *,
+    format: str | None = None,  # noqa: A002
+    options: dict[str, Any] | None = None,
+    primary_key=(),
+    master: str | None = None,
+    config: dict[str, str] | None = None,
+) -> str:
+    """A ``CREATE TABLE`` for ``table`` from a source Spark reads (JDBC, a Spark DataFrame, ORC,
+    Avro, a remote path): a column per source column, typed from its Spark type as
+    ``noria_py.loader.arrow_column_type`` types the Arrow type Spark gives it (text and binary
+    by their longest value, a timestamp DATETIME(6) when a value has a fraction of a second:
+    one Spark job over the source). A MySQL or MariaDB table read over JDBC (``dbtable`` naming
+    a table) keeps its own column types, NOT NULLs and primary key, from its
+    ``information_schema``, where Spark's types lose them (TIME, the digits of a DATETIME,
+    UNSIGNED); ``primary_key``, when given, names the key instead."""
+    require_pyspark()
+    if _is_jdbc(source, format):
+        opts = {k: str(v) if not isinstance(v, str) else v for k, v in (options or {}).items()}
+        opts.setdefault("url", os.fspath(source))
+        if "dbtable" not in opts and "query" not in opts:
+            raise E.ProgrammingError(
+                "a JDBC source needs the dbtable option (or query): options={'dbtable': 'name'}"
+            )
+        spark = jdbc.session_for(opts, master, config)
+        try:
+            df = spark.read.format("jdbc").options(**opts).load()  # Spark's types, not text
+            own = jdbc.table_columns(spark, opts)
+        except _spark_errors() as e:
+            raise E.OperationalError(
+                f"Spark could not read {_describe(opts['url'], 'jdbc')}: {_hint(e, 'jdbc')}"
+            ) from e
+    else:
+        df, _csv = _read(source, format=format, options=options, master=master, config=config)
+        own = {}
+    fields = [f for f in df.schema.fields if f.name not in _INTERNAL]
+    names = {f.name.lower() for f in fields}
+    missing = [k for k in primary_key if k.lower() not in names]
+    if missing:
+        raise E.ProgrammingError(
+            f"the source has no column {', '.join(missing)} for the primary key"
+        )
+    if not primary_key:
+        keyed = sorted((c.key, name) for name, c in own.items() if c.key)
+        primary_key = [name for _k, name in keyed]
+    keys = {k.lower() for k in primary_key}
+    stats = _type_stats(df, [f for f in fields if getattr(own.get(f.name), "sql", None) is None])
+    defs = []
+    for f in fields:
+        mine = own.get(f.name)
+        nullable = mine.nullable if mine is not None else True
+        if mine is not None and mine.sql is not None:
+            sql = mine.sql
+        else:
+            sql = _spark_column_type(f, stats.get(f.name))
+        if f.name.lower() in keys:
+            nullable = False
+        defs.append(f"{_quote_name(f.name)} {sql}{'' if nullable else ' NOT NULL'}")
+    if primary_key:
+        defs.append("PRIMARY KEY (" + ", ".join(_quote_name(k) for k in primary_key) + ")")
+    return f"CREATE TABLE {_quote_name(table)} (\n  " + ",\n  ".join(defs) + "\n)"
+
+
+def _quote_name(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _type_stats(df, fields) -> dict[str, Any]:
+    """One Spark job: the longest value of each text or binary column and whether a timestamp
+    column has a fraction of a second."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    aggs = []
+    for i, f in enumerate(fields):
+        c = F.col(_quote_name(f.name))
+        if isinstance(f.dataType, (T.StringType, T.BinaryType)):
+            aggs.append(F.max(F.length(c)).alias(f"s{i}"))
+        elif isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
+            fraction = F.unix_micros(c.cast(T.TimestampType())) % 1_000_000 != 0
+            aggs.append(F.max(fraction.cast("int")).alias(f"s{i}"))
+    if not aggs:
+        return {}
+    try:
+        row = df.agg(*aggs).first()
+    except _spark_errors() as e:
+        raise E.OperationalError(f"Spark failed while typing the source: {_first_line(e)}") from e
+    found = row.asDict()
+    return {f.name: found[f"s{i}"] for i, f in enumerate(fields) if f"s{i}" in found}
+
+
+def _spark_column_type(field, stat) -> str:
+    """The MySQL type of a column created for a Spark column (see ``spark_create_table_sql``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import types as T
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    from ..loader import arrow_column_type, binary_column_type, text_column_type
+
+    t = field.dataType
+    if isinstance(t, T.StringType):
+        return text_column_type(stat)
+    if isinstance(t, T.BinaryType):
+        return binary_column_type(stat)
+    if isinstance(t, (T.TimestampType, T.TimestampNTZType)):
+        return "DATETIME(6)" if stat else "DATETIME"
+    try:
+        arrow = to_arrow_type(t)
+    except Exception:  # noqa: BLE001 - pyspark raises its own for types Arrow lacks
+        arrow = None
+    if arrow is None or pa.types.is_nested(arrow):
+        raise E.DataError(
+            f"no MySQL column type holds the source column {field.name!r} of Spark type"
+            f" {t.simpleString()}"
+        )
+    return arrow_column_type(pa, pc, pa.array([], type=arrow))
 
 
 def _first_ids(df) -> dict[str, int]:
@@ -989,6 +1124,14 @@ def _validate(
     aggs = [F.count(F.lit(1)).alias("rows")]
     for i, ch in enumerate(checks):
         aggs.append(F.sum(F.when(ch.cond, 1).otherwise(0)).alias(f"n{i}"))
+    keysets = _keysets(schema, targets) if on_duplicate == "error" else []
+    for j, (_label, names) in enumerate(keysets):
+        # the same pass counts each key's complete values and its distinct ones: a group-by
+        # finding the repeated keys runs only when the two differ
+        keys = [casts[n] for n in names]
+        complete = functools.reduce(operator.and_, [k.isNotNull() for k in keys])
+        aggs.append(F.sum(F.when(complete, 1).otherwise(0)).alias(f"k{j}"))
+        aggs.append(F.count_distinct(*keys).alias(f"d{j}"))
     try:
         summary = df.agg(*aggs).toArrow().to_pylist()[0]
         bad = {i: summary[f"n{i}"] for i in range(len(checks)) if summary[f"n{i}"]}
@@ -1003,8 +1146,9 @@ def _validate(
         else:  # rows, not values
             total = df.where(report.problem.isNotNull()).count()
         report.fail(total, lines, null_column)
-    if on_duplicate == "error":
-        _check_keys(df, schema, targets, casts)
+    repeated = [ks for j, ks in enumerate(keysets) if summary[f"d{j}"] < (summary[f"k{j}"] or 0)]
+    if repeated:
+        _check_keys(df, repeated, casts)
     return int(summary["rows"])
 
 
@@ -1012,17 +1156,25 @@ def _type_name(ctype) -> str:
     return f"{ctype.mysql_name}{' UNSIGNED' if ctype.unsigned else ''}"
 
 
-def _check_keys(df, schema, targets: list[_Target], casts: dict) -> None:
-    """Refuse primary/unique keys that the source repeats (after casting, as the engine sees them)."""
-    from pyspark.sql import functions as F
-
+def _keysets(schema, targets: list[_Target]) -> list[tuple[str, list[str]]]:
+    """(label, column names) of the primary and unique keys the source gives every column of
+    (generated or defaulted key columns: the engine decides)."""
     keysets = ([("PRIMARY", schema.primary_key)] if schema.primary_key else []) + [
         (f"unique {'_'.join(schema.columns[i].name for i in ks)}", ks) for ks in schema.uniques
     ]
-    for label, positions in keysets:
-        names = [schema.columns[i].name for i in positions]
-        if not positions or any(targets[i].source is None for i in positions):
-            continue  # generated or defaulted key columns: the engine decides
+    return [
+        (label, [schema.columns[i].name for i in positions])
+        for label, positions in keysets
+        if positions and all(targets[i].source is not None for i in positions)
+    ]
+
+
+def _check_keys(df, keysets: list[tuple[str, list[str]]], casts: dict) -> None:
+    """Refuse primary/unique keys that the source repeats (after casting, as the engine sees
+    them), naming some."""
+    from pyspark.sql import functions as F
+
+    for label, names in keysets:
         keyed = df.select(*[casts[n].alias(f"k{j}") for j, n in enumerate(names)])
         keys = [F.col(f"k{j}") for j in range(len(names))]
         complete = functools.reduce(operator.and_, [k.isNotNull() for k in keys])
@@ -1274,7 +1426,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="create the table from the source's columns and types (INT/BIGINT, DECIMAL(p,s)"
         " from the digits a CSV file holds, DOUBLE, VARCHAR(255) or TEXT by the longest value,"
-        " DATE, DATETIME[(6)], ...); the CREATE TABLE is printed. A local file only",
+        " DATE, DATETIME[(6)], ...; a MySQL or MariaDB table over JDBC keeps its own types"
+        " and primary key); the CREATE TABLE is printed",
     )
     parser.add_argument(
         "--primary-key",

@@ -30,7 +30,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import zipfile
+from dataclasses import dataclass
 from typing import Any
 
 from .. import errors as E
@@ -197,6 +199,9 @@ def read(spark, opts: dict[str, str]):
     """The DataFrame over JDBC source ``opts``; a MySQL source's date and time columns as text."""
     from pyspark.sql import types as T
 
+    if is_mysql(opts["url"]):
+        opts = dict(opts)
+        opts.update(partitioning(spark, opts))
     df = spark.read.format("jdbc").options(**opts).load()
     if not is_mysql(opts["url"]):
         return df
@@ -218,6 +223,114 @@ def read(spark, opts: dict[str, str]):
         inner = opts.pop(_key(opts, "dbtable"))
     opts["dbtable"] = f"(SELECT {items} FROM {inner}) AS __noria_source"
     return spark.read.format("jdbc").options(**opts).load()
+
+
+@dataclass(slots=True)
+class SourceColumn:
+    """A MySQL or MariaDB source column's own definition (from its ``information_schema``)."""
+
+    sql: str | None  # the column type, as CREATE TABLE takes it (None: typed from Spark's)
+    kind: str  # information_schema's DATA_TYPE (lower case): int, varchar, ...
+    nullable: bool
+    key: int | None  # its place in the primary key (from 1), None if not in it
+
+
+# The column types a created table takes from a MySQL source as they are; the others (ENUM,
+# SET, JSON, BIT, spatial) are typed from Spark's schema like any other source.
+_OWN_TYPES = {
+    "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric",
+    "float", "double", "date", "datetime", "timestamp", "time", "year", "char", "varchar",
+    "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary", "tinyblob", "blob",
+    "mediumblob", "longblob",
+}  # fmt: skip
+_TABLE_NAME = re.compile(r"^(?:(`(?:[^`]|``)+`|[\w$]+)\.)?(`(?:[^`]|``)+`|[\w$]+)$")
+
+
+def table_columns(spark, opts: dict[str, str]) -> dict[str, SourceColumn]:
+    """The columns of the MySQL or MariaDB table a JDBC source's ``dbtable`` names, by name
+    (empty for another database, a ``query`` or a subquery)."""
+    key = _key(opts, "dbtable")
+    if not is_mysql(opts["url"]) or key is None:
+        return {}
+    m = _TABLE_NAME.match(opts[key].strip())
+    if m is None:
+        return {}
+
+    def unquote(part: str) -> str:
+        return part[1:-1].replace("``", "`") if part.startswith("`") else part
+
+    def literal(text: str) -> str:
+        return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+    schema = literal(unquote(m.group(1))) if m.group(1) else "DATABASE()"
+    query = (
+        "SELECT c.COLUMN_NAME AS name, c.DATA_TYPE AS kind, c.COLUMN_TYPE AS type,"
+        " c.IS_NULLABLE AS nullable, k.ORDINAL_POSITION AS pk"
+        " FROM information_schema.COLUMNS c LEFT JOIN information_schema.KEY_COLUMN_USAGE k"
+        " ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME"
+        " AND k.COLUMN_NAME = c.COLUMN_NAME AND k.CONSTRAINT_NAME = 'PRIMARY'"
+        f" WHERE c.TABLE_SCHEMA = {schema} AND c.TABLE_NAME = {literal(unquote(m.group(2)))}"
+    )
+    asked = {k: v for k, v in opts.items() if k.lower() not in ("dbtable", "query")}
+    asked["query"] = query
+    out = {}
+    for row in spark.read.format("jdbc").options(**asked).load().collect():
+        kind = str(row["kind"]).lower()
+        sql = str(row["type"]) if kind in _OWN_TYPES else None
+        if kind == "timestamp":  # an instant in MySQL; loaded as the server's text of it
+            sql = "datetime" + sql[len("timestamp") :]
+        out[row["name"]] = SourceColumn(sql, kind, row["nullable"] == "YES", row["pk"])
+    return out
+
+
+# Rows per partition of a JDBC read split by its key (``partitioning``), and the most
+# partitions per core of the session.
+ROWS_PER_PARTITION = 100_000
+PARTITIONS_PER_CORE = 2
+_PARTITION_OPTIONS = ("partitioncolumn", "lowerbound", "upperbound", "numpartitions")
+
+
+def partitioning(spark, opts: dict[str, str]) -> dict[str, str]:
+    """Spark's options to read a MySQL or MariaDB table in parallel: split by its integer
+    primary key into ranges between the key's MIN and MAX (one query and one connection
+    each), when it has more than ``ROWS_PER_PARTITION`` rows and the user set no partitioning
+    option. The queries run at nearly the same time but each sees its own snapshot: a table
+    written during the read can be seen at different moments by different ranges (give
+    ``numPartitions=1`` to read it in one query). Empty when it does not apply."""
+    if any(k.lower() in _PARTITION_OPTIONS for k in opts):
+        return {}
+    columns = table_columns(spark, opts)
+    keyed = [(name, c) for name, c in columns.items() if c.key]
+    if len(keyed) != 1:
+        return {}
+    name, column = keyed[0]
+    if column.kind not in ("tinyint", "smallint", "mediumint", "int", "integer", "bigint"):
+        return {}
+    cores = spark.sparkContext.defaultParallelism
+    most = max(1, cores * PARTITIONS_PER_CORE)
+    if most == 1:
+        return {}
+    table = opts[_key(opts, "dbtable")]
+    asked = {k: v for k, v in opts.items() if k.lower() not in ("dbtable", "query")}
+    k = _quote(name)
+    # CAST: an unsigned key's MIN and MAX as numbers Spark reads back exactly
+    asked["query"] = (
+        f"SELECT CAST(MIN({k}) AS CHAR) AS lo, CAST(MAX({k}) AS CHAR) AS hi, COUNT(*) AS n"
+        f" FROM {table}"
+    )
+    row = spark.read.format("jdbc").options(**asked).load().collect()[0]
+    if row["lo"] is None or row["n"] <= ROWS_PER_PARTITION:
+        return {}
+    parts = min(most, -(-int(row["n"]) // ROWS_PER_PARTITION))
+    lo, hi = int(row["lo"]), int(row["hi"])
+    if hi - lo < parts or hi - lo >= 2**62:  # Spark's bounds and strides are 64-bit
+        return {}
+    return {
+        "partitionColumn": name,
+        "lowerBound": str(lo),
+        "upperBound": str(hi + 1),
+        "numPartitions": str(parts),
+    }
 
 
 def explain(error: BaseException) -> str | None:

@@ -151,6 +151,45 @@ def test_dataframe_source_matches_names_case_insensitively_and_rounds(spark):
     ]
 
 
+def test_create_types_a_dataframes_columns_from_its_spark_schema(spark):
+    from pyspark.sql import types as T
+
+    schema = T.StructType(
+        [
+            T.StructField("id", T.LongType(), False),
+            T.StructField("small", T.ShortType()),
+            T.StructField("price", T.DecimalType(12, 3)),
+            T.StructField("ratio", T.FloatType()),
+            T.StructField("name", T.StringType()),
+            T.StructField("note", T.StringType()),
+            T.StructField("day", T.DateType()),
+            T.StructField("at", T.TimestampNTZType()),
+            T.StructField("at6", T.TimestampNTZType()),
+        ]
+    )
+    when = dt.datetime(2024, 5, 6, 7, 8, 9)
+    rows = [
+        (1, 2, Decimal("1.500"), 0.5, "a", "x" * 300, dt.date(2024, 1, 2), when, when),
+        (2, None, None, None, None, None, None, None, when.replace(microsecond=5)),
+    ]
+    conn = noria_py.connect()
+    n = conn.backfill(
+        "t", spark.createDataFrame(rows, schema), progress=False, create=True, primary_key=["id"]
+    )
+    assert n == 2
+    created = conn.execute("SHOW CREATE TABLE t").fetchall()[0][1].lower()
+    for part in (
+        "`id` bigint not null", "`small` smallint", "`price` decimal(12,3)", "`ratio` float",
+        "`name` varchar(255)", "`note` text", "`day` date", "`at` datetime default",
+        "`at6` datetime(6)", "primary key (`id`)",
+    ):  # fmt: skip
+        assert part in created, created
+    assert conn.execute("SELECT id, price, note, at6 FROM t ORDER BY id").fetchall() == [
+        (1, Decimal("1.500"), "x" * 300, when),
+        (2, None, None, when.replace(microsecond=5)),
+    ]
+
+
 def test_jdbc_source_through_the_bundled_derby_driver(spark, conn):
     rows = vote_rows(300)
     url = f"jdbc:derby:memory:noria_votes_{random.randrange(10**9)};create=true"

@@ -183,6 +183,41 @@ def test_cli_in_process_with_the_password_from_the_environment(
     conn.close()
 
 
+def test_create_takes_the_tables_own_types_and_primary_key(spark, mariadb, tmp_path, capsys):
+    port, root = mariadb
+    db = tmp_path / "new.db"
+    argv = ["items", "--data", str(db), "--jdbc", url(port, "mariadb"), "--dbtable", "src.items"]
+    argv += ["--user", USER, "--password", PASSWORD, "--no-progress", "--create"]
+    assert bf.main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"loaded {len(ROWS)} rows" in out
+    # TIME, DATETIME(6) and BIGINT UNSIGNED, which Spark's types lose, and the key
+    for part in ("`id` bigint unsigned not null", "`dur` time", "`at6` datetime(6)"):
+        assert part in out.lower(), out
+    assert "PRIMARY KEY (`id`)" in out
+    conn = noria_py.connect(str(db))
+    assert noria_rows(conn) == mariadb_rows(root)
+    conn.close()
+
+
+def test_a_table_with_an_integer_key_is_read_in_key_ranges(spark, mariadb, monkeypatch):
+    port, root = mariadb
+    rows = [(i * 3 - 40, f"v{i}") for i in range(30)]
+    with root.cursor() as cur:
+        cur.execute("CREATE TABLE src.nums (id INT PRIMARY KEY, v VARCHAR(10))")
+        cur.executemany("INSERT INTO src.nums VALUES (%s, %s)", rows)
+    monkeypatch.setattr(jdbc, "ROWS_PER_PARTITION", 8)
+    opts = {"url": url(port, "mariadb"), "dbtable": "nums", "user": USER, "password": PASSWORD}
+    df = jdbc.read(jdbc.session_for(opts, None, None), opts)
+    assert df.rdd.getNumPartitions() == 4  # 30 rows: 4 ranges, at most 2 per core
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE nums (id INT PRIMARY KEY, v VARCHAR(10))")
+    opts.pop("url")
+    assert conn.backfill("nums", url(port, "mysql"), options=opts, progress=False) == 30
+    assert conn.execute("SELECT * FROM nums ORDER BY id").fetchall() == rows
+    conn.close()
+
+
 def test_cli_subprocess_finds_the_driver_itself(mariadb, tmp_path):
     """A fresh process: the session is started here, with the system's Connector/J in it. Its
     JVM runs in Central European time, where 2021-03-28 02:30 does not exist: the DATETIME is
