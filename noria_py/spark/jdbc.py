@@ -283,21 +283,29 @@ def table_columns(spark, opts: dict[str, str]) -> dict[str, SourceColumn]:
     return out
 
 
-# Rows per partition of a JDBC read split by its key (``partitioning``), and the most
-# partitions per core of the session.
-ROWS_PER_PARTITION = 100_000
-PARTITIONS_PER_CORE = 2
+# The partitioning options of Spark's JDBC reader (lower case)
 _PARTITION_OPTIONS = ("partitioncolumn", "lowerbound", "upperbound", "numpartitions")
 
 
 def partitioning(spark, opts: dict[str, str]) -> dict[str, str]:
-    """Spark's options to read a MySQL or MariaDB table in parallel: split by its integer
-    primary key into ranges between the key's MIN and MAX (one query and one connection
-    each), when it has more than ``ROWS_PER_PARTITION`` rows and the user set no partitioning
-    option. The queries run at nearly the same time but each sees its own snapshot: a table
-    written during the read can be seen at different moments by different ranges (give
-    ``numPartitions=1`` to read it in one query). Empty when it does not apply."""
-    if any(k.lower() in _PARTITION_OPTIONS for k in opts):
+    """Spark's options to read a MySQL or MariaDB table in ``numPartitions`` parallel ranges
+    of its integer primary key (one query and one connection each), when the user asked for
+    that many partitions without naming a column or bounds: the key and its MIN and MAX are
+    found here. Without ``numPartitions`` (or with 1) the table is read by one query, which
+    sees one consistent snapshot; each range query sees its own, so a table written during a
+    partitioned read may be seen at different moments by different ranges (a row moved
+    between ranges read twice or not at all), which is why it is asked for, never chosen.
+    Empty when it does not apply."""
+    given = {k.lower(): v for k, v in opts.items() if k.lower() in _PARTITION_OPTIONS}
+    if set(given) != {"numpartitions"}:
+        return {}  # none asked for, or the user's own column and bounds
+    try:
+        parts = int(given["numpartitions"])
+    except ValueError:
+        raise E.ProgrammingError(
+            f"numPartitions must be a number, not {given['numpartitions']!r}", 1210, "HY000"
+        ) from None
+    if parts <= 1:
         return {}
     columns = table_columns(spark, opts)
     keyed = [(name, c) for name, c in columns.items() if c.key]
@@ -305,10 +313,6 @@ def partitioning(spark, opts: dict[str, str]) -> dict[str, str]:
         return {}
     name, column = keyed[0]
     if column.kind not in ("tinyint", "smallint", "mediumint", "int", "integer", "bigint"):
-        return {}
-    cores = spark.sparkContext.defaultParallelism
-    most = max(1, cores * PARTITIONS_PER_CORE)
-    if most == 1:
         return {}
     table = opts[_key(opts, "dbtable")]
     asked = {k: v for k, v in opts.items() if k.lower() not in ("dbtable", "query")}
@@ -319,9 +323,8 @@ def partitioning(spark, opts: dict[str, str]) -> dict[str, str]:
         f" FROM {table}"
     )
     row = spark.read.format("jdbc").options(**asked).load().collect()[0]
-    if row["lo"] is None or row["n"] <= ROWS_PER_PARTITION:
+    if row["lo"] is None:
         return {}
-    parts = min(most, -(-int(row["n"]) // ROWS_PER_PARTITION))
     lo, hi = int(row["lo"]), int(row["hi"])
     if hi - lo < parts or hi - lo >= 2**62:  # Spark's bounds and strides are 64-bit
         return {}

@@ -200,16 +200,21 @@ def test_create_takes_the_tables_own_types_and_primary_key(spark, mariadb, tmp_p
     conn.close()
 
 
-def test_a_table_with_an_integer_key_is_read_in_key_ranges(spark, mariadb, monkeypatch):
+def test_a_table_with_an_integer_key_is_read_in_key_ranges_when_asked(spark, mariadb):
     port, root = mariadb
     rows = [(i * 3 - 40, f"v{i}") for i in range(30)]
     with root.cursor() as cur:
         cur.execute("CREATE TABLE src.nums (id INT PRIMARY KEY, v VARCHAR(10))")
         cur.executemany("INSERT INTO src.nums VALUES (%s, %s)", rows)
-    monkeypatch.setattr(jdbc, "ROWS_PER_PARTITION", 8)
     opts = {"url": url(port, "mariadb"), "dbtable": "nums", "user": USER, "password": PASSWORD}
-    df = jdbc.read(jdbc.session_for(opts, None, None), opts)
-    assert df.rdd.getNumPartitions() == 4  # 30 rows: 4 ranges, at most 2 per core
+    session = jdbc.session_for(opts, None, None)
+    # by default one query: one consistent snapshot of the table
+    assert jdbc.read(session, opts).rdd.getNumPartitions() == 1
+    # asked for: ranges of the key between its MIN and MAX, found here
+    opts["numPartitions"] = "4"
+    df = jdbc.read(session, opts)
+    assert df.rdd.getNumPartitions() == 4
+    assert sorted(tuple(r) for r in df.collect()) == sorted(rows)
     conn = noria_py.connect()
     conn.execute("CREATE TABLE nums (id INT PRIMARY KEY, v VARCHAR(10))")
     opts.pop("url")
