@@ -3662,6 +3662,8 @@ class Engine:
         params: list = []
         for k, fields in enumerate(rows, 1):
             values = tuple(None if v is NULL else v for v in fields)
+            if len(values) == len(inputs) + 1 and values[-1] == "":
+                values = values[:-1]  # one empty field after the last: MariaDB reads no more
             if mode == "IGNORE" and len(values) != len(inputs):
                 if len(values) > len(inputs):  # the extra fields dropped, with a warning
                     values = values[: len(inputs)]
