@@ -1388,9 +1388,12 @@ class InsertPrepared(Prepared):
             if self._int_plan is not None:
                 return self._build_given(params)
             return self._build_rows(engine, params, row)
-        except E.DataError as err:
-            k = getattr(err, "row_offset", 0)
-            raise V.at_row(err, row + k, self.table_text) from None
+        except (E.DataError, E.IntegrityError) as err:
+            built = getattr(err, "built", [])  # the rows before the one refused
+            if isinstance(err, E.DataError):
+                err = V.at_row(err, row + len(built), self.table_text)
+                err.built = built
+            raise err from None
 
     def statement_warnings(self) -> list:
         """IGNORE's warnings for the whole statement, before its rows': 1364 for each NOT NULL
@@ -1415,14 +1418,16 @@ class InsertPrepared(Prepared):
                     try:
                         v = coerce(v, c.ctype, c.name)
                     except E.DataError as err:
-                        err.row_offset = len(out)
+                        err.built = out
                         raise
                 if i == auto and (v is None or v == 0):
                     v = None
                 elif v is None and not c.nullable:
-                    raise E.IntegrityError(
+                    err = E.IntegrityError(
                         f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
                     )
+                    err.built = out
+                    raise err
                 row[i] = v
             out.append(row)
         return out
@@ -1480,15 +1485,17 @@ class InsertPrepared(Prepared):
                     try:
                         v = V.coerce_for_column(v, c.ctype, c.name, adjust)
                     except E.DataError as err:
-                        err.row_offset = k
+                        err.built = out
                         raise
                 if pos == auto and (v is None or v == 0):
                     v = None
                 elif v is None and not c.nullable:
                     if adjust is None:
-                        raise E.IntegrityError(
+                        err = E.IntegrityError(
                             f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
                         )
+                        err.built = out
+                        raise err
                     v = V.implicit_default(c.ctype, c.name)
                     if pos in load_nulls:
                         adjust.warn(
@@ -3455,8 +3462,8 @@ class Engine:
         """INSERT (or REPLACE, or ON DUPLICATE KEY UPDATE) of the rows of ``param_sets``.
         INSERT IGNORE stores a value that does not fit its column as MySQL adjusts it, and
         skips a row a key or a constraint refuses, each with MySQL's warning, in MySQL's
-        order: the statement's (``statement_warnings``), then each row's values', the row's
-        ``tails`` (LOAD DATA's 1262, by row index) and its key's."""
+        order: the statement's (``statement_warnings``), then each row's values', its key's
+        and its ``tails`` (LOAD DATA's 1262, by row index)."""
         table = prep.table
         rows_all: list[list] = []
         adjust = None
@@ -3465,8 +3472,15 @@ class Engine:
             for params in param_sets:
                 rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1, adjust))
         else:
-            for params in param_sets:
-                rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1))
+            try:
+                for params in param_sets:
+                    rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1))
+            except (E.DataError, E.IntegrityError) as err:
+                # MySQL writes row by row: a key the rows before this one break comes first
+                before = rows_all + getattr(err, "built", [])
+                if before and prep.upsert is None and not prep.replace:
+                    self._raise_key_error(prep, before)
+                raise
         if not rows_all:
             return Result(rowcount=0, conditions=prep.statement_warnings() if adjust else [])
         skipped: list = []
@@ -3533,10 +3547,10 @@ class Engine:
             conditions = prep.statement_warnings()
             for k, row_conditions in enumerate(adjust.per_row):
                 conditions += row_conditions
-                if tails and k in tails:
-                    conditions += tails[k]
                 if k in refused:
                     conditions.append(refused[k])
+                if tails and k in tails:
+                    conditions += tails[k]
         if prep.returning is not None:
             res = _returning_result(prep.returning, stored, param_sets[-1] if param_sets else ())
             res.conditions = conditions
@@ -3550,6 +3564,25 @@ class Engine:
             if gen:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid, conditions=conditions)
+
+    def _raise_key_error(self, prep: InsertPrepared, rows: list) -> None:
+        """The key error writing ``rows`` meets, if any (nothing stays written)."""
+        if self._writer is not None and self._writer is not self._cur:
+            return  # another connection's transaction holds storage: not ours to look into
+        savepoint = self._tx
+        if savepoint:
+            self.storage.savepoint("noria_rows")
+        else:
+            self.storage.begin()
+        try:
+            self.storage.insert_rows(prep.table, rows, prep.auto_col)
+        except E.IntegrityError as key_err:
+            raise key_err from None
+        finally:
+            if savepoint:
+                self.storage.rollback_to("noria_rows")
+            else:
+                self.storage.rollback()
 
     def _insert_one(self, prep: InsertPrepared, rows: list) -> Result:
         """A plain INSERT of one row outside a transaction, into a table no CHECK or FOREIGN
@@ -3702,7 +3735,7 @@ class Engine:
         if not params:
             return Result(rowcount=0)
         try:
-            # IGNORE: each row's warnings in the file's order (its values', 1262, its key's)
+            # IGNORE: each row's warnings in the file's order (its values', its key's, 1262)
             return self._insert(prep, params, tails)
         except E.Error:
             if mode == "IGNORE":
