@@ -635,6 +635,16 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
                 v = int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE))
         lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**64 - 1))
         if not lo <= v <= hi:
+            if (
+                adjust is not None
+                and ctype.mysql_name != "BIGINT"
+                and type(value) is not str
+                and (v > 2**64 - 1 or (v < -(2**63) and not ctype.unsigned))
+                and (ctype.unsigned or not isinstance(value, float))
+            ):
+                # MariaDB reads such a number as a 64-bit integer first, and that overflow is
+                # a warning of its own
+                _fault(adjust, 1264, col)
             _fault(adjust, 1264, col)
             v = lo if v < lo else hi
         elif rest:
@@ -706,7 +716,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             _fault(adjust, 1264, col)
             top = limit - Decimal(1).scaleb(-scale)
             return top if q > 0 else -top
-        if (rest == " " or q != d) and rest != "x":  # digits rounded away: a note
+        if q != d or rest == " ":  # digits rounded away (or spaces after): a note
             _fault(adjust, 1265, col, level="Note")
         return q
     if kind == FLOAT:
