@@ -1507,6 +1507,7 @@ class InsertPrepared(Prepared):
                         adjust.warn(E.ER_BAD_NULL_ERROR, f"Column '{c.name}' cannot be null")
                 row[pos] = v
             if self.has_generated:
+                _no_zero_date(row)
                 engine._fill_generated(schema, row)
             out.append(row)
             if adjust is not None:
@@ -1538,6 +1539,33 @@ class InsertPrepared(Prepared):
 
 _DEFAULT = object()
 _MISSING = object()  # LOAD DATA IGNORE: a field a short row does not have
+
+
+def _no_zero_date(row) -> None:
+    """A row that would be written with a ``ZeroDate``: refused (1235)."""
+    for v in row:
+        if type(v) is V.ZeroDate:
+            raise v.error()
+
+
+def _stand_in(schema: TableSchema, row):
+    """IGNORE: (the row to try its keys and checks with, the ``ZeroDate`` it holds or None).
+    A zero date in a unique key cannot be tried: refused at once."""
+    zero = None
+    for v in row:
+        if type(v) is V.ZeroDate:
+            zero = v
+            break
+    if zero is None:
+        return row, None
+    keyed = set(schema.primary_key or ()).union(*[set(u) for u in schema.uniques])
+    out = list(row)
+    for i, v in enumerate(row):
+        if type(v) is V.ZeroDate:
+            if i in keyed:
+                raise v.error()
+            out[i] = V.ZeroDate.STAND_IN[schema.columns[i].ctype.kind]
+    return out, zero
 
 
 def _column_table(name: str) -> str:
@@ -3499,6 +3527,10 @@ class Engine:
         changed = [0]
         conditions: list = []
 
+        if adjust is not None and (prep.replace or prep.upsert is not None):
+            for r in rows_all:
+                _no_zero_date(r)
+
         def apply():
             if prep.replace:
                 return self._replace(prep, rows_all, stored_holder, changed)
@@ -3512,15 +3544,19 @@ class Engine:
                 conditions.clear()  # (a retried write starts over)
                 skipped.clear()
                 for k, r in enumerate(rows_all):
+                    tried, zero = _stand_in(prep.schema, r)
                     self.storage.savepoint("ins")
                     try:
-                        got = self.storage.insert_rows(table, [r], prep.auto_col)
+                        got = self.storage.insert_rows(table, [tried], prep.auto_col)
                         if checked:  # IGNORE skips a row a constraint refuses, too
                             self._check_constraints(prep.schema, got)
                             if prep.schema.foreign_keys and self._cur.fk_checks:
                                 from .foreign_keys import Enforcer
 
                                 Enforcer(self.storage).check_children(prep.schema, got)
+                        if zero is not None:  # it would be stored: the zero date is refused
+                            self.storage.rollback_to("ins")
+                            raise zero.error()
                         stored.extend(got)
                         self.storage.release("ins")
                     except E.IntegrityError as err:
@@ -4405,15 +4441,21 @@ class Engine:
                             v = V.coerce_for_column(v, c.ctype, c.name, adjust)
                         new[i] = v
                     if tuple(new) != row:
+                        if self._generated(schema):
+                            _no_zero_date(new)
                         self._finish_update(schema, new, stamp)
                     new = tuple(new)
                     if new == row:
                         continue
+                    tried, zero = _stand_in(schema, new)
                     self.storage.savepoint("upd")
                     try:
-                        self.storage.update_rows(schema.name, [(rowid, new)])
+                        self.storage.update_rows(schema.name, [(rowid, tuple(tried))])
                         if schema.checks:
-                            self._check_constraints(schema, [new])
+                            self._check_constraints(schema, [tuple(tried)])
+                        if zero is not None:  # it would be stored: the zero date is refused
+                            self.storage.rollback_to("upd")
+                            raise zero.error()
                     except E.IntegrityError as err:
                         self.storage.rollback_to("upd")
                         if err.errno != E.ER_DUP_ENTRY:

@@ -419,8 +419,9 @@ class Adjust:
     (1-based, named by the warnings), ``table`` the table as `db`.`t` (1366 names the column by
     it), ``conditions`` the (level, code, message) of each warning and note, in MySQL's order.
 
-    A value MySQL would turn into the zero date is refused (noria_py does not keep zero dates,
-    see the README): error 1235 naming it, never a different value."""
+    A value MySQL would turn into the zero date is a ``ZeroDate``: a row that would store one is
+    refused (noria_py keeps no zero dates, see the README) with error 1235 naming it, never
+    stored as a different value."""
 
     __slots__ = ("table", "row", "conditions", "per_row")
 
@@ -445,6 +446,25 @@ def _fault(adjust, code: int, col: str, kind: str = "", value=None, level: str =
     )
 
 
+class ZeroDate:
+    """IGNORE's value for a date it cannot read (or a NOT NULL date given NULL): MySQL stores
+    the zero date, which noria_py does not keep. A row holding one is refused with
+    ``zero_date_error`` when it would be written; a row a key keeps out is skipped as MySQL
+    skips it."""
+
+    __slots__ = ("col", "value")
+
+    def __init__(self, col: str, value=None):
+        self.col = col
+        self.value = value
+
+    def error(self) -> DataError:
+        return zero_date_error(self.col, self.value)
+
+    # a date no row holds in its place while the row's keys and checks are tried
+    STAND_IN = {DATE: _dt.date(1, 1, 1), DATETIME: _dt.datetime(1, 1, 1)}
+
+
 def zero_date_error(col: str, value=None) -> DataError:
     """What IGNORE would store as the zero date: refused, as noria_py keeps no zero dates."""
     from ..errors import NotSupportedError
@@ -458,8 +478,8 @@ def zero_date_error(col: str, value=None) -> DataError:
 
 def implicit_default(ctype: ColumnType, col: str, value=None):
     """The value MySQL gives a NOT NULL column that gets NULL or no value under IGNORE (and a
-    column LOAD DATA's short row has no field for): its type's zero (an ENUM's first member).
-    The zero date is refused (``zero_date_error``)."""
+    column LOAD DATA's short row has no field for): its type's zero (an ENUM's first member;
+    for a date the zero date, a ``ZeroDate``)."""
     k = ctype.kind
     if k == INT:
         return 0
@@ -475,6 +495,8 @@ def implicit_default(ctype: ColumnType, col: str, value=None):
         return b"\0" * (ctype.length or 0) if ctype.mysql_name == "BINARY" else b""
     if k == TIME:
         return _dt.timedelta(0)
+    if k in (DATE, DATETIME):
+        return ZeroDate(col, value)
     raise zero_date_error(col, value)
 
 
@@ -688,6 +710,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
                 _fault(adjust, 1265, col)
             elif ctype.mysql_name != "CHAR":  # trailing spaces cut off: a note
                 _fault(adjust, 1265, col, level="Note")
+        if ctype.mysql_name == "CHAR" and v.endswith(" "):
+            v = v.rstrip(" ")  # a CHAR keeps no trailing spaces (MySQL strips them on reading)
         return v
     if kind == DECIMAL:
         rest = ""
@@ -752,15 +776,14 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             v = parse_datetime(value)
             if v is None and adjust is not None:
                 got = _temporal_prefix(value, kind)
-                if got is None:
-                    raise zero_date_error(col, value)
                 _fault(adjust, 1265, col)
-                return got
+                return ZeroDate(col, value) if got is None else got
             if v is None:
                 raise _bad(col, value, name)
         else:
             if adjust is not None:
-                raise zero_date_error(col, value)
+                _fault(adjust, 1265, col)
+                return ZeroDate(col, value)
             raise _bad(col, value, name)
         if kind == DATE:
             return v.date()
@@ -780,6 +803,15 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
     if kind == TIME:
         from .functions.coerce import TIME_MAX, to_time
 
+        if isinstance(value, str):
+            m = _DATE_PREFIX.fullmatch(value.rstrip())
+            if m is not None and parse_datetime(m.group(0)) is not None:
+                if m.group(4) is None:  # a date alone: read as a time that junk follows
+                    if adjust is None:
+                        raise _error(1292, col, "time", value)
+                    _fault(adjust, 1265, col)
+                    return _temporal_prefix(value, TIME) or _dt.timedelta(0)
+                _fault(adjust, 1265, col, level="Note")  # its date is dropped
         t = to_time(value)
         if t is None:
             if adjust is None:
@@ -789,6 +821,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
                 _fault(adjust, 1265, col)
         t = round_fraction(t, ctype.precision)
         if abs(t) > TIME_MAX:
+            if adjust is None:  # strict mode names the value (IGNORE: out of range, clamped)
+                raise _error(1292, col, "time", value)
             _fault(adjust, 1264, col)
             return TIME_MAX if t > _dt.timedelta(0) else -TIME_MAX
         return t
