@@ -1479,7 +1479,7 @@ class InsertPrepared(Prepared):
                 if v is _DEFAULT:
                     v = self._default(c, pos, adjust, listed=True)
                 elif v is _MISSING:  # LOAD DATA IGNORE: a short row's missing field
-                    v = None if c.nullable else V.implicit_default(c.ctype, c.name)
+                    v = None if c.nullable else V.implicit_default(c.ctype, c.name, load=True)
                     adjust.warn(1261, f"Row {adjust.row} doesn't contain data for all columns")
                 elif v is not None:
                     try:
@@ -1496,7 +1496,7 @@ class InsertPrepared(Prepared):
                         )
                         err.built = out
                         raise err
-                    v = V.implicit_default(c.ctype, c.name)
+                    v = V.implicit_default(c.ctype, c.name, load=pos in load_nulls)
                     if pos in load_nulls:
                         adjust.warn(
                             1263,

@@ -476,7 +476,7 @@ def zero_date_error(col: str, value=None) -> DataError:
     )
 
 
-def implicit_default(ctype: ColumnType, col: str, value=None):
+def implicit_default(ctype: ColumnType, col: str, value=None, load: bool = False):
     """The value MySQL gives a NOT NULL column that gets NULL or no value under IGNORE (and a
     column LOAD DATA's short row has no field for): its type's zero (an ENUM's first member;
     for a date the zero date, a ``ZeroDate``)."""
@@ -488,8 +488,8 @@ def implicit_default(ctype: ColumnType, col: str, value=None):
     if k == FLOAT:
         return 0.0
     if k == STR:
-        if ctype.values is not None and ctype.mysql_name == "ENUM":
-            return ctype.values[0]
+        if ctype.values is not None and ctype.mysql_name == "ENUM" and not load:
+            return ctype.values[0]  # (LOAD DATA empties the field: '')
         return ""
     if k == BYTES:
         return b"\0" * (ctype.length or 0) if ctype.mysql_name == "BINARY" else b""
@@ -780,10 +780,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
                 return ZeroDate(col, value) if got is None else got
             if v is None:
                 raise _bad(col, value, name)
-        else:
-            if adjust is not None:
-                _fault(adjust, 1265, col)
-                return ZeroDate(col, value)
+        else:  # (a number, too: not read as a date here, in either mode)
             raise _bad(col, value, name)
         if kind == DATE:
             return v.date()
