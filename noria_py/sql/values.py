@@ -599,6 +599,7 @@ def _leading_number(value: str, col: str, kind: str, adjust):
     return Decimal(m.group(0).strip()), (" " if rest.isspace() else "x") if rest else ""
 
 
+_PLAIN_INT = re.compile(r"[+-]?[0-9]+\Z")
 FLOAT_MAX = 3.4028234663852886e38  # a FLOAT column's largest value
 _DATE_PREFIX = re.compile(
     r"\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?)?"
@@ -638,6 +639,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         rest = ""
         if type(value) is int:
             v = value
+        elif type(value) is str and _PLAIN_INT.match(value):  # plain digits: LOAD DATA's fields
+            v = int(value)
         else:
             if isinstance(value, (bytes, bytearray)):
                 value = bytes(value).decode("utf-8", "replace")
@@ -813,6 +816,9 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         if t is None:
             if adjust is None:
                 raise _bad(col, value, "time")
+            if isinstance(value, (int, float, Decimal)) and abs(value) > 8385959:
+                _fault(adjust, 1264, col)  # beyond any HHMMSS: the limit
+                return TIME_MAX if value > 0 else -TIME_MAX
             t = _temporal_prefix(value, TIME) or _dt.timedelta(0)
             if abs(t) <= TIME_MAX:
                 _fault(adjust, 1265, col)
