@@ -600,6 +600,7 @@ def _leading_number(value: str, col: str, kind: str, adjust):
 
 
 _PLAIN_INT = re.compile(r"[+-]?[0-9]+\Z")
+_PLAIN_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z")
 FLOAT_MAX = 3.4028234663852886e38  # a FLOAT column's largest value
 _DATE_PREFIX = re.compile(
     r"\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?)?"
@@ -721,7 +722,10 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         if isinstance(value, (bytes, bytearray)):
             value = bytes(value).decode("utf-8", "replace")
         if isinstance(value, str):
-            d, rest = _leading_number(value, col, "decimal", adjust)
+            if _PLAIN_DECIMAL.match(value):  # plain digits: LOAD DATA's fields
+                d = Decimal(value)
+            else:
+                d, rest = _leading_number(value, col, "decimal", adjust)
         else:
             try:
                 d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
