@@ -1381,13 +1381,14 @@ class InsertPrepared(Prepared):
         """The rows one parameter set writes, checked and converted for their columns.
         ``row`` is the statement's number of the first (the errors name it). With ``adjust``
         (IGNORE, a ``values.Adjust``) a value that does not fit is stored as MySQL adjusts it
-        and each row's warnings are appended to ``adjust.per_row``, a list per row."""
-        if adjust is not None:
+        and each row's warnings are appended to ``adjust.per_row``, a list per row; a strict
+        ``adjust`` collects the notes (``adjust.conditions``) and the errors stay errors."""
+        if adjust is not None and not adjust.strict:
             return self._build_rows(engine, params, row, adjust)
         try:
             if self._int_plan is not None:
-                return self._build_given(params)
-            return self._build_rows(engine, params, row)
+                return self._build_given(params, row, adjust)
+            return self._build_rows(engine, params, row, adjust)
         except (E.DataError, E.IntegrityError) as err:
             built = getattr(err, "built", [])  # the rows before the one refused
             if isinstance(err, E.DataError):
@@ -1404,7 +1405,7 @@ class InsertPrepared(Prepared):
             for i in self.no_default
         ]
 
-    def _build_given(self, params) -> list[list]:
+    def _build_given(self, params, first: int = 1, notes=None) -> list[list]:
         """``build_rows`` when every column's value is given (see ``_plan_ints``): the same
         checks, without the defaults and generated columns, an in-range integer kept as is."""
         out = []
@@ -1415,8 +1416,10 @@ class InsertPrepared(Prepared):
             for i, c, lo, hi in self._int_plan:
                 v = row[i]
                 if v is not None and (lo is None or type(v) is not int or not lo <= v <= hi):
+                    if notes is not None:
+                        notes.row = first + len(out)
                     try:
-                        v = coerce(v, c.ctype, c.name)
+                        v = coerce(v, c.ctype, c.name, notes)
                     except E.DataError as err:
                         err.built = out
                         raise
@@ -1455,7 +1458,8 @@ class InsertPrepared(Prepared):
         for k, vals in enumerate(rows_vals):
             if adjust is not None:
                 adjust.row = first + k
-                adjust.conditions = []
+                if not adjust.strict:
+                    adjust.conditions = []
             row = [_DEFAULT] * len(cols)
             for i, c in enumerate(cols):  # the columns left out: their defaults
                 if i in listed:
@@ -1490,7 +1494,7 @@ class InsertPrepared(Prepared):
                 if pos == auto and (v is None or v == 0):
                     v = None
                 elif v is None and not c.nullable:
-                    if adjust is None:
+                    if adjust is None or adjust.strict:
                         err = E.IntegrityError(
                             f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
                         )
@@ -1510,7 +1514,7 @@ class InsertPrepared(Prepared):
                 _no_zero_date(row)
                 engine._fill_generated(schema, row)
             out.append(row)
-            if adjust is not None:
+            if adjust is not None and not adjust.strict:
                 adjust.per_row.append(adjust.conditions)
         return out
 
@@ -1527,7 +1531,7 @@ class InsertPrepared(Prepared):
             return None
         if c.ctype.values is not None and c.ctype.mysql_name == "ENUM":
             return c.ctype.values[0]  # an ENUM's implicit default: its first member
-        if adjust is None:
+        if adjust is None or adjust.strict:
             raise E.DataError(f"Field '{c.name}' doesn't have a default value", 1364, "HY000")
         if listed:
             adjust.warn(1364, f"Field '{c.name}' doesn't have a default value")
@@ -3500,9 +3504,10 @@ class Engine:
             for params in param_sets:
                 rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1, adjust))
         else:
+            notes = V.Adjust(prep.table_text, strict=True)  # strict mode's notes
             try:
                 for params in param_sets:
-                    rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1))
+                    rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1, notes))
             except (E.DataError, E.IntegrityError) as err:
                 # MySQL writes row by row: a key the rows before this one break comes first
                 before = rows_all + getattr(err, "built", [])
@@ -3522,7 +3527,7 @@ class Engine:
             and not self.shared
             and not self._fk_involved(prep.schema)
         ):
-            return self._insert_one(prep, rows_all)
+            return self._insert_one(prep, rows_all, notes.conditions)
         stored_holder: list = []
         changed = [0]
         conditions: list = []
@@ -3587,6 +3592,8 @@ class Engine:
                     conditions.append(refused[k])
                 if tails and k in tails:
                     conditions += tails[k]
+        else:
+            conditions = notes.conditions + conditions
         if prep.returning is not None:
             res = _returning_result(prep.returning, stored, param_sets[-1] if param_sets else ())
             res.conditions = conditions
@@ -3620,7 +3627,7 @@ class Engine:
             else:
                 self.storage.rollback()
 
-    def _insert_one(self, prep: InsertPrepared, rows: list) -> Result:
+    def _insert_one(self, prep: InsertPrepared, rows: list, conditions: list) -> Result:
         """A plain INSERT of one row outside a transaction, into a table no CHECK or FOREIGN
         KEY involves: one SQLite statement, atomic by itself (no transaction or savepoint
         around it), and its delta straight to the dataflow (``_write``'s single path without
@@ -3635,7 +3642,7 @@ class Engine:
         lastrowid = None
         if auto is not None and rows[0][auto] is None:
             lastrowid = stored[0][auto]
-        return Result(rowcount=1, lastrowid=lastrowid, conditions=[])
+        return Result(rowcount=1, lastrowid=lastrowid, conditions=conditions)
 
     def _load_data(self, spec) -> Result:
         """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT.
@@ -4356,16 +4363,21 @@ class Engine:
         if ignore:
             return self._update_ignore(schema, sets, stamp, match, pick, ast, nparams)
 
+        table_text = _column_table(schema.name)
+
         def run(params):
             changed_holder = [0, 0]
+            notes = V.Adjust(table_text, strict=True)  # strict mode's notes
 
             def apply():
+                notes.conditions = []
                 found = pick(match(params), params)
                 changed_holder[1] = len(found)
                 changes = []
                 batch = []
-                for rowid, row in found:
+                for n, (rowid, row) in enumerate(found, 1):
                     new = list(row)
+                    notes.row = n
                     # MySQL evaluates SET assignments left to right, each seeing earlier ones
                     for i, fn in sets:
                         v = fn(tuple(new), params)
@@ -4378,7 +4390,10 @@ class Engine:
                                     "23000",
                                 )
                         else:
-                            v = V.coerce_for_column(v, c.ctype, c.name)
+                            try:
+                                v = V.coerce_for_column(v, c.ctype, c.name, notes)
+                            except E.DataError as err:
+                                raise V.at_row(err, n, table_text) from None
                         new[i] = v
                     if tuple(new) != row:
                         self._finish_update(schema, new, stamp)
@@ -4393,7 +4408,9 @@ class Engine:
                 return self._fk_after(schema, batch)
 
             self._write(schema.name, apply)
-            return Result(rowcount=changed_holder[0], matched=changed_holder[1])
+            return Result(
+                rowcount=changed_holder[0], matched=changed_holder[1], conditions=notes.conditions
+            )
 
         return FuncPrepared(run, nparams, is_write=True, kind="update")
 

@@ -423,21 +423,25 @@ class Adjust:
     refused (noria_py keeps no zero dates, see the README) with error 1235 naming it, never
     stored as a different value."""
 
-    __slots__ = ("table", "row", "conditions", "per_row")
+    __slots__ = ("table", "row", "conditions", "per_row", "strict")
 
-    def __init__(self, table: str = "", row: int = 1):
+    def __init__(self, table: str = "", row: int = 1, strict: bool = False):
         self.table = table
         self.row = row
         self.conditions: list = []
         self.per_row: list = []  # an INSERT's: each row's conditions
+        # strict mode's: a value that does not fit is an error; the notes are kept (1265 for
+        # digits a DECIMAL rounds away, spaces cut off)
+        self.strict = strict
 
     def warn(self, code: int, msg: str, level: str = "Warning") -> None:
         self.conditions.append((level, code, msg))
 
 
 def _fault(adjust, code: int, col: str, kind: str = "", value=None, level: str = "Warning"):
-    """Strict mode: the error (a note is not kept); IGNORE: the warning, and go on."""
-    if adjust is None:
+    """Strict mode: the error (a note is kept when ``adjust`` collects them); IGNORE: the
+    warning, and go on."""
+    if adjust is None or (adjust.strict and level != "Note"):
         if level == "Note":
             return
         raise _error(code, col, kind, value)
@@ -633,6 +637,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
     warning MySQL gives (see ``Adjust``)."""
     if value is None:
         return None
+    strict = adjust is None or adjust.strict
     kind = ctype.kind
     if kind == INT:
         if isinstance(value, bool):
@@ -650,7 +655,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             elif isinstance(value, (float, Decimal)):
                 d = Decimal(value)
                 if not d.is_finite():
-                    if adjust is None or d.is_nan():
+                    if strict or d.is_nan():
                         raise _bad(col, value, "integer")
                     d = Decimal(10**40 if d > 0 else -(10**40))
             else:
@@ -662,7 +667,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**64 - 1))
         if not lo <= v <= hi:
             if (
-                adjust is not None
+                not strict
                 and ctype.mysql_name != "BIGINT"
                 and type(value) is not str
                 and (v > 2**64 - 1 or (v < -(2**63) and not ctype.unsigned))
@@ -676,7 +681,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         elif rest:
             _fault(adjust, 1265, col, level="Note" if rest == " " else "Warning")
         if not -(2**63) <= v < 2**63:  # base storage holds 64-bit signed integers
-            if adjust is not None:
+            if not strict:
                 from ..errors import NotSupportedError
 
                 raise NotSupportedError(
@@ -689,7 +694,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         try:
             return _member_value(value, ctype, col)
         except DataError:
-            if adjust is None:
+            if strict:
                 raise
             _fault(adjust, 1265, col)
             return ""
@@ -709,7 +714,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             cut = v[n:]
             v = v[:n]
             if cut.strip(" "):
-                if adjust is None:
+                if strict:
                     raise _error(1406, col)
                 _fault(adjust, 1265, col)
             elif ctype.mysql_name != "CHAR":  # trailing spaces cut off: a note
@@ -732,7 +737,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             except (InvalidOperation, ValueError, TypeError):
                 raise _bad(col, value, "decimal") from None
             if not d.is_finite():
-                if adjust is None or d.is_nan():
+                if strict or d.is_nan():
                     raise _bad(col, value, "decimal")
                 d = Decimal(10**90 if d > 0 else -(10**90))
         if rest == "x":
@@ -781,7 +786,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             v = _dt.datetime(value.year, value.month, value.day)
         elif isinstance(value, str):
             v = parse_datetime(value)
-            if v is None and adjust is not None:
+            if v is None and not strict:
                 got = _temporal_prefix(value, kind)
                 _fault(adjust, 1265, col)
                 return ZeroDate(col, value) if got is None else got
@@ -800,7 +805,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         n = ctype.length
         if n is not None and len(v) > n:
             v = v[:n]
-            if adjust is None:
+            if strict:
                 raise _error(1406, col)
             _fault(adjust, 1265, col)
         return v
@@ -811,14 +816,14 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             m = _DATE_PREFIX.fullmatch(value.rstrip())
             if m is not None and parse_datetime(m.group(0)) is not None:
                 if m.group(4) is None:  # a date alone: read as a time that junk follows
-                    if adjust is None:
+                    if strict:
                         raise _error(1292, col, "time", value)
                     _fault(adjust, 1265, col)
                     return _temporal_prefix(value, TIME) or _dt.timedelta(0)
                 _fault(adjust, 1265, col, level="Note")  # its date is dropped
         t = to_time(value)
         if t is None:
-            if adjust is None:
+            if strict:
                 raise _bad(col, value, "time")
             if isinstance(value, (int, float, Decimal)) and abs(value) > 8385959:
                 _fault(adjust, 1264, col)  # beyond any HHMMSS: the limit
@@ -828,7 +833,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
                 _fault(adjust, 1265, col)
         t = round_fraction(t, ctype.precision)
         if abs(t) > TIME_MAX:
-            if adjust is None:  # strict mode names the value (IGNORE: out of range, clamped)
+            if strict:  # strict mode names the value (IGNORE: out of range, clamped)
                 raise _error(1292, col, "time", value)
             _fault(adjust, 1264, col)
             return TIME_MAX if t > _dt.timedelta(0) else -TIME_MAX
