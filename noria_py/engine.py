@@ -3650,7 +3650,9 @@ class Engine:
         With LOCAL the file is the client's: the bytes a wire client sent (``load_local``), or,
         embedded, the file at the path (client and server are one process). As in MySQL, LOCAL
         without REPLACE loads as IGNORE does: the server cannot stop the client's transfer
-        half-way, so a row with a duplicate key is skipped."""
+        half-way, so a row with a duplicate key is skipped, a value that does not fit is
+        stored as MySQL adjusts it, a short row's missing fields are NULL or their type's zero
+        (1261 each) and a long row is cut (1262), each with its warning."""
         from .load_data import NULL, split_rows
 
         schema = self._schema(self._engine_table_name(spec.database, spec.table))
