@@ -4366,6 +4366,7 @@ class Engine:
             return self._update_ignore(schema, sets, stamp, match, pick, ast, nparams)
 
         table_text = _column_table(schema.name)
+        places = self._read_places(schema, ast)
 
         def run(params):
             changed_holder = [0, 0]
@@ -4377,6 +4378,7 @@ class Engine:
                 changed_holder[1] = len(found)
                 changes = []
                 batch = []
+                noted = []  # (rowid, number of notes) after each row that left one
                 for n, (rowid, row) in enumerate(found, 1):
                     new = list(row)
                     notes.row = n
@@ -4395,8 +4397,13 @@ class Engine:
                             try:
                                 v = V.coerce_for_column(v, c.ctype, c.name, notes)
                             except E.DataError as err:
-                                raise V.at_row(err, n, table_text) from None
+                                k = n if places is None else places()[rowid]
+                                raise V.at_row(err, k, table_text) from None
                         new[i] = v
+                    if places is not None and len(notes.conditions) > (
+                        noted[-1][1] if noted else 0
+                    ):
+                        noted.append((rowid, len(notes.conditions)))
                     if tuple(new) != row:
                         self._finish_update(schema, new, stamp)
                     new = tuple(new)
@@ -4404,6 +4411,14 @@ class Engine:
                         changes.append((rowid, new))
                         batch.append((row, -1))
                         batch.append((new, 1))
+                if noted:  # the notes name the rows as MariaDB reads them
+                    place, start, renamed = places(), 0, []
+                    for rowid, end in noted:
+                        for lv, code, msg in notes.conditions[start:end]:
+                            head = msg.rsplit(" at row ", 1)[0]
+                            renamed.append((lv, code, f"{head} at row {place[rowid]}"))
+                        start = end
+                    notes.conditions = renamed
                 if changes:
                     self.storage.update_rows(schema.name, changes)
                 changed_holder[0] = len(changes)
@@ -4416,11 +4431,34 @@ class Engine:
 
         return FuncPrepared(run, nparams, is_write=True, kind="update")
 
+    def _read_places(self, schema: TableSchema, ast):
+        """An UPDATE whose condition is on no indexed column: MariaDB reads the whole table,
+        and its warnings number the rows it reads. Then a function giving each row's place
+        (by rowid, in primary key order), else None (the rows matched are numbered)."""
+        where = ast.args.get("where")
+        keyed = {i for k in [schema.primary_key, *schema.uniques, *schema.indexes] for i in k}
+        if (
+            where is None
+            or ast.args.get("order")
+            or ast.args.get("limit")
+            or any(schema.index_of(c.name) in keyed for c in where.find_all(exp.Column))
+        ):
+            return None
+        pk = list(schema.primary_key)
+
+        def places() -> dict:
+            every = self.storage.select_with_rowid(schema.name, None)
+            every.sort(key=lambda f: (tuple(ck(f[1][i]) for i in pk), f[0]))
+            return {rid: k for k, (rid, _row) in enumerate(every, 1)}
+
+        return places
+
     def _update_ignore(self, schema: TableSchema, sets, stamp, match, pick, ast, nparams):
         """UPDATE IGNORE: row by row in the order InnoDB reads them (primary key order unless
         ORDER BY says otherwise), a value that does not fit its column stored as MySQL adjusts
         it (with its warning, ``values.Adjust``; the warnings' row is the row's place among
-        the rows the statement matched), NULL into a NOT NULL column as its type's zero
+        the rows MariaDB reads: all of them for a condition on no indexed column, else the
+        ones the statement matched), NULL into a NOT NULL column as its type's zero
         (1048), and a row whose new values a unique key or a CHECK refuses left as it was
         (MariaDB skips a duplicate key without a warning; a CHECK leaves its error's)."""
         if schema.foreign_keys or schema.name.lower() in self._fk_referenced():
@@ -4431,6 +4469,7 @@ class Engine:
         pk = list(schema.primary_key)
         ordered = bool(ast.args.get("order"))
         table_text = _column_table(schema.name)
+        places = self._read_places(schema, ast)
 
         def run(params):
             counts = [0, 0]
@@ -4442,10 +4481,11 @@ class Engine:
                 if not ordered:
                     found.sort(key=lambda f: (tuple(ck(f[1][i]) for i in pk), f[0]))
                 counts[1] = len(found)
+                place = places() if places is not None and found else None
                 batch = []
                 changes = 0
                 for n, (rowid, row) in enumerate(found, 1):
-                    adjust.row = n
+                    adjust.row = n if place is None else place[rowid]
                     new = list(row)
                     for i, fn in sets:  # left to right, each seeing the ones before
                         v = fn(tuple(new), params)

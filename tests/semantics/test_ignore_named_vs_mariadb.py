@@ -179,3 +179,24 @@ def test_zero_date_and_big_unsigned_are_refused_not_changed():
         assert cur.execute("SELECT * FROM u").fetchall() == []
     finally:
         conn.close()
+
+
+def test_update_warnings_number_the_rows_mariadb_reads(oracle):
+    """A condition on no indexed column: MariaDB reads every row, and numbers its warnings
+    (and notes, and a strict error) by the row's place in the table; on the key, by the rows
+    the condition finds."""
+    setup = [DDL, "INSERT INTO t (id, n, d) VALUES (1, 1, 1), (2, 2, 2), (3, 0, 3), (4, 0, 4)"]
+    conn, ours = _both(oracle, setup)
+    try:
+        _same(oracle, ours, "UPDATE IGNORE t SET ti = 1000 WHERE n = 0")
+        _same(oracle, ours, "UPDATE IGNORE t SET ti = -1000 WHERE id > 2")
+        _same(oracle, ours, "UPDATE t SET d = d + 0.001 WHERE n = 0")
+        with oracle.cursor() as oc:
+            with pytest.raises(Exception) as theirs:
+                oc.execute("UPDATE t SET s = 'abcd' WHERE n = 0")
+        with pytest.raises(E.DataError) as mine:
+            ours.execute("UPDATE t SET s = 'abcd' WHERE n = 0")
+        assert (mine.value.errno, mine.value.msg) == tuple(theirs.value.args)
+        assert mine.value.msg.endswith("at row 3")
+    finally:
+        conn.close()

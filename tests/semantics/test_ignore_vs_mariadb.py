@@ -12,8 +12,8 @@ return what MariaDB's table holds.
 
 MariaDB stores the zero date for a date it cannot read; noria_py keeps no zero dates and
 refuses such a statement with 1235, storing nothing of it (MariaDB's statement is rolled
-back, and the sequence goes on). UPDATE IGNORE's conditions are on the primary key, where
-MariaDB's warnings number the rows the statement reads as this engine does."""
+back, and the sequence goes on). UPDATE IGNORE's conditions are on the primary key or on a
+column no index holds, where this engine numbers the warnings' rows as MariaDB reads them."""
 
 from __future__ import annotations
 
@@ -104,8 +104,11 @@ def _statement(draw, cols):
     if kind == "update":
         sets = draw(st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True))
         text = ", ".join(f"{c} = {draw(st.sampled_from(_pool(VALUES, types[c])))}" for c in sets)
-        where = draw(st.sampled_from(["", " WHERE id = {k}", " WHERE id >= {k}"]))
-        return f"UPDATE IGNORE t SET {text}{where.format(k=draw(KEYS))}"
+        where = draw(
+            st.sampled_from(["", " WHERE id = {k}", " WHERE id >= {k}", " WHERE {c} IS NULL"])
+        )
+        where = where.format(k=draw(KEYS), c=draw(st.sampled_from(names)))
+        return f"UPDATE IGNORE t SET {text}{where}"
     lines = []
     for _ in range(draw(st.integers(1, 3))):
         width = len(cols) + 1 + draw(st.sampled_from([0, 0, 0, -1, 1]))
