@@ -11,8 +11,6 @@ and the dataflow over it (see ``Engine._alter_table``).
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
-from decimal import Decimal
 
 from sqlglot import exp
 
@@ -516,27 +514,17 @@ def _same_type(a, b) -> bool:
 
 
 def _implicit_default(col, has_rows: bool):
-    """What MySQL fills into a new NOT NULL column that has no DEFAULT."""
-    k = col.ctype.kind
-    if k == V.INT:
-        return 0
-    if k == V.DECIMAL:
-        return Decimal(0).scaleb(-(col.ctype.scale or 0))
-    if k == V.FLOAT:
-        return 0.0
-    if k == V.STR:
-        return ""
-    if k == V.BYTES:
-        return b"\0" * (col.ctype.length or 0) if col.ctype.mysql_name == "BINARY" else b""
-    if k == V.TIME:
-        return _dt.timedelta(0)
-    if has_rows:
-        raise E.NotSupportedError(
-            f"This version doesn't yet support a NOT NULL {col.ctype.mysql_name} column "
-            f"'{col.name}' without a DEFAULT added to a table with rows (MySQL fills in the "
-            "zero date, which is not kept): give it a DEFAULT"
-        )
-    return None
+    """What MySQL fills into a new NOT NULL column that has no DEFAULT (``values``'s
+    implicit default; the zero date is not kept)."""
+    if col.ctype.kind in (V.DATE, V.DATETIME):
+        if has_rows:
+            raise E.NotSupportedError(
+                f"This version doesn't yet support a NOT NULL {col.ctype.mysql_name} column "
+                f"'{col.name}' without a DEFAULT added to a table with rows (MySQL fills in the "
+                "zero date, which is not kept): give it a DEFAULT"
+            )
+        return None
+    return V.implicit_default(col.ctype, col.name)
 
 
 def _conversion_error(e: E.Error, col, value, row: int) -> E.Error:

@@ -1281,6 +1281,22 @@ class InsertPrepared(Prepared):
         self.auto_col = schema.auto_increment
         self.has_generated = any(c.generated is not None for c in schema.columns)
         self._int_plan = self._plan_ints(schema) if self.tuples is not None else None
+        # IGNORE: the NOT NULL columns left out that have no default, each warned about once
+        # for the statement (1364) before the rows' own warnings, and given the type's zero
+        listed = set(positions)
+        self.no_default = [
+            i
+            for i, c in enumerate(schema.columns)
+            if i not in listed
+            and not c.nullable
+            and not c.has_default
+            and not c.auto_increment
+            and c.generated is None
+            and not (c.ctype.values is not None and c.ctype.mysql_name == "ENUM")
+        ]
+        # LOAD DATA: a NULL field for a NOT NULL column is 1263, not 1048 (positions)
+        self.load_nulls: frozenset = frozenset()
+        self.table_text = _column_table(schema.name)
         # a row at a time, no conflict handling, nothing returned (Engine._insert_one)
         self.plain = (
             not self.ignore
@@ -1361,12 +1377,35 @@ class InsertPrepared(Prepared):
             out.append((i, fn))
         return out
 
-    def build_rows(self, engine: Engine, params) -> list[list]:
-        if self._int_plan is not None:
-            return self._build_given(params)
-        return self._build_rows(engine, params)
+    def build_rows(self, engine: Engine, params, row: int = 1, adjust=None) -> list[list]:
+        """The rows one parameter set writes, checked and converted for their columns.
+        ``row`` is the statement's number of the first (the errors name it). With ``adjust``
+        (IGNORE, a ``values.Adjust``) a value that does not fit is stored as MySQL adjusts it
+        and each row's warnings are appended to ``adjust.per_row``, a list per row; a strict
+        ``adjust`` collects the notes (``adjust.conditions``) and the errors stay errors."""
+        if adjust is not None and not adjust.strict:
+            return self._build_rows(engine, params, row, adjust)
+        try:
+            if self._int_plan is not None:
+                return self._build_given(params, row, adjust)
+            return self._build_rows(engine, params, row, adjust)
+        except (E.DataError, E.IntegrityError) as err:
+            built = getattr(err, "built", [])  # the rows before the one refused
+            if isinstance(err, E.DataError):
+                err = V.at_row(err, row + len(built), self.table_text)
+                err.built = built
+            raise err from None
 
-    def _build_given(self, params) -> list[list]:
+    def statement_warnings(self) -> list:
+        """IGNORE's warnings for the whole statement, before its rows': 1364 for each NOT NULL
+        column left out that has no default."""
+        cols = self.schema.columns
+        return [
+            ("Warning", 1364, f"Field '{cols[i].name}' doesn't have a default value")
+            for i in self.no_default
+        ]
+
+    def _build_given(self, params, first: int = 1, notes=None) -> list[list]:
         """``build_rows`` when every column's value is given (see ``_plan_ints``): the same
         checks, without the defaults and generated columns, an in-range integer kept as is."""
         out = []
@@ -1377,18 +1416,26 @@ class InsertPrepared(Prepared):
             for i, c, lo, hi in self._int_plan:
                 v = row[i]
                 if v is not None and (lo is None or type(v) is not int or not lo <= v <= hi):
-                    v = coerce(v, c.ctype, c.name)
+                    if notes is not None:
+                        notes.row = first + len(out)
+                    try:
+                        v = coerce(v, c.ctype, c.name, notes)
+                    except E.DataError as err:
+                        err.built = out
+                        raise
                 if i == auto and (v is None or v == 0):
                     v = None
                 elif v is None and not c.nullable:
-                    raise E.IntegrityError(
+                    err = E.IntegrityError(
                         f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
                     )
+                    err.built = out
+                    raise err
                 row[i] = v
             out.append(row)
         return out
 
-    def _build_rows(self, engine: Engine, params) -> list[list]:
+    def _build_rows(self, engine: Engine, params, first: int = 1, adjust=None) -> list[list]:
         schema = self.schema
         rows_vals: list[list] = []
         if self.tuples is not None:
@@ -1406,12 +1453,23 @@ class InsertPrepared(Prepared):
         cols = schema.columns
         positions = self.positions
         auto = self.auto_col
-        for vals in rows_vals:
+        load_nulls = self.load_nulls
+        listed = set(positions)
+        for k, vals in enumerate(rows_vals):
+            if adjust is not None:
+                adjust.row = first + k
+                if not adjust.strict:
+                    adjust.conditions = []
             row = [_DEFAULT] * len(cols)
-            for pos, v in zip(positions, vals):
-                row[pos] = v
-            for i, c in enumerate(cols):
-                v = row[i]
+            for i, c in enumerate(cols):  # the columns left out: their defaults
+                if i in listed:
+                    continue
+                if c.generated is not None:
+                    row[i] = None  # computed below, once every other column has its value
+                    continue
+                row[i] = self._default(c, i, adjust, listed=False)
+            for pos, v in zip(positions, vals):  # the values given, in the list's order
+                c = cols[pos]
                 if c.generated is not None:
                     if v is not _DEFAULT:
                         raise E.ProgrammingError(
@@ -1420,38 +1478,104 @@ class InsertPrepared(Prepared):
                             3105,
                             "HY000",
                         )
-                    row[i] = None  # computed below, once every other column has its value
+                    row[pos] = None
                     continue
                 if v is _DEFAULT:
-                    if c.auto_increment:
-                        v = None
-                    elif c.has_default:
-                        v = c.default() if callable(c.default) else c.default
-                    elif not c.nullable:
-                        raise E.DataError(
-                            f"Field '{c.name}' doesn't have a default value", 1364, "HY000"
-                        )
-                    else:
-                        v = None
+                    v = self._default(c, pos, adjust, listed=True)
+                elif v is _MISSING:  # LOAD DATA IGNORE: a short row's missing field
+                    v = None if c.nullable else V.implicit_default(c.ctype, c.name, load=True)
+                    adjust.warn(1261, f"Row {adjust.row} doesn't contain data for all columns")
                 elif v is not None:
-                    v = V.coerce_for_column(v, c.ctype, c.name)
-                if i == auto and (v is None or v == 0):
+                    try:
+                        v = V.coerce_for_column(v, c.ctype, c.name, adjust)
+                    except E.DataError as err:
+                        err.built = out
+                        raise
+                if pos == auto and (v is None or v == 0):
                     v = None
                 elif v is None and not c.nullable:
-                    raise E.IntegrityError(
-                        f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
-                    )
-                row[i] = v
+                    if adjust is None or adjust.strict:
+                        err = E.IntegrityError(
+                            f"Column '{c.name}' cannot be null", E.ER_BAD_NULL_ERROR, "23000"
+                        )
+                        err.built = out
+                        raise err
+                    v = V.implicit_default(c.ctype, c.name, load=pos in load_nulls)
+                    if pos in load_nulls:
+                        adjust.warn(
+                            1263,
+                            "Column set to default value; NULL supplied to NOT NULL column "
+                            f"'{c.name}' at row {adjust.row}",
+                        )
+                    else:
+                        adjust.warn(E.ER_BAD_NULL_ERROR, f"Column '{c.name}' cannot be null")
+                row[pos] = v
             if self.has_generated:
+                _no_zero_date(row)
                 engine._fill_generated(schema, row)
             out.append(row)
+            if adjust is not None and not adjust.strict:
+                adjust.per_row.append(adjust.conditions)
         return out
+
+    @staticmethod
+    def _default(c, i: int, adjust, listed: bool):
+        """The value of a column left out or given as DEFAULT. A NOT NULL column with no
+        default is 1364; under IGNORE it gets its type's zero (warned about once for the
+        statement when left out, per row when DEFAULT names it)."""
+        if c.auto_increment:
+            return None
+        if c.has_default:
+            return c.default() if callable(c.default) else c.default
+        if c.nullable:
+            return None
+        if c.ctype.values is not None and c.ctype.mysql_name == "ENUM":
+            return c.ctype.values[0]  # an ENUM's implicit default: its first member
+        if adjust is None or adjust.strict:
+            raise E.DataError(f"Field '{c.name}' doesn't have a default value", 1364, "HY000")
+        if listed:
+            adjust.warn(1364, f"Field '{c.name}' doesn't have a default value")
+        return V.implicit_default(c.ctype, c.name)
 
     def run(self, engine, params) -> Result:
         return engine._insert(self, [params])
 
 
 _DEFAULT = object()
+_MISSING = object()  # LOAD DATA IGNORE: a field a short row does not have
+
+
+def _no_zero_date(row) -> None:
+    """A row that would be written with a ``ZeroDate``: refused (1235)."""
+    for v in row:
+        if type(v) is V.ZeroDate:
+            raise v.error()
+
+
+def _stand_in(schema: TableSchema, row):
+    """IGNORE: (the row to try its keys and checks with, the ``ZeroDate`` it holds or None).
+    A zero date in a unique key cannot be tried: refused at once."""
+    zero = None
+    for v in row:
+        if type(v) is V.ZeroDate:
+            zero = v
+            break
+    if zero is None:
+        return row, None
+    keyed = set(schema.primary_key or ()).union(*[set(u) for u in schema.uniques])
+    out = list(row)
+    for i, v in enumerate(row):
+        if type(v) is V.ZeroDate:
+            if i in keyed:
+                raise v.error()
+            out[i] = V.ZeroDate.STAND_IN[schema.columns[i].ctype.kind]
+    return out, zero
+
+
+def _column_table(name: str) -> str:
+    """A table as MariaDB's value errors name it, before the column: `db`.`t`."""
+    db, table = N.split(name)
+    return f"`{db or N.HOME}`.`{table}`"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -3397,16 +3521,33 @@ class Engine:
         return prep
 
     # --- writes ------------------------------------------------------------------------------
-    def _insert(self, prep: InsertPrepared, param_sets, skipped: list | None = None) -> Result:
+    def _insert(self, prep: InsertPrepared, param_sets, tails: dict | None = None) -> Result:
         """INSERT (or REPLACE, or ON DUPLICATE KEY UPDATE) of the rows of ``param_sets``.
-        INSERT IGNORE skips a row a key or a constraint refuses, with a warning (the error's
-        code and text, as MySQL words it); ``skipped`` gets the index of each such row."""
+        INSERT IGNORE stores a value that does not fit its column as MySQL adjusts it, and
+        skips a row a key or a constraint refuses, each with MySQL's warning, in MySQL's
+        order: the statement's (``statement_warnings``), then each row's values', its key's
+        and its ``tails`` (LOAD DATA's 1262, by row index)."""
         table = prep.table
         rows_all: list[list] = []
-        for params in param_sets:
-            rows_all.extend(prep.build_rows(self, params))
+        adjust = None
+        if prep.ignore:
+            adjust = V.Adjust(prep.table_text)
+            for params in param_sets:
+                rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1, adjust))
+        else:
+            notes = V.Adjust(prep.table_text, strict=True)  # strict mode's notes
+            try:
+                for params in param_sets:
+                    rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1, notes))
+            except (E.DataError, E.IntegrityError) as err:
+                # MySQL writes row by row: a key the rows before this one break comes first
+                before = rows_all + getattr(err, "built", [])
+                if before and prep.upsert is None and not prep.replace:
+                    self._raise_key_error(prep, before)
+                raise
         if not rows_all:
-            return Result(rowcount=0)
+            return Result(rowcount=0, conditions=prep.statement_warnings() if adjust else [])
+        skipped: list = []
         if (
             len(rows_all) == 1
             and prep.plain
@@ -3417,10 +3558,14 @@ class Engine:
             and not self.shared
             and not self._fk_involved(prep.schema)
         ):
-            return self._insert_one(prep, rows_all)
+            return self._insert_one(prep, rows_all, notes.conditions)
         stored_holder: list = []
         changed = [0]
         conditions: list = []
+
+        if adjust is not None and (prep.replace or prep.upsert is not None):
+            for r in rows_all:
+                _no_zero_date(r)
 
         def apply():
             if prep.replace:
@@ -3433,25 +3578,27 @@ class Engine:
                 stored = []
                 checked = prep.schema.checks or (prep.schema.foreign_keys and self._cur.fk_checks)
                 conditions.clear()  # (a retried write starts over)
-                if skipped is not None:
-                    skipped.clear()
+                skipped.clear()
                 for k, r in enumerate(rows_all):
+                    tried, zero = _stand_in(prep.schema, r)
                     self.storage.savepoint("ins")
                     try:
-                        got = self.storage.insert_rows(table, [r], prep.auto_col)
+                        got = self.storage.insert_rows(table, [tried], prep.auto_col)
                         if checked:  # IGNORE skips a row a constraint refuses, too
                             self._check_constraints(prep.schema, got)
                             if prep.schema.foreign_keys and self._cur.fk_checks:
                                 from .foreign_keys import Enforcer
 
                                 Enforcer(self.storage).check_children(prep.schema, got)
+                        if zero is not None:  # it would be stored: the zero date is refused
+                            self.storage.rollback_to("ins")
+                            raise zero.error()
                         stored.extend(got)
                         self.storage.release("ins")
                     except E.IntegrityError as err:
                         self.storage.rollback_to("ins")
                         conditions.append(("Warning", err.errno, err.msg or str(err)))
-                        if skipped is not None:
-                            skipped.append(k)
+                        skipped.append(k)
             else:
                 stored = self.storage.insert_rows(table, rows_all, prep.auto_col)
             stored_holder.append(stored)
@@ -3467,13 +3614,24 @@ class Engine:
             and not self._fk_involved(prep.schema),
         )
         stored = stored_holder[0]
+        if adjust is not None:  # the rows' warnings, each row's in its place
+            refused = dict(zip(skipped, conditions))
+            conditions = prep.statement_warnings()
+            for k, row_conditions in enumerate(adjust.per_row):
+                conditions += row_conditions
+                if k in refused:
+                    conditions.append(refused[k])
+                if tails and k in tails:
+                    conditions += tails[k]
+        else:
+            conditions = notes.conditions + conditions
         if prep.returning is not None:
             res = _returning_result(prep.returning, stored, param_sets[-1] if param_sets else ())
             res.conditions = conditions
             return res
         if prep.upsert is not None or prep.replace:
             # MySQL counts 1 per inserted row and 2 per updated row (REPLACE: 1 per deleted)
-            return Result(rowcount=len(stored) + changed[0], lastrowid=None)
+            return Result(rowcount=len(stored) + changed[0], lastrowid=None, conditions=conditions)
         lastrowid = None
         if prep.auto_col is not None:
             gen = [s[prep.auto_col] for r, s in zip(rows_all, stored) if r[prep.auto_col] is None]
@@ -3481,7 +3639,26 @@ class Engine:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid, conditions=conditions)
 
-    def _insert_one(self, prep: InsertPrepared, rows: list) -> Result:
+    def _raise_key_error(self, prep: InsertPrepared, rows: list) -> None:
+        """The key error writing ``rows`` meets, if any (nothing stays written)."""
+        if self._writer is not None and self._writer is not self._cur:
+            return  # another connection's transaction holds storage: not ours to look into
+        savepoint = self._tx
+        if savepoint:
+            self.storage.savepoint("noria_rows")
+        else:
+            self.storage.begin()
+        try:
+            self.storage.insert_rows(prep.table, rows, prep.auto_col)
+        except E.IntegrityError as key_err:
+            raise key_err from None
+        finally:
+            if savepoint:
+                self.storage.rollback_to("noria_rows")
+            else:
+                self.storage.rollback()
+
+    def _insert_one(self, prep: InsertPrepared, rows: list, conditions: list) -> Result:
         """A plain INSERT of one row outside a transaction, into a table no CHECK or FOREIGN
         KEY involves: one SQLite statement, atomic by itself (no transaction or savepoint
         around it), and its delta straight to the dataflow (``_write``'s single path without
@@ -3496,7 +3673,7 @@ class Engine:
         lastrowid = None
         if auto is not None and rows[0][auto] is None:
             lastrowid = stored[0][auto]
-        return Result(rowcount=1, lastrowid=lastrowid, conditions=[])
+        return Result(rowcount=1, lastrowid=lastrowid, conditions=conditions)
 
     def _load_data(self, spec) -> Result:
         """LOAD DATA INFILE (see ``noria_py.load_data``): the file's rows as one INSERT.
@@ -3504,7 +3681,9 @@ class Engine:
         With LOCAL the file is the client's: the bytes a wire client sent (``load_local``), or,
         embedded, the file at the path (client and server are one process). As in MySQL, LOCAL
         without REPLACE loads as IGNORE does: the server cannot stop the client's transfer
-        half-way, so a row with a duplicate key is skipped."""
+        half-way, so a row with a duplicate key is skipped, a value that does not fit is
+        stored as MySQL adjusts it, a short row's missing fields are NULL or their type's zero
+        (1261 each) and a long row is cut (1262), each with its warning."""
         from .load_data import NULL, split_rows
 
         schema = self._schema(self._engine_table_name(spec.database, spec.table))
@@ -3554,13 +3733,15 @@ class Engine:
         kinds = [schema.columns[schema.index_of(c)] for c in names]
 
         plain = not mode
-        truncated: list = []  # long rows IGNORE cut to the input columns (MySQL's warning 1262)
+        tails: dict = {}  # long rows IGNORE cut to the input columns (MySQL's warning 1262)
+        if mode == "IGNORE":  # a NULL field for a NOT NULL column: 1263, its type's zero
+            prep.load_nulls = frozenset(prep.positions[: len(plain_cols)])
 
         def at_row(err: E.Error, k: int) -> E.Error:
-            msg = re.sub(r"at row \d+", f"at row {k}", str(err.msg))
-            if "at row" not in msg and isinstance(err, E.DataError):
-                msg += f" at row {k}"
-            return type(err)(msg, err.errno, err.sqlstate)
+            err = V.at_row(err, k, prep.table_text)
+            if "at row" not in err.msg and isinstance(err, E.DataError):
+                return type(err)(err.msg + f" at row {k}", err.errno, err.sqlstate)
+            return err
 
         def first_bad(upto: int, then=None) -> None:
             """MySQL converts and writes row by row: the first error it meets wins. The
@@ -3588,15 +3769,22 @@ class Engine:
                     self.storage.rollback()
 
         params: list = []
-        row_of: list = []  # the file's row number of each of params
         for k, fields in enumerate(rows, 1):
             values = tuple(None if v is NULL else v for v in fields)
-            if len(values) > len(inputs) and mode == "IGNORE":
-                values = values[: len(inputs)]  # the extra fields dropped, with a warning
-                truncated.append(k)
+            if len(values) == len(inputs) + 1 and values[-1] == "":
+                values = values[:-1]  # one empty field after the last: MariaDB reads no more
+            if mode == "IGNORE" and len(values) != len(inputs):
+                if len(values) > len(inputs):  # the extra fields dropped, with a warning
+                    values = values[: len(inputs)]
+                    tails[len(params)] = [("Warning", 1262, _row_length_error(k, False).msg)]
+                else:  # the missing ones: a variable is NULL, a column warned about (1261)
+                    values += tuple(
+                        None if n.startswith("@") else _MISSING for n in inputs[len(values) :]
+                    )
             if len(values) == len(inputs) and (sets or len(plain_cols) != len(inputs)):
+                given = tuple(None if v is _MISSING else v for v in values)
                 values = tuple(values[j] for j in plain_cols) + tuple(
-                    fn(values, ()) for _c, fn in sets
+                    fn(given, ()) for _c, fn in sets
                 )
             elif sets or len(plain_cols) != len(inputs):
                 first_bad(len(params))  # a short or long row, with variables or SET
@@ -3620,22 +3808,16 @@ class Engine:
                 first_bad(len(params), this_row)
                 raise _row_length_error(k, len(values) < len(names))
             params.append(values)
-            row_of.append(k)
-        # the warnings in the file's order: a cut row's before its duplicate key's
-        found = [(k, 0, ("Warning", 1262, _row_length_error(k, False).msg)) for k in truncated]
         if not params:
-            return Result(rowcount=0, conditions=[c for _k, _o, c in found])
-        skipped: list = []
+            return Result(rowcount=0)
         try:
-            res = self._insert(prep, params, skipped)
+            # IGNORE: each row's warnings in the file's order (its values', its key's, 1262)
+            return self._insert(prep, params, tails)
         except E.Error:
+            if mode == "IGNORE":
+                raise  # every row is written; an error here is the statement's
             first_bad(len(params))  # MySQL names the file's row (nothing was written)
             raise
-        if found or res.conditions:  # IGNORE: a warning for each row skipped, too
-            found += [(row_of[j], 1, c) for j, c in zip(skipped, res.conditions)]
-            found.sort(key=lambda f: (f[0], f[1]))
-            res.conditions = [c for _k, _o, c in found]
-        return res
 
     def _load_file(self, spec) -> str:
         """The text of LOAD DATA's file (see ``_load_data``)."""
@@ -4169,7 +4351,12 @@ class Engine:
 
     def _prepare_update(self, ast: exp.Update, nparams: int) -> Prepared:
         table = ast.this
+        ignore = bool(ast.meta.get("ignore"))
         if isinstance(table, exp.Table) and table.args.get("joins"):
+            if ignore:
+                raise E.NotSupportedError(
+                    "This version doesn't yet support 'UPDATE IGNORE of several tables'"
+                )
             return self._prepare_multi_write(ast, nparams)
         if not isinstance(table, exp.Table) or ast.args.get("from_") or ast.args.get("joins"):
             raise E.NotSupportedError("UPDATE ... FROM is not supported")
@@ -4206,17 +4393,26 @@ class Engine:
         where = ast.args["where"].this if ast.args.get("where") else None
         match = self._matcher(schema, where, table.alias)
         cols = schema.columns
+        if ignore:
+            return self._update_ignore(schema, sets, stamp, match, pick, ast, nparams)
+
+        table_text = _column_table(schema.name)
+        places = self._read_places(schema, ast)
 
         def run(params):
             changed_holder = [0, 0]
+            notes = V.Adjust(table_text, strict=True)  # strict mode's notes
 
             def apply():
+                notes.conditions = []
                 found = pick(match(params), params)
                 changed_holder[1] = len(found)
                 changes = []
                 batch = []
-                for rowid, row in found:
+                noted = []  # (rowid, number of notes) after each row that left one
+                for n, (rowid, row) in enumerate(found, 1):
                     new = list(row)
+                    notes.row = n
                     # MySQL evaluates SET assignments left to right, each seeing earlier ones
                     for i, fn in sets:
                         v = fn(tuple(new), params)
@@ -4229,8 +4425,16 @@ class Engine:
                                     "23000",
                                 )
                         else:
-                            v = V.coerce_for_column(v, c.ctype, c.name)
+                            try:
+                                v = V.coerce_for_column(v, c.ctype, c.name, notes)
+                            except E.DataError as err:
+                                k = n if places is None else places()[rowid]
+                                raise V.at_row(err, k, table_text) from None
                         new[i] = v
+                    if places is not None and len(notes.conditions) > (
+                        noted[-1][1] if noted else 0
+                    ):
+                        noted.append((rowid, len(notes.conditions)))
                     if tuple(new) != row:
                         self._finish_update(schema, new, stamp)
                     new = tuple(new)
@@ -4238,13 +4442,124 @@ class Engine:
                         changes.append((rowid, new))
                         batch.append((row, -1))
                         batch.append((new, 1))
+                if noted:  # the notes name the rows as MariaDB reads them
+                    place, start, renamed = places(), 0, []
+                    for rowid, end in noted:
+                        for lv, code, msg in notes.conditions[start:end]:
+                            head = msg.rsplit(" at row ", 1)[0]
+                            renamed.append((lv, code, f"{head} at row {place[rowid]}"))
+                        start = end
+                    notes.conditions = renamed
                 if changes:
                     self.storage.update_rows(schema.name, changes)
                 changed_holder[0] = len(changes)
                 return self._fk_after(schema, batch)
 
             self._write(schema.name, apply)
-            return Result(rowcount=changed_holder[0], matched=changed_holder[1])
+            return Result(
+                rowcount=changed_holder[0], matched=changed_holder[1], conditions=notes.conditions
+            )
+
+        return FuncPrepared(run, nparams, is_write=True, kind="update")
+
+    def _read_places(self, schema: TableSchema, ast):
+        """An UPDATE whose condition is on no indexed column: MariaDB reads the whole table,
+        and its warnings number the rows it reads. Then a function giving each row's place
+        (by rowid, in primary key order), else None (the rows matched are numbered)."""
+        where = ast.args.get("where")
+        keyed = {i for k in [schema.primary_key, *schema.uniques, *schema.indexes] for i in k}
+        if (
+            where is None
+            or ast.args.get("order")
+            or ast.args.get("limit")
+            or any(schema.index_of(c.name) in keyed for c in where.find_all(exp.Column))
+        ):
+            return None
+        pk = list(schema.primary_key)
+
+        def places() -> dict:
+            every = self.storage.select_with_rowid(schema.name, None)
+            every.sort(key=lambda f: (tuple(ck(f[1][i]) for i in pk), f[0]))
+            return {rid: k for k, (rid, _row) in enumerate(every, 1)}
+
+        return places
+
+    def _update_ignore(self, schema: TableSchema, sets, stamp, match, pick, ast, nparams):
+        """UPDATE IGNORE: row by row in the order InnoDB reads them (primary key order unless
+        ORDER BY says otherwise), a value that does not fit its column stored as MySQL adjusts
+        it (with its warning, ``values.Adjust``; the warnings' row is the row's place among
+        the rows MariaDB reads: all of them for a condition on no indexed column, else the
+        ones the statement matched), NULL into a NOT NULL column as its type's zero
+        (1048), and a row whose new values a unique key or a CHECK refuses left as it was
+        (MariaDB skips a duplicate key without a warning; a CHECK leaves its error's)."""
+        if schema.foreign_keys or schema.name.lower() in self._fk_referenced():
+            raise E.NotSupportedError(
+                "This version doesn't yet support 'UPDATE IGNORE of a table a FOREIGN KEY involves'"
+            )
+        cols = schema.columns
+        pk = list(schema.primary_key)
+        ordered = bool(ast.args.get("order"))
+        table_text = _column_table(schema.name)
+        places = self._read_places(schema, ast)
+
+        def run(params):
+            counts = [0, 0]
+            adjust = V.Adjust(table_text)
+
+            def apply():
+                adjust.conditions = []
+                found = pick(match(params), params)
+                if not ordered:
+                    found.sort(key=lambda f: (tuple(ck(f[1][i]) for i in pk), f[0]))
+                counts[1] = len(found)
+                place = places() if places is not None and found else None
+                batch = []
+                changes = 0
+                for n, (rowid, row) in enumerate(found, 1):
+                    adjust.row = n if place is None else place[rowid]
+                    new = list(row)
+                    for i, fn in sets:  # left to right, each seeing the ones before
+                        v = fn(tuple(new), params)
+                        c = cols[i]
+                        if v is None:
+                            if not c.nullable:
+                                adjust.warn(
+                                    E.ER_BAD_NULL_ERROR, f"Column '{c.name}' cannot be null"
+                                )
+                                v = V.implicit_default(c.ctype, c.name)
+                        else:
+                            v = V.coerce_for_column(v, c.ctype, c.name, adjust)
+                        new[i] = v
+                    if tuple(new) != row:
+                        if self._generated(schema):
+                            _no_zero_date(new)
+                        self._finish_update(schema, new, stamp)
+                    new = tuple(new)
+                    if new == row:
+                        continue
+                    tried, zero = _stand_in(schema, new)
+                    self.storage.savepoint("upd")
+                    try:
+                        self.storage.update_rows(schema.name, [(rowid, tuple(tried))])
+                        if schema.checks:
+                            self._check_constraints(schema, [tuple(tried)])
+                        if zero is not None:  # it would be stored: the zero date is refused
+                            self.storage.rollback_to("upd")
+                            raise zero.error()
+                    except E.IntegrityError as err:
+                        self.storage.rollback_to("upd")
+                        if err.errno != E.ER_DUP_ENTRY:
+                            adjust.warn(err.errno, err.msg or str(err))
+                        continue
+                    self.storage.release("upd")
+                    changes += 1
+                    batch.append((row, -1))
+                    batch.append((new, 1))
+                counts[0] = changes
+                return batch
+
+            self._write(schema.name, apply)
+            return Result(rowcount=counts[0], matched=counts[1], conditions=adjust.conditions)
 
         return FuncPrepared(run, nparams, is_write=True, kind="update")
 

@@ -68,6 +68,8 @@ def number_placeholders(sql: str) -> tuple[str, int]:
 
 
 _LOAD_DATA = re.compile(r"\A\s*load\s+data\b", re.I)
+# UPDATE's modifiers, which sqlglot does not read: blanked out (offsets kept), IGNORE marked
+_UPDATE_MODIFIERS = re.compile(r"\A(\s*update\s+)((?:(?:low_priority|ignore)\s+)+)", re.I)
 
 
 def parse(sql: str) -> tuple[exp.Expression, int]:
@@ -75,6 +77,11 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     text, nparams = number_placeholders(sql)
     if _LOAD_DATA.match(sql):  # read by noria_py.load_data, not by the SQL parser
         return exp.Command(this="LOAD", expression=exp.Literal.string(sql.strip())), 0
+    ignore = False
+    m = _UPDATE_MODIFIERS.match(text)
+    if m is not None:
+        ignore = "ignore" in m.group(2).lower()
+        text = text[: m.start(2)] + " " * len(m.group(2)) + text[m.end(2) :]
     try:
         stmts = [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]
     except ParseError as e:
@@ -98,6 +105,8 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     _flatten_nested_joins(stmt)
     _name_items(stmt, text, toks)
     _unit_keywords(stmt)
+    if ignore and isinstance(stmt, exp.Update):
+        stmt.meta["ignore"] = True  # UPDATE IGNORE
     return stmt, nparams
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import re
+import sys
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
-from ..errors import ER_TRUNCATED_WRONG_VALUE, DataError
+from ..errors import DataError
 
 # MySQL's DECIMAL holds up to 65 digits; Python's default context keeps 28.
 decimal.DefaultContext.prec = 65
@@ -347,19 +348,160 @@ def parse_datetime(s: str) -> _dt.datetime | None:
         return None
 
 
-def _bad(col: str, value, kind: str) -> DataError:
+def _shown(value) -> str:
+    """A refused value as MySQL's messages show it."""
     if isinstance(value, (bytes, bytearray)):
-        value = bytes(value).decode("utf-8", "replace")  # shown as its text, as MySQL does
-    if isinstance(value, str) and kind in ("integer", "decimal") and _NUM_PREFIX.match(value):
-        # a number followed by something else: MySQL says the value was cut short
-        return DataError(f"Data truncated for column '{col}' at row 1", 1265, "01000")
-    if kind in ("date", "datetime", "time"):
-        return DataError(
-            f"Incorrect {kind} value: '{value}' for column '{col}' at row 1", 1292, "22007"
-        )
-    return DataError(
-        f"Incorrect {kind} value: '{value}' for column '{col}'", ER_TRUNCATED_WRONG_VALUE, "HY000"
+        return bytes(value).decode("utf-8", "replace")  # shown as its text, as MySQL does
+    return value if isinstance(value, str) else format_value(value)
+
+
+def _qualified(col: str, table: str) -> str:
+    """How 1366 and 1292 name a column: `db`.`t`.`col` when the table is known."""
+    return f"{table}.`{col}`" if table else f"'{col}'"
+
+
+_SQLSTATE = {1264: "22003", 1265: "01000", 1292: "22007", 1366: "22007", 1406: "22001"}
+
+
+def fault_message(code: int, col: str, row: int, table: str = "", kind: str = "", value=None):
+    """The text MariaDB gives a value that does not fit column ``col`` (the same as an error in
+    strict mode and as IGNORE's warning), naming row ``row`` of the statement."""
+    if code == 1264:
+        return f"Out of range value for column '{col}' at row {row}"
+    if code == 1265:
+        return f"Data truncated for column '{col}' at row {row}"
+    if code == 1406:
+        return f"Data too long for column '{col}' at row {row}"
+    return (
+        f"Incorrect {kind} value: '{_shown(value)}' for column {_qualified(col, table)} "
+        f"at row {row}"
     )
+
+
+def _error(code: int, col: str, kind: str = "", value=None) -> DataError:
+    err = DataError(fault_message(code, col, 1, "", kind, value), code, _SQLSTATE[code])
+    err.fault = (code, col, kind, value)  # reworded for the statement's row: at_row
+    return err
+
+
+def at_row(err, row: int, table: str = ""):
+    """A value's error (from ``coerce_for_column``) as MariaDB words it for row ``row`` of a
+    statement writing ``table`` (`db`.`t`)."""
+    fault = getattr(err, "fault", None)
+    if fault is not None:
+        code, col, kind, value = fault
+        msg = fault_message(code, col, row, table, kind, value)
+    else:
+        msg = re.sub(r"at row \d+", f"at row {row}", str(err.msg))
+        if msg == err.msg:
+            return err
+    out = type(err)(msg, err.errno, err.sqlstate)
+    out.fault = fault
+    return out
+
+
+def _bad(col: str, value, kind: str) -> DataError:
+    if (
+        isinstance(value, str)
+        and kind in ("integer", "decimal", "double")
+        and _NUM_PREFIX.match(value)
+    ):
+        return _error(1265, col)  # a number followed by something else: cut short
+    return _error(1292 if kind in ("date", "datetime", "time") else 1366, col, kind, value)
+
+
+class Adjust:
+    """IGNORE's way of writing a value that does not fit its column (``coerce_for_column``'s
+    ``adjust``; INSERT IGNORE, UPDATE IGNORE, LOAD DATA ... IGNORE or LOCAL). Where strict mode
+    stops with an error, MySQL stores the value adjusted to the column (a string's leading
+    number, or 0 when it has none; the type's limit; the text cut to the column's length) and
+    leaves a warning worded as MariaDB words it. ``row`` is the statement's row being written
+    (1-based, named by the warnings), ``table`` the table as `db`.`t` (1366 names the column by
+    it), ``conditions`` the (level, code, message) of each warning and note, in MySQL's order.
+
+    A value MySQL would turn into the zero date is a ``ZeroDate``: a row that would store one is
+    refused (noria_py keeps no zero dates, see the README) with error 1235 naming it, never
+    stored as a different value."""
+
+    __slots__ = ("table", "row", "conditions", "per_row", "strict")
+
+    def __init__(self, table: str = "", row: int = 1, strict: bool = False):
+        self.table = table
+        self.row = row
+        self.conditions: list = []
+        self.per_row: list = []  # an INSERT's: each row's conditions
+        # strict mode's: a value that does not fit is an error; the notes are kept (1265 for
+        # digits a DECIMAL rounds away, spaces cut off)
+        self.strict = strict
+
+    def warn(self, code: int, msg: str, level: str = "Warning") -> None:
+        self.conditions.append((level, code, msg))
+
+
+def _fault(adjust, code: int, col: str, kind: str = "", value=None, level: str = "Warning"):
+    """Strict mode: the error (a note is kept when ``adjust`` collects them); IGNORE: the
+    warning, and go on."""
+    if adjust is None or (adjust.strict and level != "Note"):
+        if level == "Note":
+            return
+        raise _error(code, col, kind, value)
+    adjust.conditions.append(
+        (level, code, fault_message(code, col, adjust.row, adjust.table, kind, value))
+    )
+
+
+class ZeroDate:
+    """IGNORE's value for a date it cannot read (or a NOT NULL date given NULL): MySQL stores
+    the zero date, which noria_py does not keep. A row holding one is refused with
+    ``zero_date_error`` when it would be written; a row a key keeps out is skipped as MySQL
+    skips it."""
+
+    __slots__ = ("col", "value")
+
+    def __init__(self, col: str, value=None):
+        self.col = col
+        self.value = value
+
+    def error(self) -> DataError:
+        return zero_date_error(self.col, self.value)
+
+    # a date no row holds in its place while the row's keys and checks are tried
+    STAND_IN = {DATE: _dt.date(1, 1, 1), DATETIME: _dt.datetime(1, 1, 1)}
+
+
+def zero_date_error(col: str, value=None) -> DataError:
+    """What IGNORE would store as the zero date: refused, as noria_py keeps no zero dates."""
+    from ..errors import NotSupportedError
+
+    what = "NULL" if value is None else f"'{_shown(value)}'"
+    return NotSupportedError(
+        f"This version doesn't yet support 'the zero date (0000-00-00) that IGNORE stores for "
+        f"{what} in column '{col}'; zero dates are not kept'"
+    )
+
+
+def implicit_default(ctype: ColumnType, col: str, value=None, load: bool = False):
+    """The value MySQL gives a NOT NULL column that gets NULL or no value under IGNORE (and a
+    column LOAD DATA's short row has no field for): its type's zero (an ENUM's first member;
+    for a date the zero date, a ``ZeroDate``)."""
+    k = ctype.kind
+    if k == INT:
+        return 0
+    if k == DECIMAL:
+        return Decimal(0).scaleb(-(ctype.scale or 0))
+    if k == FLOAT:
+        return 0.0
+    if k == STR:
+        if ctype.values is not None and ctype.mysql_name == "ENUM" and not load:
+            return ctype.values[0]  # (LOAD DATA empties the field: '')
+        return ""
+    if k == BYTES:
+        return b"\0" * (ctype.length or 0) if ctype.mysql_name == "BINARY" else b""
+    if k == TIME:
+        return _dt.timedelta(0)
+    if k in (DATE, DATETIME):
+        return ZeroDate(col, value)
+    raise zero_date_error(col, value)
 
 
 def _member_value(value, ctype: ColumnType, col: str) -> str:
@@ -445,46 +587,117 @@ def _round_whole(d: Decimal, col: str) -> int:
     """A finite number rounded half away from zero to an integer (out of range 1264 when it
     cannot fit any integer column)."""
     if d and d.adjusted() > 40:
-        raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
+        raise _error(1264, col)
     return int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE))
 
 
-def coerce_for_column(value, ctype: ColumnType, col: str):
-    """Convert a value written to a column, as MySQL strict mode does (errors instead of warnings)."""
+def _leading_number(value: str, col: str, kind: str, adjust):
+    """A string written to a number column, read as MySQL reads it: (its leading number as a
+    Decimal, what follows: "" for nothing, " " for spaces only, "x" for anything else). No
+    number at all is 1366 (IGNORE: 0)."""
+    m = _NUM_PREFIX.match(value)
+    if m is None:
+        _fault(adjust, 1366, col, kind, value)
+        return Decimal(0), ""
+    rest = value[m.end() :]
+    return Decimal(m.group(0).strip()), (" " if rest.isspace() else "x") if rest else ""
+
+
+_PLAIN_INT = re.compile(r"[+-]?[0-9]+\Z")
+_PLAIN_DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?\Z")
+FLOAT_MAX = 3.4028234663852886e38  # a FLOAT column's largest value
+_DATE_PREFIX = re.compile(
+    r"\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?)?"
+)
+_TIME_PREFIX = re.compile(r"\s*-?\d+(?::\d{1,2}(?::\d{1,2}(?:\.\d+)?)?)?")
+
+
+def _temporal_prefix(value, kind: str):
+    """IGNORE: a date, datetime or time followed by other text is the value its leading part
+    spells (None when there is none)."""
+    if not isinstance(value, str):
+        return None
+    if kind == TIME:
+        from .functions.coerce import to_time
+
+        m = _TIME_PREFIX.match(value)
+        return to_time(m.group(0)) if m else None
+    m = _DATE_PREFIX.match(value)
+    if m is None or value[m.end() :][:1] in ("", ":", ".") or value[m.end()].isdigit():
+        return None
+    v = parse_datetime(m.group(0))
+    if v is None:
+        return None
+    return v if kind == DATETIME else v.date()
+
+
+def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None = None):
+    """Convert a value written to a column, as MySQL strict mode does: a value that does not
+    fit is an error. With ``adjust`` (IGNORE) it is stored as MySQL adjusts it, with the
+    warning MySQL gives (see ``Adjust``)."""
     if value is None:
         return None
+    strict = adjust is None or adjust.strict
     kind = ctype.kind
     if kind == INT:
         if isinstance(value, bool):
             value = int(value)
-        if isinstance(value, int):
+        rest = ""
+        if type(value) is int:
             v = value
-        elif isinstance(value, (float, Decimal)):
-            d = Decimal(value)
-            if not d.is_finite():
-                raise _bad(col, value, "integer")
-            v = _round_whole(d, col)
-        elif isinstance(value, str):
-            text = value.strip()
-            try:
-                v = int(text)
-            except ValueError:
-                try:
-                    d = Decimal(text)
-                    if not d.is_finite():
-                        raise ValueError(text)
-                except (InvalidOperation, ValueError):
-                    raise _bad(col, value, "integer") from None
-                v = _round_whole(d, col)
+        elif type(value) is str and _PLAIN_INT.match(value):  # plain digits: LOAD DATA's fields
+            v = int(value)
         else:
-            raise _bad(col, value, "integer")
-        rng = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned))
-        if (rng and not (rng[0] <= v <= rng[1])) or not (-(2**63) <= v < 2**63):
-            # base storage holds 64-bit signed integers: BIGINT UNSIGNED stops at 2^63 - 1
-            raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
+            if isinstance(value, (bytes, bytearray)):
+                value = bytes(value).decode("utf-8", "replace")
+            if isinstance(value, str):
+                d, rest = _leading_number(value, col, "integer", adjust)
+            elif isinstance(value, (float, Decimal)):
+                d = Decimal(value)
+                if not d.is_finite():
+                    if strict or d.is_nan():
+                        raise _bad(col, value, "integer")
+                    d = Decimal(10**40 if d > 0 else -(10**40))
+            else:
+                raise _bad(col, value, "integer")
+            if d and d.adjusted() > 40:
+                v = 2**200 if d > 0 else -(2**200)  # beyond any integer column: clamped below
+            else:
+                v = int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE))
+        lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**64 - 1))
+        if not lo <= v <= hi:
+            if (
+                not strict
+                and ctype.mysql_name != "BIGINT"
+                and type(value) is not str
+                and (v > 2**64 - 1 or (v < -(2**63) and not ctype.unsigned))
+                and (ctype.unsigned or not isinstance(value, float))
+            ):
+                # MariaDB reads such a number as a 64-bit integer first, and that overflow is
+                # a warning of its own
+                _fault(adjust, 1264, col)
+            _fault(adjust, 1264, col)
+            v = lo if v < lo else hi
+        elif rest:
+            _fault(adjust, 1265, col, level="Note" if rest == " " else "Warning")
+        if not -(2**63) <= v < 2**63:  # base storage holds 64-bit signed integers
+            if not strict:
+                from ..errors import NotSupportedError
+
+                raise NotSupportedError(
+                    "This version doesn't yet support 'BIGINT UNSIGNED values above "
+                    f"9223372036854775807' (column '{col}')"
+                )
+            raise _error(1264, col)
         return v
     if kind == STR and ctype.values is not None:
-        return _member_value(value, ctype, col)
+        try:
+            return _member_value(value, ctype, col)
+        except DataError:
+            if strict:
+                raise
+            _fault(adjust, 1265, col)
+            return ""
     if kind == STR:
         if isinstance(value, str):
             v = value
@@ -496,79 +709,134 @@ def coerce_for_column(value, ctype: ColumnType, col: str):
             v = format_value(value)
         else:
             v = str(value)
-        if ctype.length is not None and len(v) > ctype.length:
-            raise DataError(f"Data too long for column '{col}' at row 1", 1406, "22001")
+        n = ctype.length
+        if n is not None and len(v) > n:
+            cut = v[n:]
+            v = v[:n]
+            if cut.strip(" "):
+                if strict:
+                    raise _error(1406, col)
+                _fault(adjust, 1265, col)
+            elif ctype.mysql_name != "CHAR":  # trailing spaces cut off: a note
+                _fault(adjust, 1265, col, level="Note")
+        if ctype.mysql_name == "CHAR" and v.endswith(" "):
+            v = v.rstrip(" ")  # a CHAR keeps no trailing spaces (MySQL strips them on reading)
         return v
     if kind == DECIMAL:
-        try:
-            if isinstance(value, float):
-                d = Decimal(repr(value))
-            elif isinstance(value, str):
-                d = Decimal(value.strip())
-            else:
+        rest = ""
+        if isinstance(value, (bytes, bytearray)):
+            value = bytes(value).decode("utf-8", "replace")
+        if isinstance(value, str):
+            if _PLAIN_DECIMAL.match(value):  # plain digits: LOAD DATA's fields
                 d = Decimal(value)
-        except (InvalidOperation, ValueError, TypeError):
-            raise _bad(col, value, "decimal") from None
-        if not d.is_finite():
-            raise _bad(col, value, "decimal")
-        if d and d.adjusted() > 80:  # beyond any DECIMAL (65 digits); quantize would overflow
-            raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
-        q = Decimal(1).scaleb(-(ctype.scale or 0))
-        d = d.quantize(q, rounding=ROUND_HALF_UP, context=_WIDE)
-        if ctype.precision is not None:
-            limit = Decimal(10) ** (ctype.precision - (ctype.scale or 0))
-            if abs(d) >= limit:
-                raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
-        return d
-    if kind == FLOAT:
-        if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
+            else:
+                d, rest = _leading_number(value, col, "decimal", adjust)
+        else:
             try:
-                return float(value.strip())
-            except ValueError:
-                raise _bad(col, value, "double") from None
-        raise _bad(col, value, "double")
-    if kind == DATETIME:
+                d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+            except (InvalidOperation, ValueError, TypeError):
+                raise _bad(col, value, "decimal") from None
+            if not d.is_finite():
+                if strict or d.is_nan():
+                    raise _bad(col, value, "decimal")
+                d = Decimal(10**90 if d > 0 else -(10**90))
+        if rest == "x":
+            _fault(adjust, 1265, col)
+        scale = ctype.scale or 0
+        limit = Decimal(10) ** ((ctype.precision or 65) - scale)
+        if d and d.adjusted() > 80:  # beyond any DECIMAL (65 digits); quantize would overflow
+            q = limit if d > 0 else -limit
+        else:
+            q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
+        if abs(q) >= limit:
+            _fault(adjust, 1264, col)
+            top = limit - Decimal(1).scaleb(-scale)
+            return top if q > 0 else -top
+        if q != d or rest == " ":  # digits rounded away (or spaces after): a note
+            _fault(adjust, 1265, col, level="Note")
+        return q
+    if kind == FLOAT:
+        rest = ""
+        if isinstance(value, (bytes, bytearray)):
+            value = bytes(value).decode("utf-8", "replace")
+        if isinstance(value, (int, float, Decimal)):
+            try:
+                f = float(value)
+            except OverflowError:
+                f = float("inf") if value > 0 else float("-inf")
+        elif isinstance(value, str):
+            d, rest = _leading_number(value, col, "double", adjust)
+            f = float(d)
+        else:
+            raise _bad(col, value, "double")
+        if f != f:
+            raise _bad(col, value, "double")
+        top = FLOAT_MAX if ctype.mysql_name == "FLOAT" else sys.float_info.max
+        if abs(f) > top:
+            _fault(adjust, 1264, col)
+            return top if f > 0 else -top
+        if rest:
+            _fault(adjust, 1265, col, level="Note" if rest == " " else "Warning")
+        return f
+    if kind in (DATETIME, DATE):
+        name = "datetime" if kind == DATETIME else "date"
         if isinstance(value, _dt.datetime):
-            return round_fraction(value, ctype.precision)
-        if isinstance(value, _dt.date):
-            return _dt.datetime(value.year, value.month, value.day)
-        if isinstance(value, str):
+            v = value
+        elif isinstance(value, _dt.date):
+            v = _dt.datetime(value.year, value.month, value.day)
+        elif isinstance(value, str):
             v = parse_datetime(value)
+            if v is None and not strict:
+                got = _temporal_prefix(value, kind)
+                _fault(adjust, 1265, col)
+                return ZeroDate(col, value) if got is None else got
             if v is None:
-                raise _bad(col, value, "datetime")
-            return round_fraction(v, ctype.precision)
-        raise _bad(col, value, "datetime")
-    if kind == DATE:
-        if isinstance(value, _dt.datetime):
-            return value.date()
-        if isinstance(value, _dt.date):
-            return value
-        if isinstance(value, str):
-            v = parse_date(value)
-            if v is None:
-                dt = parse_datetime(value)
-                if dt is None:
-                    raise _bad(col, value, "date")
-                return dt.date()
-            return v
-        raise _bad(col, value, "date")
+                raise _bad(col, value, name)
+        else:  # (a number, too: not read as a date here, in either mode)
+            raise _bad(col, value, name)
+        if kind == DATE:
+            return v.date()
+        return round_fraction(v, ctype.precision)
     if kind == BYTES:
         if isinstance(value, (bytes, bytearray, memoryview)):
-            return bytes(value)
-        return str(value).encode()
+            v = bytes(value)
+        else:
+            v = str(value).encode()
+        n = ctype.length
+        if n is not None and len(v) > n:
+            v = v[:n]
+            if strict:
+                raise _error(1406, col)
+            _fault(adjust, 1265, col)
+        return v
     if kind == TIME:
         from .functions.coerce import TIME_MAX, to_time
 
+        if isinstance(value, str):
+            m = _DATE_PREFIX.fullmatch(value.rstrip())
+            if m is not None and parse_datetime(m.group(0)) is not None:
+                if m.group(4) is None:  # a date alone: read as a time that junk follows
+                    if strict:
+                        raise _error(1292, col, "time", value)
+                    _fault(adjust, 1265, col)
+                    return _temporal_prefix(value, TIME) or _dt.timedelta(0)
+                _fault(adjust, 1265, col, level="Note")  # its date is dropped
         t = to_time(value)
         if t is None:
-            raise _bad(col, value, "time")
+            if strict:
+                raise _bad(col, value, "time")
+            if isinstance(value, (int, float, Decimal)) and abs(value) > 8385959:
+                _fault(adjust, 1264, col)  # beyond any HHMMSS: the limit
+                return TIME_MAX if value > 0 else -TIME_MAX
+            t = _temporal_prefix(value, TIME) or _dt.timedelta(0)
+            if abs(t) <= TIME_MAX:
+                _fault(adjust, 1265, col)
         t = round_fraction(t, ctype.precision)
         if abs(t) > TIME_MAX:
-            raise DataError(f"Out of range value for column '{col}' at row 1", 1264, "22003")
+            if strict:  # strict mode names the value (IGNORE: out of range, clamped)
+                raise _error(1292, col, "time", value)
+            _fault(adjust, 1264, col)
+            return TIME_MAX if t > _dt.timedelta(0) else -TIME_MAX
         return t
     return value
 

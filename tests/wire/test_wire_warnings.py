@@ -140,3 +140,62 @@ def test_load_data_local_warnings_match_the_ok_packet(server, tmp_path):
     assert cur.fetchall() == ((4,),)
     assert _warnings(conn) == []
     conn.close()
+
+
+def test_adjusted_values_over_the_wire_match_mariadb(server, mariadb_oracle):
+    """INSERT IGNORE, its executemany and UPDATE IGNORE store what does not fit as MySQL
+    adjusts it: the affected rows, the OK packet's warning count, SHOW WARNINGS and the rows
+    are MariaDB's (the database's name left out of 1366's column); a cached lookup read before
+    sees the adjusted rows; strict mode's error is MariaDB's, naming the row."""
+    import re
+
+    def norm(rows):
+        m = [re.sub(r"for key '[^'.]*\.", "for key '", m) for _lv, _c, m in rows]  # MySQL 8's
+        m = [re.sub(r"`[^`]+`\.(`[^`]+`\.`)", r"\1", x) for x in m]
+        return [(lv, int(c), x) for (lv, c, _m), x in zip(rows, m)]
+
+    steps = [
+        (
+            "INSERT IGNORE INTO wn_adj VALUES (1, 'abc', 'abcdef', 1234.567), (2, '7x', NULL, 'z')",
+            None,
+        ),
+        ("INSERT IGNORE INTO wn_adj (id, s) VALUES (%s, %s)", [(3, "long text"), (1, "dup")]),
+        ("UPDATE IGNORE wn_adj SET n = 1e12, s = 'four' WHERE id >= 2", None),
+        ("INSERT INTO wn_adj VALUES (5, 1, 'a', 1), (6, 'bad', 'b', 2)", None),
+    ]
+
+    def run(conn):
+        out = []
+        cur = conn.cursor()
+        cur.execute("DROP TABLE IF EXISTS wn_adj")
+        cur.execute(
+            "CREATE TABLE wn_adj (id INT PRIMARY KEY, n INT NOT NULL, s VARCHAR(3), d DECIMAL(5,2))"
+        )
+        cur.execute("SELECT n, s FROM wn_adj WHERE id = %s", (2,))  # cached, before
+        assert cur.fetchall() == ()
+        for sql, params in steps:
+            try:
+                if isinstance(params, list):
+                    n = cur.executemany(sql, params)
+                else:
+                    n = cur.execute(sql)
+                got = (n, conn._result.warning_count, norm(conn.show_warnings()))
+            except pymysql.err.MySQLError as e:
+                got = ("error", e.args[0], norm([("Error", e.args[0], e.args[1])]))
+            cur.execute("SELECT * FROM wn_adj ORDER BY id")
+            out.append((got, cur.fetchall()))
+        cur.execute("SELECT n, s FROM wn_adj WHERE id = %s", (2,))
+        out.append(cur.fetchall())
+        return out
+
+    oracle = mariadb_oracle.connect()
+    try:
+        want = run(oracle)
+    finally:
+        oracle.close()
+    assert want[0][0][:2] == (2, 5) and want[-1] == ((2147483647, "fou"),)
+    conn = server.pymysql()
+    try:
+        assert run(conn) == want
+    finally:
+        conn.close()
