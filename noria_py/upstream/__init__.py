@@ -133,6 +133,8 @@ def attach(
     rep.spark_rows = spark_rows
     rep.spark_master = engine.options["spark_master"]
     rep.spark_config = engine.options["spark_config"]
+    if report is not None:
+        rep.views = report.views
     rep.start()
     if exact_at is not None:
         # tables Spark read: exact once the binlog from the snapshot on is applied over them

@@ -152,6 +152,9 @@ class Replicator:
         self.spark_master = None
         self.spark_config = None
         self.copies: list = []  # the SnapshotReports of copies after DDL, latest last
+        # the upstream's views as this process defined them (``sync_views``; attach gives the
+        # snapshot's; after a resume, empty: the first view DDL defines every view again)
+        self.views: dict[str, str] = {}
         # lower-case tables being copied again (after DDL): reads over them go upstream
         self.copying: frozenset[str] = frozenset()
         self._applied_cv = threading.Condition()
@@ -471,7 +474,7 @@ class Replicator:
             del self.skipped[name]
         conn = self.url.connect()
         try:
-            self.skipped.update(sync_views(self.engine, self.txn, conn))
+            self.skipped.update(sync_views(self.engine, self.txn, conn, self.views))
         finally:
             conn.close()
         with acting(self.engine, self.txn):

@@ -42,6 +42,8 @@ class SnapshotReport:
     # with Spark tables: the upstream's position once Spark had read them; the mirror is exact
     # when replication (from ``position``, applying row images by key) has reached it
     exact_at: Position | None = None
+    # a whole snapshot's views as defined here: name -> the upstream's text (``sync_views``)
+    views: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -194,14 +196,13 @@ def upstream_views(conn) -> dict[str, str]:
     return out
 
 
-def sync_views(engine, txn, conn) -> dict[str, str]:
+def sync_views(engine, txn, conn, have: dict[str, str]) -> dict[str, str]:
     """Make the engine's views those of the upstream (``upstream_views``): a view gone or
     changed upstream is dropped here, a new or changed one created, views over views in the
     order they need. Returns the views that could not be defined here, with why: queries over
-    them are answered by the upstream. The views' definitions are remembered on the engine
-    (``_upstream_views``); a view this process has not synced yet is created again."""
+    them are answered by the upstream. ``have``: the definitions this process synced before
+    (name -> text), updated here; a view of the engine not in it is created again."""
     wanted = upstream_views(conn)
-    have: dict[str, str] = getattr(engine, "_upstream_views", {})
     with acting(engine, txn):
         for name in list(engine.view_names.values()):
             if have.get(name) is None or have.get(name) != wanted.get(name):
@@ -223,7 +224,6 @@ def sync_views(engine, txn, conn) -> dict[str, str]:
                 progress = True
             if not progress:
                 break
-    engine._upstream_views = have
     return failed
 
 
@@ -290,8 +290,9 @@ def snapshot(
             if name in skipped or name in big:
                 continue
             loaded[name] = _copy_rows(engine, txn, conn, name, progress)
+        views: dict[str, str] = {}
         if tables is None:
-            skipped.update(sync_views(engine, txn, conn))
+            skipped.update(sync_views(engine, txn, conn, views))
         with conn.cursor() as cur:
             cur.execute("COMMIT")
         exact_at = None
@@ -303,7 +304,8 @@ def snapshot(
             exact_at = current_position(conn)
     finally:
         conn.close()
-    return SnapshotReport(pos, loaded, skipped, time.perf_counter() - start, big, exact_at)
+    took = time.perf_counter() - start
+    return SnapshotReport(pos, loaded, skipped, took, big, exact_at, views)
 
 
 SPARK_PARTITIONS = 8
