@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors as E
+from ..sql.literals import sql_literal
 from .session import get_session
 
 MARIADB_DRIVER = "org.mariadb.jdbc.Driver"
@@ -259,17 +260,14 @@ def table_columns(spark, opts: dict[str, str]) -> dict[str, SourceColumn]:
     def unquote(part: str) -> str:
         return part[1:-1].replace("``", "`") if part.startswith("`") else part
 
-    def literal(text: str) -> str:
-        return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
-
-    schema = literal(unquote(m.group(1))) if m.group(1) else "DATABASE()"
+    schema = sql_literal(unquote(m.group(1))) if m.group(1) else "DATABASE()"
     query = (
         "SELECT c.COLUMN_NAME AS name, c.DATA_TYPE AS kind, c.COLUMN_TYPE AS type,"
         " c.IS_NULLABLE AS nullable, k.ORDINAL_POSITION AS pk"
         " FROM information_schema.COLUMNS c LEFT JOIN information_schema.KEY_COLUMN_USAGE k"
         " ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME"
         " AND k.COLUMN_NAME = c.COLUMN_NAME AND k.CONSTRAINT_NAME = 'PRIMARY'"
-        f" WHERE c.TABLE_SCHEMA = {schema} AND c.TABLE_NAME = {literal(unquote(m.group(2)))}"
+        f" WHERE c.TABLE_SCHEMA = {schema} AND c.TABLE_NAME = {sql_literal(unquote(m.group(2)))}"
     )
     asked = {k: v for k, v in opts.items() if k.lower() not in ("dbtable", "query")}
     asked["query"] = query

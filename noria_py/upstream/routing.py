@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import errors as E
 from ..result import Result
-from ..sql.literals import write_in
+from ..sql.literals import sql_literal, write_in
 from .source import Position, current_position
 
 _FIRST = re.compile(r"\s*(?:/\*.*?\*/\s*|--[^\n]*\n\s*|#[^\n]*\n\s*)*\(*\s*(\w+)", re.S)
@@ -224,7 +224,7 @@ class Router:
             with os.fdopen(fd, "wb") as out:
                 source.seek(0)
                 shutil.copyfileobj(source, out)
-            text = sql[: m.start(1)] + _string_literal(path) + sql[m.end(1) :]
+            text = sql[: m.start(1)] + sql_literal(path) + sql[m.end(1) :]
             with self._lock:
                 conn = self.connection()
                 conn._local_infile = True
@@ -326,10 +326,6 @@ class Router:
             except Exception:  # noqa: BLE001
                 pass
         self._drop()
-
-
-def _string_literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def _shown(v: Any) -> Any:
