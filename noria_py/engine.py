@@ -3496,6 +3496,14 @@ class Engine:
             raise E.NotSupportedError(f"cannot run this query: {e}") from None
         text = rw.sql
         kinds = proxy_types.infer_kinds(ast, self.storage.schemas)
+        scales = proxy_types.infer_scales(ast, self.storage.schemas)
+        if isinstance(ast, exp.SetOperation):
+            # a UNION's columns: its branches' types merged as MySQL merges them (SQLite
+            # hands back an exact aggregate's text, a DECIMAL only once typed)
+            cols = proxy_types.query_columns(ast, self.storage.schemas)
+            if cols is not None:
+                kinds = [ct.kind for _n, ct in cols]
+                scales = [V.column_scale(ct) if ct.kind == V.DECIMAL else None for _n, ct in cols]
         if entry is None:
             # validate tables before registering
             for t in ast.find_all(exp.Table):
@@ -3515,7 +3523,7 @@ class Engine:
         if reason and entry.reason is None:
             entry.reason = reason
         prep = ProxyPrepared(text, nparams, entry, kinds)
-        prep.out_scales = proxy_types.infer_scales(ast, self.storage.schemas)
+        prep.out_scales = scales
         prep.param_kinds = rw.param_kinds
         prep.declared = _aggregate_types(ast, len(kinds) if kinds else -1)
         return prep

@@ -131,3 +131,20 @@ def test_literal_derived_tables_and_unions(engines):
         assert len(got) == len(want), sql
         for g, w in zip(got, want):
             assert all(_same(a, b) for a, b in zip(w, g)), (sql, w, g)
+
+
+def test_a_union_with_parameters_is_typed_as_mariadb(engines):
+    """A UNION with parameters is answered by base storage: its columns take the type the
+    branches' types merge to (an exact SUM's text was handed back as a string)."""
+    flow, oracle = engines
+    for sql, params in (
+        ("SELECT SUM(i) FROM vals WHERE id < ? UNION SELECT i FROM vals WHERE id = 2", (3,)),
+        ("SELECT SUM(id) FROM vals UNION SELECT d FROM vals WHERE id = ?", (1,)),
+        ("SELECT d FROM vals WHERE id = ? UNION SELECT i FROM vals WHERE id = 3", (2,)),
+    ):
+        want, _ = oracle.query(sql.replace("?", str(params[0])))
+        got = flow.execute(sql, params).fetchall()
+        key = lambda r: str(r[0])  # noqa: E731
+        assert len(got) == len(want), sql
+        for g, w in zip(sorted(got, key=key), sorted(want, key=key)):
+            assert _same(w[0], g[0]), (sql, w, g)
