@@ -3489,6 +3489,8 @@ class Engine:
         """Answer the SELECT from base storage; ``reason``: the construct the dataflow cannot
         maintain (None: it could, but the caching rules keep it proxied)."""
         try:
+            # a UNION's branches cast to its columns' types, as MySQL converts them
+            ast = proxy_types.unify_unions(ast, self.storage.schemas)
             rw = transpile.to_sqlite(ast, self.storage.schemas)
         except E.Error:
             raise
@@ -3497,9 +3499,10 @@ class Engine:
         text = rw.sql
         kinds = proxy_types.infer_kinds(ast, self.storage.schemas)
         scales = proxy_types.infer_scales(ast, self.storage.schemas)
-        if isinstance(ast, exp.SetOperation):
+        if isinstance(ast, exp.SetOperation) or not kinds or None in kinds:
             # a UNION's columns: its branches' types merged as MySQL merges them (SQLite
-            # hands back an exact aggregate's text, a DECIMAL only once typed)
+            # hands back an exact aggregate's text, a DECIMAL only once typed); a derived
+            # table's columns typed from its query
             cols = proxy_types.query_columns(ast, self.storage.schemas)
             if cols is not None:
                 kinds = [ct.kind for _n, ct in cols]

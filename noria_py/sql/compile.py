@@ -33,6 +33,7 @@ from ..dataflow.ops.reader import Reader
 from ..dataflow.ops.union import Union
 from ..errors import ProgrammingError, bad_field, no_such_table
 from . import functions as F
+from . import union_types as UT
 from . import values as V
 from .dialect import DIALECT
 from .expr import (
@@ -1097,15 +1098,11 @@ class Compiler:
                     "The used SELECT statements have a different number of columns", 1222, "21000"
                 )
         names = [n for _, n, _ in rels[0].cols]
-        kinds = []
+        rels = self._union_typed(rels)
+        kinds = [rels[0].cols[i][2] for i in range(width)]
         for i in range(width):
             ks = {r.cols[i][2] for r in rels} - {V.NULL}
-            if len(ks) <= 1:
-                kinds.append(next(iter(ks)) if ks else V.NULL)
-            elif ks <= V.NUMERIC_KINDS:
-                kinds.append(V.FLOAT if V.FLOAT in ks else V.DECIMAL)
-            else:
-                raise Unsupported("UNION of columns with different types")
+            kinds[i] = next(iter(ks)) if ks else V.NULL
         parents = [r.node for r in rels]
         sig = "union(" + ";".join(p.signature for p in parents) + ")"
         node = self._mk(sig, lambda: Union(parents, names, kinds))
@@ -1125,6 +1122,55 @@ class Compiler:
             dn = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
             rel = Rel(dn, rel.cols, rel.nullable, {}, scales, None, inexact)
         return rel
+
+    def _union_typed(self, rels: list[Rel]) -> list[Rel]:
+        """Every branch with its columns cast to the type MySQL gives the UNION's column (an
+        INT beside a DECIMAL(5,2) is 1.00, a number beside a string its text)."""
+        width = len(rels[0].cols)
+        members = []
+        for r in rels:
+            row = []
+            for i in range(width):
+                kind = r.cols[i][2]
+                scale = r.scales[i] if r.scales else None
+                if kind == V.DECIMAL and i in r.inexact:
+                    scale = None
+                rng = r.ranges[i] if r.ranges else None
+                row.append(UT.Member(kind, scale, bool(rng and rng[2])))
+            members.append(row)
+        casts = []
+        for i in range(width):
+            try:
+                target = UT.merge([m[i] for m in members])
+            except UT.Untyped as e:
+                raise Unsupported(str(e)) from None
+            if target.dated:
+                raise Unsupported("UNION of a TIME with a DATE or DATETIME (read on today's date)")
+            casts.append([UT.cast_for(m[i], target) for m in members])
+        out = []
+        for b, r in enumerate(rels):
+            todo = [casts[i][b] for i in range(width)]
+            if all(t is None for t in todo):
+                out.append(r)
+                continue
+            # the branch's columns under names of their own (a branch may repeat a name)
+            inner = Rel(
+                r.node,
+                [(None, f"_u{i}", k) for i, (_q, _n, k) in enumerate(r.cols)],
+                r.nullable,
+                {},
+                r.scales,
+                r.ranges,
+                r.inexact,
+            )
+            exprs = []
+            for i, t in enumerate(todo):
+                col = exp.column(f"_u{i}")
+                exprs.append(col if t is None else exp.Cast(this=col, to=t))
+            out.append(
+                self.project_rel(inner, exprs, [n for _q, n, _k in r.cols], shown=frozenset())
+            )
+        return out
 
     def _union_branches(self, u: exp.Expression, out: list) -> None:
         # flatten unions of the same kind (all UNION ALL, or all UNION)

@@ -126,6 +126,8 @@ def member_in_string_context(col: exp.Column, scope) -> None:
         return  # (None: the whole expression, read as a value: a projection or a group key)
     if isinstance(parent, exp.Anonymous) and str(parent.this).upper() in _TEXT_FUNCTIONS:
         return
+    if isinstance(parent, exp.Cast) and parent.to.is_type(*exp.DataType.TEXT_TYPES, "BINARY"):
+        return  # CAST(e AS CHAR), CAST(e AS BINARY): its text
     others: list = []
     if isinstance(parent, _COMPARE):
         others = [parent.expression if parent.this is node else parent.this]

@@ -13,6 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from sqlglot import exp
 
 from . import functions as F
+from . import union_types as UT
 from . import values as V
 from .expr import Scope, compile_expr
 
@@ -80,33 +81,34 @@ def _source_columns(src: exp.Expression, schemas: dict, ctes: dict):
     return None
 
 
-def query_columns(q: exp.Expression, schemas: dict, ctes: dict | None = None) -> list | None:
+def query_columns(
+    q: exp.Expression, schemas: dict, ctes: dict | None = None, nulls: bool = False
+) -> list | None:
     """[(name, ColumnType)] of a query's result, as a derived table or CTE shows it to the
     query around it; None when a column cannot be typed. A column passed through keeps its
     table's type; a computed one gets the evaluator's kind and scale (``computed``); a UNION's
-    branches must agree."""
+    columns are its branches' merged as MySQL merges them (``union_types``). With ``nulls``,
+    a NULL literal is a column of kind NULL rather than untyped."""
     from .parse import item_name
 
     ctes = ctes or {}
     if isinstance(q, exp.Subquery):
-        return query_columns(q.this, schemas, ctes)
+        return query_columns(q.this, schemas, ctes, nulls)
     if isinstance(q, exp.SetOperation):
-        left = query_columns(q.this, schemas, ctes)
-        right = query_columns(q.expression, schemas, ctes)
-        if left is None or right is None or len(left) != len(right):
+        branches = [query_columns(b, schemas, ctes, True) for b in union_leaves(q)]
+        if any(b is None or len(b) != len(branches[0]) for b in branches):
             return None
         out = []
-        for (name, a), (_n, b) in zip(left, right):
-            ka, kb = a.kind, b.kind
-            sa, sb = V.column_scale(a), V.column_scale(b)
-            if ka == kb and sa == sb:
-                out.append((name, _computed(ka, sa)))
-            elif {ka, kb} <= {V.INT, V.DECIMAL}:  # 1.5 UNION 2: DECIMAL of the larger scale
-                out.append((name, _computed(V.DECIMAL, max(sa or 0, sb or 0))))
-            elif {ka, kb} <= {V.INT, V.DECIMAL, V.FLOAT}:
-                out.append((name, _computed(V.FLOAT, None)))
-            else:
+        for i, (name, _ct) in enumerate(branches[0]):
+            try:
+                merged = UT.merge([_member(b[i][1]) for b in branches])
+            except UT.Untyped:
                 return None
+            if merged.kind == V.NULL and not nulls:
+                return None
+            if merged.kind == V.DECIMAL and merged.scale is None:
+                return None
+            out.append((name, _computed(merged.kind, merged.scale)))
         return out
     if not isinstance(q, exp.Select):
         return None
@@ -134,6 +136,9 @@ def query_columns(q: exp.Expression, schemas: dict, ctes: dict | None = None) ->
                 return None
             out.append((name, ctypes[i]))
             continue
+        if nulls and isinstance(inner, exp.Null):
+            out.append((name, _computed(V.NULL, None)))
+            continue
         kind = _kind(inner, scope)
         if kind is None or kind == V.NULL:
             return None
@@ -142,6 +147,75 @@ def query_columns(q: exp.Expression, schemas: dict, ctes: dict | None = None) ->
             return None  # its digits unknown: not read back as a DECIMAL of some scale
         out.append((name, _computed(kind, scale)))
     return out
+
+
+def union_leaves(q: exp.Expression) -> list[exp.Expression]:
+    """The SELECTs of a chain of UNION, INTERSECT and EXCEPT, in order."""
+    if isinstance(q, exp.Subquery) and not q.alias:
+        return union_leaves(q.this)
+    if isinstance(q, exp.SetOperation):
+        return union_leaves(q.this) + union_leaves(q.expression)
+    return [q]
+
+
+def _member(ct: V.ColumnType) -> UT.Member:
+    rng = V.int_range(ct)
+    return UT.Member(ct.kind, V.column_scale(ct), bool(rng and rng[2]))
+
+
+def unify_unions(q: exp.Expression, schemas: dict) -> exp.Expression:
+    """``q`` with the items of every UNION branch cast to the type MySQL gives the UNION's
+    column (SQLite would hand back each branch's own values: an INT beside a DECIMAL(5,2) as
+    1, not 1.00). A union whose branches cannot all be typed is left as it is."""
+    if q.find(exp.SetOperation) is None:
+        return q
+    q = q.copy()
+    tops = [u for u in q.find_all(exp.SetOperation) if not _inside_union(u)]
+    for top in tops:
+        _unify(top, schemas)
+    return q
+
+
+def _inside_union(u: exp.Expression) -> bool:
+    """Whether ``u`` is a branch of a larger UNION (typed with it)."""
+    p = u.parent
+    if isinstance(p, exp.Subquery) and not p.alias:
+        p = p.parent
+    return isinstance(p, exp.SetOperation)
+
+
+def _unify(top: exp.Expression, schemas: dict) -> None:
+    from .parse import item_name
+
+    leaves = union_leaves(top)
+    typed = [query_columns(b, schemas, None, True) for b in leaves]
+    if any(t is None or len(t) != len(typed[0]) for t in typed):
+        return
+    for b in leaves:
+        if not isinstance(b, exp.Select) or any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+            for e in b.expressions
+        ):
+            return
+    width = len(typed[0])
+    for i in range(width):
+        members = [_member(t[i][1]) for t in typed]
+        try:
+            target = UT.merge(members)
+        except UT.Untyped:
+            continue
+        casts = [UT.cast_for(m, target) for m in members]
+        if target.kind == V.DECIMAL and any(casts):
+            # every branch's DECIMAL as the same exact text: SQLite compares, sorts and
+            # deduplicates a number and a text apart
+            casts = [None if m.kind == V.NULL else UT.target_type(target) for m in members]
+        for b, to in zip(leaves, casts):
+            if to is None:
+                continue
+            item = b.expressions[i]
+            inner = item.this if isinstance(item, exp.Alias) else item
+            cast = exp.Cast(this=inner.copy(), to=to)
+            item.replace(exp.alias_(cast, item_name(item), quoted=True))
 
 
 def _computed(kind: str, scale: int | None) -> V.ColumnType:

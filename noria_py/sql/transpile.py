@@ -128,11 +128,30 @@ def _name_items(tree: exp.Expression) -> None:
             e.replace(exp.alias_(e.copy(), item_name(e), quoted=True))
 
 
+def _select_from_branches(tree: exp.Expression) -> None:
+    """``(SELECT .. ORDER BY .. LIMIT n) UNION ..``: SQLite takes neither parentheses nor an
+    ORDER BY or LIMIT on a compound's member, so such a branch becomes ``SELECT * FROM (..)``."""
+    n = 0
+    for sub in list(tree.find_all(exp.Subquery)):
+        if sub.alias or not isinstance(sub.parent, exp.SetOperation):
+            continue
+        inner = sub.this
+        if isinstance(inner, exp.Select) and not any(
+            inner.args.get(a) for a in ("order", "limit", "offset")
+        ):
+            sub.replace(inner)
+            continue
+        n += 1
+        alias = exp.TableAlias(this=exp.to_identifier(f"_branch{n}"))
+        sub.replace(exp.select("*").from_(exp.Subquery(this=inner, alias=alias)))
+
+
 def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
     """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring)."""
     r = _Rewriter(schemas or {})
     tree = tree.copy()
     _name_items(tree)
+    _select_from_branches(tree)
     out = r.run(tree)
     for a in out.find_all(exp.Alias, exp.TableAlias):
         ident = a.args.get("alias") if isinstance(a, exp.Alias) else a.this

@@ -191,6 +191,8 @@ def int_range(ctype: ColumnType) -> tuple | None:
     checks (base storage stops BIGINT UNSIGNED at 2^63 - 1); None for other columns."""
     if ctype.kind != INT:
         return None
+    if ctype.mysql_name == "YEAR":
+        return (0, 2155, True)  # MySQL reads a YEAR as unsigned (`y - 3000` overflows)
     lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**63 - 1))
     return (lo, min(hi, 2**63 - 1), ctype.unsigned)
 
