@@ -143,6 +143,41 @@ def member_in_string_context(col: exp.Column, scope) -> None:
     )
 
 
+_STRING_PARENTS = (
+    exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Like, exp.ILike, exp.Length,
+    exp.Substring, exp.Trim, exp.Left, exp.Right, exp.GroupConcat,
+)  # fmt: skip
+_STRING_FUNCTIONS = _TEXT_FUNCTIONS - {"COALESCE", "IFNULL", "FIELD", "FIND_IN_SET"}
+
+
+def _read_as_text(col: exp.Column) -> bool:
+    """Is the column an argument MySQL reads as a string (CONCAT, LIKE, CAST AS CHAR, ...)?"""
+    parent = col.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    if isinstance(parent, _STRING_PARENTS):
+        return True
+    if isinstance(parent, exp.Anonymous):
+        return str(parent.this).upper() in _STRING_FUNCTIONS
+    return isinstance(parent, exp.Cast) and parent.to.is_type(*exp.DataType.TEXT_TYPES, "BINARY")
+
+
+def _fixed_fraction(i: int, kind: str, fsp: int):
+    """A DATETIME(fsp) or TIME(fsp) column's value as its text with ``fsp`` fraction digits,
+    still the temporal value in temporal or numeric context."""
+    from .functions.temporal import _fmt_dt, _fmt_td
+
+    fmt = _fmt_dt if kind == V.DATETIME else _fmt_td
+
+    def fn(r, p):
+        v = r[i]
+        if v is None or not isinstance(v, (_dt.datetime, _dt.timedelta)):
+            return v
+        return _coerce.TemporalText(fmt(v, fsp), v)
+
+    return fn
+
+
 def _textual(e, scope) -> bool:
     """Does MySQL compare an ENUM/SET column with ``e`` as strings?"""
     while isinstance(e, exp.Paren):
@@ -805,10 +840,15 @@ class _Compiler:
         if kind.__class__ is V.MemberKind:
             member_in_string_context(n, self.scope)
 
+        scales = self.scope.scales
+        fsp = scales[i] if scales and kind in (V.DATETIME, V.TIME) else None
+        if fsp and _read_as_text(n):
+            # a DATETIME(n) or TIME(n) read as a string shows n fraction digits
+            return Compiled(_fixed_fraction(i, kind, fsp), kind)
+
         def fn(r, p, i=i):
             return r[i]
 
-        scales = self.scope.scales
         scale = 0 if kind == V.INT else (scales[i] if scales and kind == V.DECIMAL else None)
         ranges = self.scope.ranges
         rng = ranges[i] if ranges and kind == V.INT else None

@@ -85,7 +85,7 @@ def check(engines, sql: str, params: tuple) -> None:
     flow, oracle = engines
     try:
         with oracle.conn.cursor() as cur:
-            cur.execute(sql.replace("?", "%s"), params)
+            cur.execute(sql.replace("?", "%s"), params or None)
             want = _bag(cur.fetchall())
     except pymysql.MySQLError as e:
         want = ("error", e.args[0])
