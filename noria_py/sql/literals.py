@@ -501,6 +501,42 @@ def sql_literal(v: Any) -> str:
     return f"'{text}'"
 
 
+def quoted_end(sql: str, i: int) -> int:
+    """Where the quoted string, identifier or backquoted name starting at ``sql[i]`` ends (the
+    index after its closing quote): a doubled quote stays inside, and so does a
+    backslash-escaped character but in a backquoted name."""
+    c = sql[i]
+    n = len(sql)
+    j = i + 1
+    while j < n:
+        if sql[j] == "\\" and c != "`":
+            j += 2
+            continue
+        if sql[j] == c:
+            if j + 1 < n and sql[j + 1] == c:
+                j += 2
+                continue
+            break
+        j += 1
+    return j + 1
+
+
+def comment_end(sql: str, i: int) -> int:
+    """Where the comment starting at ``sql[i]`` ends (``-- `` and ``#`` at the line's end,
+    ``/* */`` after its close), or -1 when none starts there. MySQL's ``--`` is a comment
+    only before whitespace (``--1`` negates twice)."""
+    c = sql[i]
+    if c == "#" or (
+        c == "-" and sql.startswith("--", i) and (i + 2 >= len(sql) or sql[i + 2].isspace())
+    ):
+        j = sql.find("\n", i)
+        return len(sql) if j < 0 else j
+    if c == "/" and sql.startswith("/*", i):
+        j = sql.find("*/", i + 2)
+        return len(sql) if j < 0 else j + 2
+    return -1
+
+
 def write_in(sql: str, params, literal=sql_literal) -> str:
     """``sql`` with each ``?`` placeholder outside quotes and comments replaced by
     ``literal(value)`` of its parameter (ProgrammingError when there are fewer)."""
@@ -511,32 +547,16 @@ def write_in(sql: str, params, literal=sql_literal) -> str:
     while i < n:
         c = sql[i]
         if c in "'\"`":
-            j = i + 1
-            while j < n:
-                if sql[j] == "\\" and c != "`":
-                    j += 2
-                    continue
-                if sql[j] == c:
-                    if j + 1 < n and sql[j + 1] == c:
-                        j += 2
-                        continue
-                    break
-                j += 1
-            out.append(sql[i : j + 1])
-            i = j + 1
-            continue
-        if c == "-" and sql.startswith("-- ", i) or c == "#":
-            j = sql.find("\n", i)
-            j = n if j < 0 else j
+            j = quoted_end(sql, i)
             out.append(sql[i:j])
             i = j
             continue
-        if c == "/" and sql.startswith("/*", i):
-            j = sql.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(sql[i:j])
-            i = j
-            continue
+        if c in "-#/":
+            j = comment_end(sql, i)
+            if j >= 0:
+                out.append(sql[i:j])
+                i = j
+                continue
         if c == "?":
             if k >= len(params):
                 from ..errors import ER_WRONG_ARGUMENTS, ProgrammingError

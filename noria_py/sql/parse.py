@@ -15,6 +15,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from ..errors import parse_error
 from .dialect import DIALECT
+from .literals import comment_end, quoted_end
 
 
 def number_placeholders(sql: str) -> tuple[str, int]:
@@ -25,36 +26,20 @@ def number_placeholders(sql: str) -> tuple[str, int]:
     while i < L:
         c = sql[i]
         if c in ("'", '"', "`"):
-            j = i + 1
-            while j < L:
-                if sql[j] == "\\" and c != "`":
-                    j += 2
-                    continue
-                if sql[j] == c:
-                    if j + 1 < L and sql[j + 1] == c:
-                        j += 2
-                        continue
-                    break
-                j += 1
-            out.append(sql[i : j + 1])
-            i = j + 1
-            continue
-        if c == "-" and sql.startswith("--", i) and i + 2 < L and not sql[i + 2].isspace():
-            out.append("- -")  # MySQL's comment is "-- " with a space: ``--1`` negates twice
-            i += 2
-            continue
-        if c == "-" and sql.startswith("--", i) or c == "#":
-            j = sql.find("\n", i)
-            j = L if j < 0 else j
+            j = quoted_end(sql, i)
             out.append(sql[i:j])
             i = j
             continue
-        if c == "/" and sql.startswith("/*", i):
-            j = sql.find("*/", i + 2)
-            j = L if j < 0 else j + 2
-            out.append(sql[i:j])
-            i = j
-            continue
+        if c in "-#/":
+            j = comment_end(sql, i)
+            if j >= 0:
+                out.append(sql[i:j])
+                i = j
+                continue
+            if sql.startswith("--", i):
+                out.append("- -")  # not a comment: ``--1`` negates twice
+                i += 2
+                continue
         if c == "?":
             if i + 1 < L and (sql[i + 1].isalnum() or sql[i + 1] == "_"):
                 raise parse_error(f"near '{sql[i : i + 20]}'")  # `?1` is no placeholder
