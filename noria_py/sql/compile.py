@@ -1140,10 +1140,10 @@ class Compiler:
             members.append(row)
         casts = []
         for i in range(width):
-            try:
-                target = UT.merge([m[i] for m in members])
-            except UT.Untyped as e:
-                raise Unsupported(str(e)) from None
+            column = [m[i] for m in members]
+            target = UT.merge(column)
+            if target.kind == V.DECIMAL and target.scale is None and len(set(column)) > 1:
+                raise Unsupported("a DECIMAL of unknown scale in a UNION")
             if target.dated:
                 raise Unsupported("UNION of a TIME with a DATE or DATETIME (read on today's date)")
             casts.append([UT.cast_for(m[i], target) for m in members])

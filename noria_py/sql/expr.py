@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from ..errors import NotSupportedError, bad_field
 from . import functions as F
+from . import union_types as UT
 from . import values as V
 from .collation import ck as _ck
 from .dialect import DIALECT
@@ -606,24 +607,6 @@ def _fold(kinds: list[str]) -> str:
     return V.STR
 
 
-def _union_kind(kinds: list[str]) -> str:
-    """The type of a value that may come from several expressions (IF, CASE, COALESCE,
-    IFNULL), by MySQL's type aggregation: numbers widen to DOUBLE or DECIMAL, DATE with
-    DATETIME is DATETIME, anything else mixed is a string."""
-    ks = {k for k in kinds if k != V.NULL}
-    if not ks:
-        return V.NULL
-    if len(ks) == 1:
-        return next(iter(ks))
-    if ks <= V.NUMERIC_KINDS:
-        return V.FLOAT if V.FLOAT in ks else V.DECIMAL
-    if ks <= {V.DATE, V.DATETIME, V.TIME}:
-        return V.DATETIME
-    if ks <= {V.BYTES, V.STR} | V.NUMERIC_KINDS | {V.DATE, V.DATETIME, V.TIME}:
-        return V.BYTES if V.BYTES in ks else V.STR
-    return V.STR
-
-
 def _to_kind(kind: str):
     """A converter of a branch's value to the aggregated ``kind`` (None: no conversion)."""
     if kind == V.STR:
@@ -639,12 +622,21 @@ def _to_kind(kind: str):
     return None
 
 
-def _unified(fn, kinds: list[str], scales: list | None = None) -> Compiled:
-    """``fn`` whose values are converted to the aggregated type of ``kinds`` (a DECIMAL to the
-    largest scale of the branches, when every branch's scale is known)."""
-    kind = _union_kind(kinds)
-    if kind == V.DECIMAL and scales is not None:
-        known = [s for k, s in zip(kinds, scales) if k != V.NULL]
+def _unified(fn, parts: list[Compiled]) -> Compiled:
+    """``fn``, whose value is one of ``parts``' (IF, CASE, COALESCE, IFNULL), converted to
+    the type MySQL aggregates from theirs (``union_types.merge``: numbers widen to DOUBLE or
+    DECIMAL, a signed beside an unsigned integer is a DECIMAL, DATE with DATETIME is DATETIME,
+    anything else mixed is a string; a DECIMAL takes the largest scale, when every part's scale
+    is known)."""
+    kinds = [c.kind for c in parts]
+    scales = [c.scale for c in parts]
+    members = []
+    for c in parts:
+        rng = int_range(c) if c.kind == V.INT else None
+        members.append(UT.Member(c.kind, c.scale, bool(rng and rng[2])))
+    kind = UT.merge(members).kind
+    if kind == V.DECIMAL:
+        known = [0 if k == V.INT else s for k, s in zip(kinds, scales) if k != V.NULL]
         if known and all(s is not None for s in known):
             q = Decimal(1).scaleb(-max(known))
 
@@ -660,7 +652,7 @@ def _unified(fn, kinds: list[str], scales: list | None = None) -> Compiled:
                 return Compiled(fn, kind, scale=max(known))
             return Compiled(fixed, kind, scale=max(known))
     fixed_float = None
-    if kind == V.FLOAT and scales is not None:
+    if kind == V.FLOAT:
         known = [s for k, s in zip(kinds, scales) if k != V.NULL]
         if known and all(s is not None for s in known):
             fixed_float = max(known)  # COALESCE(PI()) keeps PI()'s display decimals
@@ -1474,7 +1466,6 @@ class _Compiler:
         base = self.compile(n.this) if n.this else None
         ifs = [(self.compile(i.this), self.compile(i.args["true"])) for i in n.args["ifs"]]
         default = self.compile(n.args["default"]) if n.args.get("default") else None
-        kinds = [t.kind for _, t in ifs] + ([default.kind] if default else [V.NULL])
         pairs = [(c.fn, t.fn) for c, t in ifs]
         fd = default.fn if default else None
         if base is not None:
@@ -1496,18 +1487,14 @@ class _Compiler:
                 return fd(r, p) if fd else None
 
         branch = [t for _, t in ifs] + ([default] if default else [])
-        return _unified(fn, kinds, [c.scale for c in branch] + ([] if default else [0]))
+        return _unified(fn, branch if default else branch + [self.const(None)])
 
     def c_If(self, n: exp.If):
         c = self.compile(n.this).fn
         t = self.compile(n.args["true"])
         f = self.compile(n.args["false"]) if n.args.get("false") else self.const(None)
         ft, ff = t.fn, f.fn
-        return _unified(
-            lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p),
-            [t.kind, f.kind],
-            [t.scale, f.scale],
-        )
+        return _unified(lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p), [t, f])
 
     def c_Coalesce(self, n: exp.Coalesce):
         parts = [self.compile(n.this)] + [self.compile(e) for e in n.expressions]
@@ -1520,7 +1507,7 @@ class _Compiler:
                     return v
             return None
 
-        out = _unified(fn, [c.kind for c in parts], [c.scale for c in parts])
+        out = _unified(fn, parts)
         if out.kind == V.INT:
             # the value is one of the arguments': its range spans theirs (COALESCE(count, 0)
             # stays non-negative, so subtracting two of them cannot overflow)
@@ -1591,6 +1578,10 @@ class _Compiler:
             ]
         consts = [c.fn(None, None) if c.const else F.NOT_CONST for c in comps]
         kind = fn.result_kind(kinds, consts)
+        if name in ("GREATEST", "LEAST") and kind == V.INT:
+            signs = {bool((int_range(c) or SIGNED)[2]) for c in comps if c.kind == V.INT}
+            if len(signs) > 1:
+                kind = V.DECIMAL  # a signed beside an unsigned integer, as MySQL merges them
         call = bind_function(fn)
         if kind == V.DECIMAL:
             inner = call

@@ -100,10 +100,7 @@ def query_columns(
             return None
         out = []
         for i, (name, _ct) in enumerate(branches[0]):
-            try:
-                merged = UT.merge([_member(b[i][1]) for b in branches])
-            except UT.Untyped:
-                return None
+            merged = UT.merge([_member(b[i][1]) for b in branches])
             if merged.kind == V.NULL and not nulls:
                 return None
             if merged.kind == V.DECIMAL and merged.scale is None:
@@ -200,10 +197,9 @@ def _unify(top: exp.Expression, schemas: dict) -> None:
     width = len(typed[0])
     for i in range(width):
         members = [_member(t[i][1]) for t in typed]
-        try:
-            target = UT.merge(members)
-        except UT.Untyped:
-            continue
+        target = UT.merge(members)
+        if target.kind == V.DECIMAL and target.scale is None:
+            continue  # a branch's digits unknown: left as it is
         casts = [UT.cast_for(m, target) for m in members]
         if target.kind == V.DECIMAL and any(casts):
             # every branch's DECIMAL as the same exact text: SQLite compares, sorts and

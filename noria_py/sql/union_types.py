@@ -1,5 +1,5 @@
-"""The type of a UNION's column, merged from its branches' columns as MySQL merges them, and the
-CAST that gives one branch's values that type.
+"""The type of a UNION's column (or of IF, CASE, COALESCE and IFNULL), merged from its branches'
+types as MySQL merges them, and the CAST that gives one branch's values that type.
 
 MySQL types a UNION's column once, from every branch, and converts each branch's values to it:
 an INT beside a DECIMAL(5,2) comes back as ``1.00``, a number beside a string as its text, a
@@ -39,11 +39,8 @@ class Merged:
     dated: bool = False
 
 
-class Untyped(Exception):
-    """The branches' columns cannot be merged here (a DECIMAL of unknown scale beside others)."""
-
-
 def merge(members: list[Member]) -> Merged:
+    """The merged type; a DECIMAL's scale is None when a branch's is unknown."""
     known = [m for m in members if m.kind != V.NULL]
     if not known:
         return Merged(V.NULL)
@@ -57,9 +54,7 @@ def merge(members: list[Member]) -> Merged:
             return Merged(V.FLOAT)
         scales = [m.scale if m.kind == V.DECIMAL else 0 for m in known]
         if any(s is None for s in scales):
-            if len(known) == 1 or len({(m.kind, m.scale) for m in known}) == 1:
-                return Merged(V.DECIMAL, None)
-            raise Untyped("a DECIMAL of unknown scale in a UNION")
+            return Merged(V.DECIMAL, None)  # a branch's digits unknown
         return Merged(V.DECIMAL, min(max(scales), _MAX_SCALE))
     if len(kinds) == 1:
         kind = next(iter(kinds))

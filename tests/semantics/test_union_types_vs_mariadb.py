@@ -161,3 +161,21 @@ def test_a_year_is_unsigned(engines):
     arithmetic below zero overflows."""
     check(engines, "SELECT y FROM ut UNION ALL SELECT ti FROM ut", ())
     check(engines, "SELECT y - 3000 FROM ut WHERE id = 1", ())
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT id, COALESCE(iu, 0), IFNULL(iu, 0), IF(id = 1, iu, 0), "
+        "CASE WHEN id = 1 THEN iu ELSE 0 END, COALESCE(iu, bi), IF(id = 1, ti, iu), "
+        "GREATEST(ti, iu), LEAST(iu, 0), COALESCE(y, 1) FROM ut",
+        "SELECT id, COALESCE(iu, 0), IF(id = 1, iu, bi), GREATEST(ti, iu) FROM ut WHERE id < 9",
+        "SELECT id, COALESCE(iu, 0) FROM ut WHERE id = 1",
+        "SELECT SUM(COALESCE(iu, 0)), MAX(IF(id = 1, iu, ti)) FROM ut",
+        "SELECT id, IF(id = 1, d2, ti), COALESCE(d0, d4), IFNULL(s, id), IF(id = 2, dt, ts) FROM ut",
+    ],
+)
+def test_conditionals_merge_types_as_unions_do(engines, sql):
+    """IF, CASE, COALESCE, IFNULL, GREATEST and LEAST merge their arguments' types by the
+    same rules: a signed beside an unsigned integer is a DECIMAL (``COALESCE(iu, 0)``)."""
+    check(engines, sql, ())
