@@ -226,6 +226,7 @@ class Cursor:
                 rows = None  # the lifted form failed: the engine's path answers as written
             if rows is not None:
                 t.row_count = -1  # ROW_COUNT() after a SELECT
+                t.found_rows = len(rows)
                 if t.diag:
                     t.diag = ()  # a SELECT from a table clears the diagnostics area
                 self._rows = rows

@@ -126,6 +126,7 @@ class Prepared:
     # completing without conditions clears the diagnostics area (statements that use
     # tables; see noria_py.diagnostics)
     clears = True
+    reads_found_rows = False  # calls FOUND_ROWS(): runs with the session's value bound
     _lift_types: tuple | None = None  # see lifts_as_written, _lift_rules
     _param_guard: tuple | None = None  # see binds_otherwise
 
@@ -1170,6 +1171,37 @@ class LockingPrepared(Prepared):
         return self.inner.compared_kinds()
 
 
+class CalcFoundRowsPrepared(Prepared):
+    """``SELECT SQL_CALC_FOUND_ROWS ... LIMIT n``: the SELECT without the modifier, and the
+    rows it finds without its LIMIT and OFFSET counted by ``COUNT(*)`` over it (what
+    FOUND_ROWS() then reads)."""
+
+    kind = "select"
+    is_select = True
+
+    def __init__(self, inner: Prepared, count_sql: str, count_ast, nparams: int):
+        self.inner = inner
+        self.param_count = inner.param_count
+        self.columns = inner.columns
+        self.column_types = inner.column_types
+        self.nullable = inner.nullable
+        self.reads_found_rows = inner.reads_found_rows
+        self._count = (count_sql, count_ast, nparams)
+        self._count_prep: Prepared | None = None
+
+    def run(self, engine: Engine, params) -> Result:
+        res = self.inner.run(engine, params)
+        count = self._count_prep
+        if count is None:
+            sql, ast, nparams = self._count
+            count = self._count_prep = engine._prepare_ast(ast, nparams, sql)
+        res.found = count.run(engine, params).rows[0][0]
+        return res
+
+    def compared_kinds(self) -> dict[int, str]:
+        return self.inner.compared_kinds()
+
+
 class ConstPrepared(Prepared):
     """SELECT without FROM: evaluated directly."""
 
@@ -1595,7 +1627,7 @@ class Txn:
 
     __slots__ = (
         "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
-        "last_insert_id", "row_count", "__weakref__",
+        "last_insert_id", "row_count", "found_rows", "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -1612,6 +1644,9 @@ class Txn:
         # session keeps its own)
         self.last_insert_id = 0
         self.row_count = -1
+        # what FOUND_ROWS() reads: the rows the last SELECT returned, or found before its
+        # LIMIT with SQL_CALC_FOUND_ROWS (every session's, embedded or over the wire)
+        self.found_rows = 0
 
 
 class _Multi:
@@ -2111,8 +2146,19 @@ class Engine:
                 res = prep.run(self, params)
             finally:
                 self._catch_up()  # a snapshot that holds this DDL
+        elif getattr(prep, "reads_found_rows", False):
+            from .sql import functions as F
+
+            ctx = F.current_context()
+            F.set_context(dataclasses.replace(ctx, found_rows=t.found_rows))
+            try:
+                res = prep.run(self, params)
+            finally:
+                F.set_context(ctx)
         else:
             res = prep.run(self, params)
+        if res.columns is not None and prep.is_select and prep.kind != "diag":
+            t.found_rows = len(res.rows) if res.found is None else res.found
         if res.conditions:  # the diagnostics area (noria_py.diagnostics)
             t.diag = res.conditions
         elif t.diag and prep.clears:
@@ -2199,11 +2245,17 @@ class Engine:
         if command is not None:
             return command
         ast, nparams = parse(sql)
-        if self._qualify(ast, db):
+        calc = _take_calc_found_rows(ast)
+        if self._qualify(ast, db) or calc:
             sql = ast.sql(dialect=DIALECT)  # the text of what it now means (catalog, view keys)
         prep = self._prepare_ast(ast, nparams, sql)
+        if any(f.name.upper() == "FOUND_ROWS" for f in ast.find_all(exp.Anonymous)):
+            prep.reads_found_rows = True
         if isinstance(ast, exp.Select) and ast.args.get("locks"):
             prep = LockingPrepared(prep)
+        if calc:
+            count = _found_rows_count(ast)
+            prep = CalcFoundRowsPrepared(prep, count.sql(dialect=DIALECT), count, nparams)
         if prep.kind not in ("ddl", "tx"):
             if len(self._cache) > 50000:
                 self._cache.clear()
@@ -6494,3 +6546,32 @@ def _pushdown(where: exp.Expression, schema: TableSchema):
     if sql is None:
         return None
     return sql, getters, kinds
+
+
+def _take_calc_found_rows(ast: exp.Expression) -> bool:
+    """Remove ``SQL_CALC_FOUND_ROWS`` from the statement's SELECT (a UNION's first), saying
+    whether it was there (``parse`` refuses it anywhere else)."""
+    sel = ast
+    while isinstance(sel, exp.SetOperation):
+        sel = sel.this
+    if isinstance(sel, exp.Subquery):
+        sel = sel.this
+    if not isinstance(sel, exp.Select):
+        return False
+    mods = sel.args.get("operation_modifiers") or []
+    kept = [m for m in mods if str(getattr(m, "this", m)).upper() != "SQL_CALC_FOUND_ROWS"]
+    if len(kept) == len(mods):
+        return False
+    sel.set("operation_modifiers", kept or None)
+    return True
+
+
+def _found_rows_count(ast: exp.Expression) -> exp.Expression:
+    """``SELECT COUNT(*) FROM (the query without its ORDER BY, LIMIT and OFFSET)``: the rows
+    FOUND_ROWS() reports after SQL_CALC_FOUND_ROWS."""
+    inner = ast.copy()
+    for arg in ("order", "limit", "offset"):
+        inner.set(arg, None)
+    return exp.select(exp.Count(this=exp.Star())).from_(
+        exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("_found_rows")))
+    )

@@ -31,6 +31,7 @@ class Result:
     status: str | None = None
     matched: int | None = None  # UPDATE: rows found (rowcount counts the rows changed)
     conditions: list | tuple = ()  # (level, code, message) of each warning or note
+    found: int | None = None  # SQL_CALC_FOUND_ROWS: the rows found before LIMIT
 
     @property
     def warnings(self) -> int:

@@ -775,9 +775,9 @@ class CommandProtocol(asyncio.Protocol):
             txn = session.txn
             if txn.diag:
                 txn.diag = ()  # a SELECT from a table clears the diagnostics area
-            return plan.shape.text_response(
-                prep.rows(params), seq, session.status_flags, self.eof_deprecated
-            )
+            rows = prep.rows(params)
+            txn.found_rows = len(rows)
+            return plan.shape.text_response(rows, seq, session.status_flags, self.eof_deprecated)
         sql = data[1:].decode(session.client_codec, "surrogateescape")
         if plan.refused:
             return self._result(session.execute(sql), seq, False)
@@ -1070,6 +1070,7 @@ class CommandProtocol(asyncio.Protocol):
                 self.state.questions += 1
                 session.last_rowcount = -1  # ROW_COUNT() after a SELECT
                 txn = session.txn
+                txn.found_rows = len(rows)
                 if txn.diag:
                     txn.diag = ()  # a SELECT from a table clears the diagnostics area
                 return stmt.shape.binary_response(

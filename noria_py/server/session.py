@@ -792,6 +792,8 @@ class Session:
             res = handler(self, st, params)
         # ROW_COUNT() after a result set is -1, after other statements what they changed
         self.last_rowcount = -1 if res.columns is not None else max(res.rowcount, 0)
+        if res.columns is not None and kind in ("const_select", "session_select", "vars"):
+            self.txn.found_rows = len(res.rows)  # (the engine counts its own SELECTs)
         return res
 
     def execute_lifted(self, sql: str, plan: LookupPlan, params: Sequence[Any]) -> Result:
@@ -1232,7 +1234,7 @@ def _session_value(s: Session, expr: str) -> Any:
         if fn == "row_count":
             return s.last_rowcount
         if fn == "found_rows":
-            raise _err("This version doesn't yet support 'FOUND_ROWS()'", 1235, "42000")
+            return s.txn.found_rows
     if _is_literal(expr):
         v = _literal_value(expr)
         return None if v is _DEFAULT else v

@@ -1051,7 +1051,7 @@ class _Compiler:
         if x.find(exp.Column, exp.Placeholder, exp.Subquery, exp.Select, exp.Star):
             return False
         for f in x.find_all(exp.Func):
-            if isinstance(f, (exp.Cast, exp.Paren)) or f.is_leaf():
+            if isinstance(f, (exp.Cast, exp.Paren)):
                 continue
             call = canonical_call(f)
             fn = F.REGISTRY.get(call[0]) if call else None

@@ -18,6 +18,13 @@ from .dialect import DIALECT
 from .literals import comment_end, quoted_end
 
 
+def _first_select(stmt: exp.Expression) -> exp.Expression:
+    """The statement's own SELECT (a UNION's first)."""
+    while isinstance(stmt, exp.SetOperation):
+        stmt = stmt.this
+    return stmt.this if isinstance(stmt, exp.Subquery) else stmt
+
+
 def number_placeholders(sql: str) -> tuple[str, int]:
     out = []
     n = 0
@@ -270,7 +277,12 @@ def _check_tree(stmt: exp.Expression, sql: str) -> None:
             raise NotSupportedError("This version doesn't yet support 'GROUP BY ... WITH ROLLUP'")
         mods = sel.args.get("operation_modifiers") or []
         if any(str(getattr(m, "this", m)).upper() == "SQL_CALC_FOUND_ROWS" for m in mods):
-            raise NotSupportedError("This version doesn't yet support 'SQL_CALC_FOUND_ROWS'")
+            if sel is not _first_select(stmt):
+                from ..errors import ProgrammingError
+
+                raise ProgrammingError(
+                    "Incorrect usage/placement of 'SQL_CALC_FOUND_ROWS'", 1234, "42000"
+                )
         if sel.args.get("into") is not None:
             # SELECT ... INTO @var is a session statement (noria_py.server.session)
             raise NotSupportedError("This version doesn't yet support 'SELECT ... INTO' here")

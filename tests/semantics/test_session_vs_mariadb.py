@@ -65,6 +65,31 @@ SCRIPT = [
 ]
 
 
+# FOUND_ROWS(): the rows the last SELECT returned, or found before its LIMIT with
+# SQL_CALC_FOUND_ROWS; writes leave it as it is. Each statement runs twice where a cached
+# statement could keep a value it computed the first time.
+FOUND_ROWS_SCRIPT = [
+    ("SELECT SQL_CALC_FOUND_ROWS id FROM sv WHERE v > 10 ORDER BY id LIMIT 1", True),
+    ("SELECT FOUND_ROWS()", True),
+    ("SELECT FOUND_ROWS()", True),
+    ("SELECT id FROM sv WHERE id = 5", True),
+    ("SELECT FOUND_ROWS() + 1, FOUND_ROWS()", True),
+    ("SELECT SQL_CALC_FOUND_ROWS id FROM sv ORDER BY id LIMIT 1 OFFSET 1", True),
+    ("SELECT FOUND_ROWS() + 1, FOUND_ROWS()", True),
+    ("INSERT INTO sa (v) VALUES (1)", False),
+    ("SELECT FOUND_ROWS(), LAST_INSERT_ID() + 1", True),
+    ("INSERT INTO sa (v) VALUES (2)", False),
+    ("SELECT FOUND_ROWS(), LAST_INSERT_ID() + 1", True),
+    ("SELECT SQL_CALC_FOUND_ROWS v, COUNT(*) FROM sa GROUP BY v ORDER BY v LIMIT 1", True),
+    ("SELECT FOUND_ROWS()", True),
+    ("SELECT SQL_CALC_FOUND_ROWS id FROM sv WHERE id > 100 LIMIT 2", True),
+    ("SELECT FOUND_ROWS()", True),
+    ("SELECT SQL_CALC_FOUND_ROWS id FROM sv UNION SELECT 7 LIMIT 1", True),
+    ("SELECT FOUND_ROWS()", True),
+    ("SELECT id FROM sv WHERE id = FOUND_ROWS() + 3", True),
+]
+
+
 def _mariadb(oracle, script):
     conn = oracle.connect(database="oracle")
     out = []
@@ -144,6 +169,32 @@ def test_session_script_over_the_wire_matches_mariadb(mariadb_oracle, server):
     want = _mariadb(mariadb_oracle, SCRIPT)
     problems = _diff(want, _wire(server, SCRIPT), SCRIPT)
     assert not problems, "\n".join(problems)
+
+
+def test_found_rows_embedded_matches_mariadb(mariadb_oracle):
+    want = _mariadb(mariadb_oracle, FOUND_ROWS_SCRIPT)
+    problems = _diff(want, _embedded(FOUND_ROWS_SCRIPT), FOUND_ROWS_SCRIPT)
+    assert not problems, "\n".join(problems)
+
+
+def test_found_rows_over_the_wire_matches_mariadb(mariadb_oracle, server):
+    want = _mariadb(mariadb_oracle, FOUND_ROWS_SCRIPT)
+    problems = _diff(want, _wire(server, FOUND_ROWS_SCRIPT), FOUND_ROWS_SCRIPT)
+    assert not problems, "\n".join(problems)
+
+
+def test_session_functions_are_not_folded_into_a_cached_statement():
+    """``LAST_INSERT_ID() + 1`` or ``RAND() + 1`` without FROM is evaluated at each run: a
+    function whose value changes is no constant, even with no arguments."""
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE ai (id INT PRIMARY KEY AUTO_INCREMENT, v INT)")
+    conn.execute("INSERT INTO ai (v) VALUES (1)")
+    assert conn.execute("SELECT LAST_INSERT_ID() + 1").fetchall() == [(2,)]
+    conn.execute("INSERT INTO ai (v) VALUES (2)")
+    assert conn.execute("SELECT LAST_INSERT_ID() + 1").fetchall() == [(3,)]
+    draws = {conn.execute("SELECT RAND() + 1").fetchall()[0][0] for _ in range(5)}
+    assert len(draws) > 1
+    conn.close()
 
 
 def test_embedded_system_variables_and_errors():

@@ -45,10 +45,8 @@ def row_count(ctx: Context) -> int:
 
 @register("FOUND_ROWS", ret=V.INT, args=0, context=True, deterministic=False)
 def found_rows(ctx: Context) -> int:
-    # the rows a previous SELECT found is not tracked: an honest error, never a wrong count
-    from ...errors import NotSupportedError
-
-    raise NotSupportedError("This version doesn't yet support 'FOUND_ROWS()'")
+    # the session's value, bound for the statement (Engine._run)
+    return ctx.found_rows
 
 
 @register("ISNULL", ret=V.INT, args=1, strict=False)
