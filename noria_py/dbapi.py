@@ -203,6 +203,7 @@ class Cursor:
             and args.__class__ in (tuple, list)
             and prep.__class__ is SelectPrepared
             and prep.simple
+            and not (prep.timestamps and self.connection._session is not None)
             and len(args) == prep.param_count
             # the engine's rule (counts the read); read_your_writes synced above
             and eng.lock_free_read(t, queued_ok=True)

@@ -127,6 +127,9 @@ class Prepared:
     # tables; see noria_py.diagnostics)
     clears = True
     reads_found_rows = False  # calls FOUND_ROWS(): runs with the session's value bound
+    # reads or writes a TIMESTAMP column: refused under a session time_zone other than the
+    # one TIMESTAMP values are kept in (``check_timestamp_zone``)
+    timestamps = False
     _lift_types: tuple | None = None  # see lifts_as_written, _lift_rules
     _param_guard: tuple | None = None  # see binds_otherwise
 
@@ -2136,6 +2139,8 @@ class Engine:
                 E.ER_WRONG_ARGUMENTS,
                 "HY000",
             )
+        if getattr(prep, "timestamps", False):
+            check_timestamp_zone()
         if params and prep.is_select and binds_otherwise(prep, params):
             # MySQL compares the value as its type, not the column's: the text with the
             # values in place answers (literal lifting leaves such a text as written)
@@ -2192,6 +2197,8 @@ class Engine:
             self._catch_up()
         db = self._cur.database
         prep = self._cache.get(sql if db is None else f"\0{db}\0{sql}") or self.prepare(sql)
+        if getattr(prep, "timestamps", False):
+            check_timestamp_zone()
         seq = [tuple(p) if p is not None else () for p in seq_of_params]
         for p in seq:
             check_params(p)
@@ -2256,11 +2263,42 @@ class Engine:
         if calc:
             count = _found_rows_count(ast)
             prep = CalcFoundRowsPrepared(prep, count.sql(dialect=DIALECT), count, nparams)
+        if self._touches_timestamps(ast):
+            prep.timestamps = True
         if prep.kind not in ("ddl", "tx"):
             if len(self._cache) > 50000:
                 self._cache.clear()
             self._cache[key] = prep
         return prep
+
+    def _touches_timestamps(self, ast: exp.Expression) -> bool:
+        """Does the statement read or write a TIMESTAMP column? A write to a table that has
+        one does (a default or ON UPDATE of CURRENT_TIMESTAMP writes it unnamed); a read
+        does when it names such a column of a table it reads (or a view over one), or *."""
+        tables: set = set()
+        todo = [t.name.lower() for t in ast.find_all(exp.Table)]
+        while todo:
+            name = todo.pop()
+            if name in tables:
+                continue
+            tables.add(name)
+            view = self.views.get(name)
+            if view is not None:
+                todo += [t.name.lower() for t in view.find_all(exp.Table)]
+        stamps = set()
+        for name in tables:
+            schema = self.storage.schemas.get(name)
+            if schema is not None:
+                stamps.update(
+                    c.name.lower() for c in schema.columns if c.ctype.mysql_name == "TIMESTAMP"
+                )
+        if not stamps:
+            return False
+        if not isinstance(ast, (exp.Select, exp.SetOperation, exp.Subquery)):
+            return True
+        if ast.find(exp.Star) is not None:
+            return True
+        return any(c.name.lower() in stamps for c in ast.find_all(exp.Column))
 
     # --- databases ---------------------------------------------------------------------------
     def _qualify(self, ast: exp.Expression, db: str | None) -> bool:
@@ -6575,3 +6613,34 @@ def _found_rows_count(ast: exp.Expression) -> exp.Expression:
     return exp.select(exp.Count(this=exp.Star())).from_(
         exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("_found_rows")))
     )
+
+
+_ZONE_DIFFERS: dict = {}
+
+
+def zone_differs(tz: str) -> bool:
+    """Is the time_zone ``tz`` another than the one TIMESTAMP values are kept in (the
+    system's)? Then MySQL would show and read them converted; this version does not."""
+    differs = _ZONE_DIFFERS.get(tz)
+    if differs is None:
+        from .sql.functions.temporal import _offset
+
+        z = _offset(tz)
+        if z is None or z == "SYSTEM":
+            differs = False
+        else:  # a fixed offset: the system's own, if it keeps one all year
+            differs = bool(time.daylight) or z != _dt.timedelta(seconds=-time.timezone)
+        _ZONE_DIFFERS[tz] = differs
+    return differs
+
+
+def check_timestamp_zone() -> None:
+    """1235 for a statement on a TIMESTAMP column under another time_zone than the system's:
+    its values would have to be converted to and from that zone, which is not done."""
+    from .sql import functions as F
+
+    if zone_differs(F.current_context().time_zone):
+        raise E.NotSupportedError(
+            "This version doesn't yet support 'a TIMESTAMP column under a session time_zone "
+            "other than the system's'"
+        )

@@ -58,7 +58,13 @@ from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities
 
 from noria_py import errors
-from noria_py.engine import BindsOtherwise, ProxyPrepared, SelectPrepared, lifts_whatever_values
+from noria_py.engine import (
+    BindsOtherwise,
+    ProxyPrepared,
+    SelectPrepared,
+    lifts_whatever_values,
+    zone_differs,
+)
 from noria_py.load_data import parse_load
 from noria_py.result import Result
 
@@ -767,6 +773,7 @@ class CommandProtocol(asyncio.Protocol):
             and engine.cached(plan.sql) is prep
             and not plan.refused
             and not session.upstream_only
+            and not (prep.timestamps and zone_differs(session.time_zone()))
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
@@ -1060,6 +1067,7 @@ class CommandProtocol(asyncio.Protocol):
             and engine.cached(stmt.engine_sql) is prep
             and not flags & 0x07
             and not session.upstream_only
+            and not (prep.timestamps and zone_differs(session.time_zone()))
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
             try:

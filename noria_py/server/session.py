@@ -658,6 +658,10 @@ class Session:
                 return
         self.database = self.engine.use(name, self.txn)
 
+    def time_zone(self) -> str:
+        """The session's time_zone (its own, else the server's)."""
+        return str(self.vars.get("time_zone", self.state.globals.get("time_zone", "SYSTEM")))
+
     def _bind_context(self) -> None:
         """Make this session's values what VERSION(), DATABASE(), LAST_INSERT_ID() ... read."""
         ctx = self.fn_context
@@ -667,8 +671,7 @@ class Session:
         ctx.row_count = self.last_rowcount
         ctx.user = f"{self.username or ''}@localhost"
         ctx.version = str(self.state.globals.get("version", ctx.version))
-        tz = self.vars.get("time_zone", self.state.globals.get("time_zone", "SYSTEM"))
-        ctx.time_zone = str(tz)
+        ctx.time_zone = self.time_zone()
         ctx.now = None
         F.set_context(ctx)
 
