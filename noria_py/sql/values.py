@@ -683,14 +683,12 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         elif rest:
             _fault(adjust, 1265, col, level="Note" if rest == " " else "Warning")
         if not -(2**63) <= v < 2**63:  # base storage holds 64-bit signed integers
-            if not strict:
-                from ..errors import NotSupportedError
+            from ..errors import NotSupportedError
 
-                raise NotSupportedError(
-                    "This version doesn't yet support 'BIGINT UNSIGNED values above "
-                    f"9223372036854775807' (column '{col}')"
-                )
-            raise _error(1264, col)
+            raise NotSupportedError(
+                "This version doesn't yet support 'BIGINT UNSIGNED values above "
+                f"9223372036854775807' (column '{col}')"
+            )
         return v
     if kind == STR and ctype.values is not None:
         try:

@@ -1,10 +1,12 @@
-"""A TIMESTAMP column under a session time_zone other than the system's.
+"""Values this version cannot keep as MySQL does are refused (1235), never answered wrong.
 
-MySQL keeps TIMESTAMP values in UTC and shows, compares and stores them in the session's time
-zone. This version keeps them as written, so under another time_zone than the system's a
-statement that reads or writes one is refused (1235) rather than answered in the wrong zone,
-on every path: embedded, a cached lookup's fast path, over the wire; a DATETIME column, and
-the system's own zone, are unaffected.
+A TIMESTAMP column under a session time_zone other than the system's: MySQL keeps TIMESTAMP
+values in UTC and shows, compares and stores them in the session's time zone. This version
+keeps them as written, so under another time_zone a statement that reads or writes one is
+refused on every path (embedded, a cached lookup's fast path, over the wire); a DATETIME
+column, and the system's own zone, are unaffected.
+
+A BIGINT UNSIGNED above 2^63 - 1, which base storage's 64-bit signed integers cannot hold.
 """
 
 from __future__ import annotations
@@ -74,3 +76,15 @@ def test_the_wire_refuses_timestamps_in_another_zone():
         c.close()
     finally:
         assert fx.stop_server(srv) == 0
+
+
+def test_a_bigint_unsigned_beyond_storage_is_refused_not_called_out_of_range():
+    """MySQL stores 18446744073709551615 in a BIGINT UNSIGNED; base storage holds 64-bit
+    signed integers, so the statement is 1235 (never 1264, which would say MySQL refuses it)."""
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE big (id INT PRIMARY KEY, u BIGINT UNSIGNED)")
+    with pytest.raises(E.NotSupportedError, match="BIGINT UNSIGNED values above"):
+        conn.execute("INSERT INTO big VALUES (1, 18446744073709551615)")
+    conn.execute("INSERT INTO big VALUES (2, 9223372036854775807)")
+    assert conn.execute("SELECT u FROM big").fetchall() == [(9223372036854775807,)]
+    conn.close()
