@@ -31,7 +31,7 @@ class SqlRel:
     expression per output column), ``convs`` (the storage column type to convert each value
     with, or None), ``kinds`` and ``bases`` (the base table nodes read)."""
 
-    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single", "src", "ids")
+    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single", "src", "ids", "version")
 
     def __init__(self, from_sql, cols, convs, kinds, bases, single, src):
         self.src = src  # per output column: (base table node, its column)
@@ -42,6 +42,7 @@ class SqlRel:
         self.bases = bases
         self.single = single  # one table (no join): may stand anywhere in a FROM clause
         self.ids = self._schema_ids()  # the schemas it was described from (see ``stale``)
+        self.version = getattr(self.bases[0].storage.schemas, "version", None)
 
     @property
     def storage(self):
@@ -53,7 +54,14 @@ class SqlRel:
 
     def stale(self) -> bool:
         """Has a table it reads changed shape since it was described (describe it again)?"""
-        return self._schema_ids() != self.ids
+        schemas = self.bases[0].storage.schemas
+        version = getattr(schemas, "version", None)
+        if version is not None and version == self.version:
+            return False  # no table changed at all (the common case: one int compared)
+        if self._schema_ids() != self.ids:
+            return True
+        self.version = version  # another table changed: this one still holds
+        return False
 
     def pending(self) -> bool:
         for b in self.bases:

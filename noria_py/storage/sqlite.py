@@ -73,6 +73,41 @@ def decode_batch(data: bytes) -> list:
     return [(tuple(_dec(v) for v in row), m) for row, m in marshal.loads(data)]
 
 
+class Schemas(dict):
+    """The tables' schemas by lower-case name, with a ``version`` that every change counts: a
+    plan described from them (``dataflow/sqlrel.py``) is stale once it moved."""
+
+    version = 0
+
+    def __setitem__(self, key, value) -> None:
+        self.version += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key) -> None:
+        self.version += 1
+        super().__delitem__(key)
+
+    def pop(self, *args):
+        self.version += 1
+        return super().pop(*args)
+
+    def clear(self) -> None:
+        self.version += 1
+        super().clear()
+
+    def update(self, *args, **kwargs) -> None:
+        self.version += 1
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key, default=None):
+        self.version += 1
+        return super().setdefault(key, default)
+
+    def popitem(self):
+        self.version += 1
+        return super().popitem()
+
+
 @dataclass
 class ColumnDef:
     name: str
@@ -188,7 +223,7 @@ class SQLiteStorage:
             f"CREATE TABLE IF NOT EXISTS {CATALOG} "
             "(seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT, name TEXT, sql TEXT)"
         )
-        self.schemas: dict[str, TableSchema] = {}
+        self.schemas: Schemas = Schemas()
         self._converters: dict[str, list | None] = {}
         self._in_tx = False
         self._insert_sql: dict[str, str] = {}
