@@ -2131,7 +2131,7 @@ class Engine:
                 raise E.ProgrammingError("named parameters are not supported; use ? and a sequence")
             params = tuple(params)
         check_params(params)
-        if len(params) != prep.param_count:
+        if len(params) != prep.param_count and (params or prep.kind != "explain"):
             hint = " (placeholders are ?, not %s)" if "%s" in sql else ""
             raise E.ProgrammingError(
                 f"Incorrect number of bindings supplied: the statement uses {prep.param_count}, "
@@ -3248,7 +3248,9 @@ class Engine:
                 if target.name.lower() in self.views:
                     return FuncPrepared(lambda p: self._show_columns(target.name, False), 0)
                 return FuncPrepared(lambda p: self._describe(target.name), 0)
-            return FuncPrepared(lambda p: self._explain(target, nparams), 0)
+            # EXPLAIN of a statement with placeholders takes values for them, or none (a plan
+            # does not depend on them)
+            return FuncPrepared(lambda p: self._explain(target, nparams), nparams, kind="explain")
         if isinstance(ast, exp.Show):
             what = str(ast.this).upper()
             tbl = ast.args.get("target")

@@ -133,3 +133,16 @@ def test_engine_explain_leaves_base_storage_indexes_alone(conn):
 
 def test_engine_explain_of_other_statements_runs_them(conn):
     assert conn.engine.explain("EXPLAIN stories").columns[0] == "Field"
+
+
+def test_explain_takes_the_statements_parameters():
+    """``EXPLAIN SELECT ... WHERE id = ?`` with a value for the placeholder (as a driver sends a
+    prepared EXPLAIN) plans the query; without one too; with too many it is an error."""
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    with_value = conn.execute("EXPLAIN SELECT v FROM t WHERE id = ?", (1,)).fetchall()
+    without = conn.execute("EXPLAIN SELECT v FROM t WHERE id = ?").fetchall()
+    assert with_value == without and with_value
+    with pytest.raises(noria_py.ProgrammingError, match="bindings"):
+        conn.execute("EXPLAIN SELECT v FROM t WHERE id = ?", (1, 2))
+    conn.close()
