@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from . import errors as E
 from .diagnostics import error_area
 from .engine import BindsOtherwise, Engine, SelectPrepared, lifts_as_written
-from .result import Result
+from .result import Result, client_rows, float_columns
 
 apilevel = "2.0"
 threadsafety = 2  # threads may share the module and connections, not cursors
@@ -228,7 +228,10 @@ class Cursor:
                 t.row_count = -1  # ROW_COUNT() after a SELECT
                 if t.diag:
                     t.diag = ()  # a SELECT from a table clears the diagnostics area
-                self._rows = rows
+                fc = prep.float_columns
+                if fc is None:
+                    fc = prep.float_columns = float_columns(prep.column_types)
+                self._rows = client_rows(rows, fc) if fc else rows
                 self._pos = 0
                 self.rowcount = len(rows)
                 d = prep.description
@@ -289,7 +292,8 @@ class Cursor:
         return True
 
     def _set(self, res: Result):
-        self._rows = res.rows if res.rows is not None else ()
+        rows = res.rows if res.rows is not None else ()
+        self._rows = client_rows(rows, float_columns(res.column_types)) if rows else rows
         self._pos = 0
         self.description = _description(res)
         self.rowcount = res.rowcount

@@ -150,6 +150,7 @@ class SelectPrepared(Prepared):
     kind = "select"
     is_select = True
     description = None  # the PEP 249 cursor description, cached by the cursor
+    float_columns = None  # the result columns that may hold FLOAT values, cached by the cursor
 
     def __init__(
         self,

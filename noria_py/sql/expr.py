@@ -808,6 +808,8 @@ class _Compiler:
 
         scales = self.scope.scales
         scale = 0 if kind == V.INT else (scales[i] if scales and kind == V.DECIMAL else None)
+        if kind.__class__ is V.FloatKind:
+            scale = kind.dec  # FLOAT(M,D): arithmetic on it shows D decimals
         ranges = self.scope.ranges
         rng = ranges[i] if ranges and kind == V.INT else None
         return Compiled(fn, kind, col=i, scale=scale, rng=rng)

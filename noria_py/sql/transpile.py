@@ -183,7 +183,7 @@ def _resolved_kind(col: exp.Column, scope):
 
 
 def _storage_converter(ctype):
-    if ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME, V.TIME):
+    if V.needs_conversion(ctype):
         return lambda v, c=ctype: V.from_storage(v, c)
     return None
 
