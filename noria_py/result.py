@@ -45,9 +45,7 @@ _FLOAT_TYPES = frozenset(("FLOAT", "DOUBLE", "REAL", "NULL"))
 
 def float_columns(types) -> tuple[int, ...]:
     """The columns of a result that may hold a FLOAT column's values (``ColumnFloat``)."""
-    return tuple(
-        i for i, t in enumerate(types) if t and t.split("(", 1)[0].upper() in _FLOAT_TYPES
-    )
+    return tuple(i for i, t in enumerate(types) if t and t.split("(", 1)[0].upper() in _FLOAT_TYPES)
 
 
 def client_rows(rows, columns: tuple[int, ...]):

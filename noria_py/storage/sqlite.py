@@ -25,8 +25,8 @@ from ..errors import (
 )
 from ..sql import values as V
 from ..sql.collation import CK
-from ..sql.functions.coerce import ColumnFloat
 from ..sql.collation import current as current_collation
+from ..sql.functions.coerce import ColumnFloat
 
 CATALOG = "__noria_catalog"
 CHANGES = "__noria_changes"  # the change log processes sharing one file tail (Engine, shared)
