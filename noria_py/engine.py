@@ -3505,6 +3505,17 @@ class Engine:
             if cols is not None:
                 kinds = [ct.kind for _n, ct in cols]
                 scales = [V.column_scale(ct) if ct.kind == V.DECIMAL else None for _n, ct in cols]
+        elif kinds and None in kinds:
+            # a FLOAT column that ``*`` passes through is shown as the column's values are
+            cols = proxy_types.query_columns(ast, self.storage.schemas)
+            if cols is not None and all(k is None for k in kinds):  # (``*``: one None)
+                kinds = [ct.kind if ct.kind.__class__ is V.FloatKind else None for _n, ct in cols]
+                scales = [None] * len(cols)
+            elif cols is not None and len(cols) == len(kinds):
+                kinds = [
+                    ct.kind if k is None and ct.kind.__class__ is V.FloatKind else k
+                    for k, (_n, ct) in zip(kinds, cols)
+                ]
         if entry is None:
             # validate tables before registering
             for t in ast.find_all(exp.Table):

@@ -170,6 +170,8 @@ def _num(v):
     t = type(v)
     if t is int or t is float or t is Decimal:
         return v
+    if t is _coerce.ColumnFloat:
+        return float(v)
     if t is _coerce.TemporalText:  # a date MySQL returns as a string: its number, a DOUBLE
         return float(_coerce.to_num(v.value))
     if isinstance(v, _coerce.ScalarText):  # JSON_EXTRACT's scalar: the value it holds
@@ -390,6 +392,9 @@ def _cmp_prepare(a, b):
     tb = type(b)
     if ta is tb:
         return a, b
+    cf = _coerce.ColumnFloat
+    if ta is cf or tb is cf:  # a FLOAT column's value compares as the double it holds
+        return _cmp_prepare(float(a) if ta is cf else a, float(b) if tb is cf else b)
     if isinstance(a, _coerce.ScalarText) or isinstance(b, _coerce.ScalarText):
         return _cmp_prepare(
             a.value if isinstance(a, _coerce.ScalarText) else a,
@@ -552,6 +557,22 @@ def _nullif(a, b):
     return None if _eq(a, b) == 1 else a
 
 
+# functions whose value is one of their arguments': of the arguments' type when they agree
+_RETURNS_ARGUMENT = frozenset(("GREATEST", "LEAST", "IFNULL", "ANY_VALUE"))
+
+
+def _plain_floats(call):
+    """``call`` giving a FLOAT column's value (``ColumnFloat``) as the double it holds, where
+    the result is a DOUBLE (MySQL's type aggregation of FLOAT with another type)."""
+    cf = _coerce.ColumnFloat
+
+    def plain(*a):
+        v = call(*a)
+        return float(v) if v.__class__ is cf else v
+
+    return plain
+
+
 def _fold(kinds: list[str]) -> str:
     ks = [k for k in kinds if k != V.NULL]
     if not ks:
@@ -577,7 +598,13 @@ def _union_kind(kinds: list[str]) -> str:
     if not ks:
         return V.NULL
     if len(ks) == 1:
-        return next(iter(ks))
+        k = next(iter(ks))
+        if k == V.FLOAT:  # FLOAT(M,D) columns of one type keep it; others are DOUBLE
+            floats = [x for x in kinds if x != V.NULL]
+            if k.__class__ is V.FloatKind and all(k.same(x) for x in floats):
+                return k
+            return V.FLOAT
+        return k
     if ks <= V.NUMERIC_KINDS:
         return V.FLOAT if V.FLOAT in ks else V.DECIMAL
     if ks <= {V.DATE, V.DATETIME, V.TIME}:
@@ -627,6 +654,14 @@ def _unified(fn, kinds: list[str], scales: list | None = None) -> Compiled:
         known = [s for k, s in zip(kinds, scales) if k != V.NULL]
         if known and all(s is not None for s in known):
             fixed_float = max(known)  # COALESCE(PI()) keeps PI()'s display decimals
+    if kind.__class__ is not V.FloatKind and any(k.__class__ is V.FloatKind for k in kinds):
+        f = fn
+        cf = _coerce.ColumnFloat
+
+        def fn(r, p):  # a FLOAT column's value beside another type's: the double it holds
+            v = f(r, p)
+            return float(v) if v.__class__ is cf else v
+
     if all(k in (kind, V.NULL) for k in kinds):
         return Compiled(fn, kind, scale=fixed_float)
     conv = _to_kind(kind)
@@ -1552,6 +1587,13 @@ class _Compiler:
         consts = [c.fn(None, None) if c.const else F.NOT_CONST for c in comps]
         kind = fn.result_kind(kinds, consts)
         call = bind_function(fn)
+        if kind == V.FLOAT and fn.ret.__class__ is not V.FloatKind:  # (CAST_FLOAT's is)
+            floats = [k for k in kinds if k.__class__ is V.FloatKind]
+            if floats and name in _RETURNS_ARGUMENT and all(floats[0].same(k) for k in kinds):
+                kind = floats[0]  # GREATEST(f, f) is a FLOAT as f is
+            elif floats:
+                kind = V.FLOAT  # ABS(f), GREATEST(f, 0): a DOUBLE
+                call = _plain_floats(call)
         if kind == V.DECIMAL:
             inner = call
 

@@ -99,8 +99,10 @@ def query_columns(q: exp.Expression, schemas: dict, ctes: dict | None = None) ->
         for (name, a), (_n, b) in zip(left, right):
             ka, kb = a.kind, b.kind
             sa, sb = V.column_scale(a), V.column_scale(b)
-            if ka == kb and sa == sb:
-                out.append((name, _computed(ka, sa)))
+            if ka.__class__ is V.FloatKind and ka.same(kb):
+                out.append((name, a))  # FLOAT UNION FLOAT is a FLOAT
+            elif ka == kb and sa == sb:
+                out.append((name, _computed(V.FLOAT if ka == V.FLOAT else ka, sa)))
             elif {ka, kb} <= {V.INT, V.DECIMAL}:  # 1.5 UNION 2: DECIMAL of the larger scale
                 out.append((name, _computed(V.DECIMAL, max(sa or 0, sb or 0))))
             elif {ka, kb} <= {V.INT, V.DECIMAL, V.FLOAT}:
@@ -366,6 +368,8 @@ def converter(kind: str | None, scale: int | None = None):
         return F.coerce.to_time
     if kind == V.INT:
         return _to_int
+    if kind.__class__ is V.FloatKind:
+        return kind.wrap  # a FLOAT column's value (or MIN/MAX of one): shown as the column's
     if kind == V.FLOAT:
         return _to_float
     return None

@@ -31,6 +31,8 @@ def to_sqlite(v):
         return v if -_I64_MAX - 1 <= v <= _I64_MAX else str(v)
     if t is bool:
         return int(v)
+    if t is F.coerce.ColumnFloat:
+        return float(v)
     if t is Decimal:
         if v == v.to_integral_value() and abs(v) <= _I64_MAX:
             return int(v)

@@ -72,9 +72,6 @@ class ColumnFloat(float):
     def __reduce__(self):
         return (ColumnFloat, (float(self), self.dec))
 
-    def __repr__(self) -> str:
-        return f"ColumnFloat({float.__repr__(self)}, {self.dec})"
-
     def shown(self) -> str:
         if self.dec is None:
             return fmt_float32(self)
