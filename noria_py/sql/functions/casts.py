@@ -22,9 +22,9 @@ from .coerce import (
     to_bytes,
     to_date,
     to_datetime,
+    to_float32,
     to_num,
     to_str,
-    to_float32,
     to_time,
 )
 
