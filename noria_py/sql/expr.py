@@ -1132,7 +1132,11 @@ class _Compiler:
                     return c
             c = self.const(_neg(v))
             # MySQL types the negation of NULL or of a string as DOUBLE
-            c.kind = V.FLOAT if isinstance(n.this, exp.Null) or a.kind == V.STR else a.kind
+            c.kind = (
+                V.FLOAT
+                if isinstance(n.this, exp.Null) or a.kind == V.STR or a.kind == V.FLOAT
+                else a.kind
+            )  # (-f of a FLOAT column f is a DOUBLE)
             return c
         ra = int_range(a)
         if a.kind == V.INT and ra is not None and I64_MIN <= -ra[1] and -ra[0] <= I64_MAX:
@@ -1149,7 +1153,7 @@ class _Compiler:
                 raise out_of_range("BIGINT", n)
             return v
 
-        kind = V.FLOAT if a.kind == V.STR else a.kind
+        kind = V.FLOAT if a.kind == V.STR or a.kind == V.FLOAT else a.kind
         return Compiled(neg, kind, scale=a.scale, rng=SIGNED if a.kind == V.INT else None)
 
     # comparison

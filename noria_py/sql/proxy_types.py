@@ -328,6 +328,8 @@ def _kind(e: exp.Expression, scope: Scope) -> str | None:
         k = _kind(inner, scope) if inner is not None else None
         if k in (V.INT, V.DECIMAL):
             return V.DECIMAL
+        if k == V.FLOAT:
+            return V.float_sum_kind(k, isinstance(e, exp.Avg))
         return V.FLOAT if k is not None else None
     if isinstance(e, (exp.Min, exp.Max)):
         return _kind(e.this, scope)

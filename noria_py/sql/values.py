@@ -158,6 +158,17 @@ class FloatKind(str):
         return v
 
 
+def float_sum_kind(kind: str, avg: bool) -> str:
+    """The kind of SUM (or AVG) of a DOUBLE-valued argument: a DOUBLE, shown with the
+    argument's fixed decimals (AVG's 4 more) when a FLOAT(M,D) or DOUBLE(M,D) column has them,
+    as MariaDB types it."""
+    if kind.__class__ is FloatKind and kind.dec is not None:
+        dec = kind.dec + (4 if avg else 0)
+        if dec <= 30:
+            return FloatKind(False, dec)
+    return FLOAT
+
+
 # A double keeps any 15 significant digits exactly: a DECIMAL of up to 15 digits is stored as a
 # SQLite number; a wider one as its text, compared by the DECIMAL_COLLATION (by value).
 EXACT_DOUBLE_DIGITS = 15

@@ -61,10 +61,12 @@ class AggSpec:
         if f == "COUNT":
             return V.INT
         if f == "AVG":
-            return V.FLOAT if self.kind == V.FLOAT else V.DECIMAL
+            return V.float_sum_kind(self.kind, True) if self.kind == V.FLOAT else V.DECIMAL
         if f == "SUM":
             # MySQL: SUM of exact values is a DECIMAL (of integers too), of anything else a DOUBLE
-            return V.FLOAT if self.kind in (V.FLOAT, V.STR) else V.DECIMAL
+            if self.kind == V.FLOAT:
+                return V.float_sum_kind(self.kind, False)
+            return V.FLOAT if self.kind == V.STR else V.DECIMAL
         if f == "GROUP_CONCAT":
             return V.STR
         registered = F.AGGREGATES.get(f)
