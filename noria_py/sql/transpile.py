@@ -227,6 +227,15 @@ class _Rewriter:
         ):
             return self._decimal_aggregate(node, scope, top)
         if (
+            isinstance(node, (exp.Sum, exp.Avg))
+            and scope is not None
+            and not isinstance(node.this, exp.Distinct)
+            and self._double_argument(node.this, scope)
+        ):
+            # the exact sum of the doubles, rounded once, as the dataflow sums them
+            inner = self._visit(node.this, scope, True)
+            return _call("FSUM" if isinstance(node, exp.Sum) else "FAVG", [inner])
+        if (
             isinstance(node, exp.Anonymous)
             and node.name.upper() in ("BIT_AND", "BIT_OR", "BIT_XOR")
             and scope is not None
@@ -296,6 +305,17 @@ class _Rewriter:
             return False
         try:
             return compile_expr(arg, scope[0], allow_params=True).kind in (V.DECIMAL, V.INT)
+        except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
+            return False
+
+    @staticmethod
+    def _double_argument(arg: exp.Expression, scope) -> bool:
+        """Is a SUM's or AVG's argument a DOUBLE (a FLOAT or DOUBLE column, arithmetic on
+        one)?"""
+        if arg.find(*_NOT_SCALAR):
+            return False
+        try:
+            return compile_expr(arg, scope[0], allow_params=True).kind == V.FLOAT
         except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
             return False
 

@@ -9,8 +9,10 @@ hold them: DECIMAL as a number, dates and times as their MySQL text.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import sqlite3
 from decimal import Decimal
+from fractions import Fraction
 
 from ..errors import Error
 from ..sql import collation as C
@@ -128,6 +130,34 @@ class _Avg(_Sum):
         return float(q)
 
 
+class _DoubleSum(_Sum):
+    """SUM over a DOUBLE argument (a FLOAT or DOUBLE column, arithmetic on one): the exact sum
+    of the doubles, rounded once, as the dataflow sums them (a DECIMAL read back as a REAL is
+    not such an argument: ``_Sum`` reads it by its shortest digits)."""
+
+    @staticmethod
+    def _value(v):
+        f = v if isinstance(v, float) else F.coerce.to_float(v)
+        if f != f or f in (math.inf, -math.inf):
+            return Decimal(repr(f)), 0
+        return Fraction(f), 0
+
+    def finalize(self):
+        if self.total is None:
+            return None
+        return float(self.total)
+
+
+class _DoubleAvg(_DoubleSum):
+    def finalize(self):
+        if self.total is None:
+            return None
+        try:
+            return float(self.total) / self.n  # MySQL divides the sum (a double) by the count
+        except OverflowError:
+            return float(self.total / self.n)
+
+
 class _DecimalSum:
     """SUM over a DECIMAL argument: a wide column's text and an exact expression's text are
     its digits (``_Sum`` must read a string argument as MySQL reads text: a double). Also a
@@ -203,6 +233,8 @@ def register(conn: sqlite3.Connection) -> None:
     window = getattr(conn, "create_window_function", None) or conn.create_aggregate
     window(PREFIX + "SUM", 1, _Sum)
     window(PREFIX + "AVG", 1, _Avg)
+    window(PREFIX + "FSUM", 1, _DoubleSum)
+    window(PREFIX + "FAVG", 1, _DoubleAvg)
     window(PREFIX + "DSUM", 1, _DecimalSum)
     window(PREFIX + "DSUM_TEXT", 1, _DecimalSumText)
     window(PREFIX + "DAVG", 1, _DecimalAvg)

@@ -11,6 +11,7 @@ must carry MariaDB's text."""
 from __future__ import annotations
 
 import struct
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -53,11 +54,13 @@ QUERIES = [
     ("SELECT id, f, p, q FROM fl32 ORDER BY id", None),
     ("SELECT id, f + 0, f * 2, -f, p + 0, p * 1.5, q - 1, f + p FROM fl32 ORDER BY id", None),
     (
-        "SELECT SUM(f), AVG(f), MIN(f), MAX(f), COUNT(DISTINCT f), SUM(p), AVG(p), MIN(p), "
-        "MAX(q), SUM(q) FROM fl32",
+        "SELECT MIN(f), MAX(f), COUNT(DISTINCT f), SUM(p), AVG(p), MIN(p), MAX(q), SUM(q) "
+        "FROM fl32",
         None,
     ),
-    ("SELECT g, MIN(f), MAX(f), SUM(f), MAX(p), AVG(p) FROM fl32 GROUP BY g ORDER BY g", None),
+    ("SELECT g, MIN(f), MAX(f), MAX(p), AVG(p) FROM fl32 GROUP BY g ORDER BY g", None),
+    ("SELECT SUM(f), AVG(f) FROM fl32", "sums"),
+    ("SELECT g, SUM(f), AVG(f * 2) FROM fl32 GROUP BY g ORDER BY g", "sums"),
     ("SELECT f, COUNT(*) FROM fl32 GROUP BY f ORDER BY f", None),
     ("SELECT id FROM fl32 WHERE f = ? ORDER BY id", "f"),
     ("SELECT id, f FROM fl32 WHERE f > ? ORDER BY id", "f"),
@@ -77,6 +80,27 @@ QUERIES = [
     ("SELECT x.f, CONCAT(x.f) FROM (SELECT f FROM fl32 WHERE g > 0) AS x ORDER BY 1", None),
     ("SELECT a.id, b.id FROM fl32 a JOIN fl32 b ON a.f = b.d ORDER BY 1, 2", None),
 ]
+
+
+def _sums_round_once(rows) -> bool:
+    """Does MariaDB's sum of each group's FLOAT values (doubles added in row order) equal
+    their exact sum rounded once (the sum the dataflow keeps under inserts and deletes)? Where
+    an intermediate sum rounds, MariaDB's answer depends on the order it reads rows in, and
+    the comparison is left out."""
+    groups: dict = {}
+    for _id, g, f in sorted(rows):
+        groups.setdefault(None, []).append(f)
+        groups.setdefault(g, []).append(f)
+    for vals in groups.values():
+        vals = [v for v in vals if v is not None]
+        naive = 0.0
+        for v in vals:
+            naive += v
+        if vals and naive != float(sum(Fraction(v) for v in vals)):
+            return False
+        if vals and naive * 2 != float(sum(Fraction(v * 2) for v in vals)):
+            return False
+    return True
 
 
 def _typed(rows):
@@ -107,7 +131,7 @@ def _write(ours, cur, sql, params) -> bool:
     return want is None
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     rows=_rows,
     probe=st.floats(min_value=-1e9, max_value=1e9, allow_nan=False),
@@ -120,9 +144,11 @@ def test_float_columns_answer_as_mariadb(sides, rows, probe, pick, how, change, 
     ours, cur = sides
     _write(ours, cur, "DELETE FROM fl32", [])
     written = []
+    stored = {}  # id -> (id, g, the FLOAT column's value)
     for i, (g, f, p, q) in enumerate(rows):
         if _write(ours, cur, "INSERT INTO fl32 VALUES (?, ?, ?, ?, ?, ?)", [i, g, f, p, f, q]):
             written.append((f, p))
+            stored[i] = (i, g, None if f is None else _single(f))
     # a probe equal to a stored value (its single-precision value), the double written, or
     # another number
     fs = [w[0] for w in written if w[0] is not None]
@@ -136,16 +162,24 @@ def test_float_columns_answer_as_mariadb(sides, rows, probe, pick, how, change, 
         return _single(v) if how == "single" and col == "f" else v
 
     def params(takes):
-        return [] if takes is None else [probe_for(takes)]
+        return [probe_for(takes)] if takes in ("f", "p") else []
 
     for sql, takes in QUERIES:
         for c in ours.values():  # warm the caches, so the change below is maintained
             c.execute(sql, params(takes))
     if change == "update":
-        _write(ours, cur, "UPDATE fl32 SET f = ?, p = ? WHERE id = 0", list(new))
+        if (
+            _write(ours, cur, "UPDATE fl32 SET f = ?, p = ? WHERE id = 0", list(new))
+            and 0 in stored
+        ):
+            stored[0] = (0, stored[0][1], None if new[0] is None else _single(new[0]))
     elif change == "delete":
         _write(ours, cur, "DELETE FROM fl32 WHERE id = 0", [])
+        stored.pop(0, None)
+    exact_sums = _sums_round_once(stored.values())
     for sql, takes in QUERIES:
+        if takes == "sums" and not exact_sums:
+            continue
         args = params(takes)
         cur.execute(sql.replace("?", "%s"), args)
         theirs = _typed(cur.fetchall())
@@ -185,8 +219,9 @@ def test_float_columns_named_values(sides):
             (0.12345679104328156,)
         ]
         assert c.execute("SELECT COUNT(*) FROM fl32 WHERE f = 0.123456789").fetchall() == [(0,)]
-    for sql, _takes in QUERIES:
-        if _takes is not None:
+    exact_sums = _sums_round_once([(i, 1, _single(f)) for i, f, _p, _q in _NAMED])
+    for sql, takes in QUERIES:
+        if takes in ("f", "p") or (takes == "sums" and not exact_sums):
             continue
         cur.execute(sql)
         theirs = _typed(cur.fetchall())

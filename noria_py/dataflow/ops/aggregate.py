@@ -109,7 +109,11 @@ def _to_number(v):
 
 def _avg_value(total, n, spec: AggSpec):
     if spec.kind == V.FLOAT or isinstance(total, (float, Fraction)):
-        return float(Fraction(total) / n)
+        # MySQL divides the sum (a double) by the count
+        try:
+            return float(total) / n
+        except OverflowError:
+            return float(Fraction(total) / n)
     # MySQL's quotient, with the digits it keeps (shown rounded to the argument's scale + 4)
     return V.decimal_quotient(Decimal(total), Decimal(n))
 
