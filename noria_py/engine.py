@@ -5689,8 +5689,8 @@ def _mysql8_type(ct: V.ColumnType) -> str:
     if ct.values is not None:
         return _members_text(ct)
     name = ct.mysql_name.lower()
-    if ct.kind == V.DECIMAL:
-        name = f"decimal({ct.precision},{ct.scale})"
+    if ct.kind == V.DECIMAL or (ct.kind == V.FLOAT and ct.scale is not None):
+        name = f"{name}({ct.precision},{ct.scale})"  # decimal(5,2), float(7,3), double(7,3)
     elif ct.length is not None and name in ("varchar", "char", "binary", "varbinary"):
         name = f"{name}({ct.length})"
     elif name == "tinyint" and ct.length == 1:
@@ -6031,7 +6031,9 @@ def _computed_column(name: str, kind: str, values: list, scale, item):
             )
         text = f"DECIMAL(65,{scale})"
     elif kind == V.FLOAT:
-        text = "DOUBLE"
+        # MAX(f) of a FLOAT column f is a FLOAT (holding its values exactly); others DOUBLE
+        single = kind.__class__ is V.FloatKind and kind.single and kind.dec is None
+        text = "FLOAT" if single else "DOUBLE"
     elif kind == V.STR:
         text = "LONGTEXT"
     elif kind in (V.DATE, V.DATETIME, V.TIME):

@@ -247,6 +247,16 @@ def test_float_columns_out_of_range_and_types_as_mariadb(sides):
         got = [(lv, int(code), msg) for lv, code, msg in c.execute("SHOW WARNINGS").fetchall()]
         assert got == warned
         assert tuple(c.execute("SELECT f, p FROM fl32").fetchall()) == theirs
+    types = (
+        "SELECT COLUMN_NAME, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE "
+        "FROM information_schema.COLUMNS WHERE TABLE_NAME = 'fl32' AND TABLE_SCHEMA = DATABASE() "
+        "AND DATA_TYPE IN ('float', 'double') ORDER BY ORDINAL_POSITION"
+    )
+    cur.execute(types)
+    theirs = cur.fetchall()
+    assert theirs[1] == ("p", "float(7,3)", 7, 3)
+    for c in ours.values():
+        assert tuple(c.execute(types).fetchall()) == theirs
     c = noria_py.connect()
     c.execute("CREATE TABLE ty (a REAL, b FLOAT(30), c FLOAT(10))")
     c.execute("INSERT INTO ty VALUES (0.123456789, 0.123456789, 0.123456789)")
