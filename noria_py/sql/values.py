@@ -773,7 +773,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         elif isinstance(value, bytes):
             v = value.decode("utf-8", "replace")
         elif isinstance(value, float):
-            v = repr(value)
+            v = format_value(float(value))  # a double as MySQL writes it (a FLOAT's: the double)
         elif isinstance(value, (_dt.datetime, _dt.date)):
             v = format_value(value)
         else:

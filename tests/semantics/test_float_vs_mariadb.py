@@ -75,6 +75,10 @@ QUERIES = [
         "ABS(f) FROM fl32 ORDER BY id",
         None,
     ),
+    (
+        "SELECT id, GROUP_CONCAT(f), GROUP_CONCAT(p), GROUP_CONCAT(d) FROM fl32 GROUP BY id ORDER BY id",
+        None,
+    ),
     ("SELECT f AS x FROM fl32 UNION ALL SELECT d FROM fl32 ORDER BY x", None),
     ("SELECT f AS x FROM fl32 UNION SELECT f FROM fl32 ORDER BY x", None),
     ("SELECT x.f, CONCAT(x.f) FROM (SELECT f FROM fl32 WHERE g > 0) AS x ORDER BY 1", None),
@@ -219,6 +223,19 @@ def test_float_columns_named_values(sides):
             (0.12345679104328156,)
         ]
         assert c.execute("SELECT COUNT(*) FROM fl32 WHERE f = 0.123456789").fetchall() == [(0,)]
+    # written into a string column, a FLOAT is the double it holds (MariaDB's text of it)
+    for sql in [
+        "DROP TABLE IF EXISTS fl32s",
+        "CREATE TABLE fl32s (id INT PRIMARY KEY, s VARCHAR(40), t VARCHAR(40))",
+        "INSERT INTO fl32s SELECT id, f, p FROM fl32",
+    ]:
+        _write(ours, cur, sql, [])
+    cur.execute("SELECT * FROM fl32s ORDER BY id")
+    theirs = cur.fetchall()
+    assert theirs[0][1:] == ("0.12345679104328156", "1.2350000143051147")
+    for c in ours.values():
+        assert tuple(c.execute("SELECT * FROM fl32s ORDER BY id").fetchall()) == theirs
+    _write(ours, cur, "DROP TABLE fl32s", [])
     exact_sums = _sums_round_once([(i, 1, _single(f)) for i, f, _p, _q in _NAMED])
     for sql, takes in QUERIES:
         if takes in ("f", "p") or (takes == "sums" and not exact_sums):
