@@ -229,8 +229,6 @@ class Cursor:
                 if t.diag:
                     t.diag = ()  # a SELECT from a table clears the diagnostics area
                 fc = prep.float_columns
-                if fc is None:
-                    fc = prep.float_columns = float_columns(prep.column_types)
                 self._rows = client_rows(rows, fc) if fc else rows
                 self._pos = 0
                 self.rowcount = len(rows)
@@ -293,7 +291,13 @@ class Cursor:
 
     def _set(self, res: Result):
         rows = res.rows if res.rows is not None else ()
-        self._rows = client_rows(rows, float_columns(res.column_types)) if rows else rows
+        if rows:
+            fc = res.float_columns
+            if fc is None:
+                fc = float_columns(res.column_types)
+            if fc:
+                rows = client_rows(rows, fc)
+        self._rows = rows
         self._pos = 0
         self.description = _description(res)
         self.rowcount = res.rowcount

@@ -150,7 +150,6 @@ class SelectPrepared(Prepared):
     kind = "select"
     is_select = True
     description = None  # the PEP 249 cursor description, cached by the cursor
-    float_columns = None  # the result columns that may hold FLOAT values, cached by the cursor
 
     def __init__(
         self,
@@ -177,6 +176,8 @@ class SelectPrepared(Prepared):
             if t is not None:
                 self.column_types[i] = t  # a column's own type, as MySQL reports it
         self.nullable = cq.nullable
+        # the result columns that hold a FLOAT column's values (the client reads them as shown)
+        self.float_columns = tuple(i for i, k in enumerate(cq.kinds) if k.__class__ is V.FloatKind)
         self.reader = cq.reader
         # lower-case base tables the query reads (a transaction that wrote one of them reads
         # the query from base storage, where its own writes are)
@@ -706,9 +707,11 @@ class SelectPrepared(Prepared):
             elif not engine.storage.committed_reads:
                 raise E.LockWait()  # a fill would read the other transaction's rows
         rows = self.rows(params)
-        return Result(
+        res = Result(
             self.columns, rows, self.column_types, self.nullable, len(rows), None, "cached"
         )
+        res.float_columns = self.float_columns
+        return res
 
     def compared_kinds(self) -> dict[int, str]:
         out = {}
@@ -818,7 +821,7 @@ def _param_guard(prep: Prepared) -> tuple:
         compared = getattr(prep, "compared_kinds", None)
         out = []
         for i, k in sorted((compared() if compared is not None else {}).items()):
-            if k.__class__ is not str:
+            if k.__class__ is V.MemberKind:
                 continue  # an ENUM/SET: a number is a member's position, bound as such
             if k == V.STR:
                 out.append((i, "str"))
@@ -868,7 +871,7 @@ def _lift_rules(prep: Prepared) -> tuple:
     kinds = compared() if compared is not None else {}
     rules = tuple(
         _NO_RULES
-        if (k := kinds.get(i)) is None or k.__class__ is not str
+        if (k := kinds.get(i)) is None or k.__class__ is V.MemberKind
         else _LIFT_RULES.get(k, _NO_RULES)
         for i in range(prep.param_count)
     )

@@ -33,6 +33,9 @@ class Result:
     status: str | None = None
     matched: int | None = None  # UPDATE: rows found (rowcount counts the rows changed)
     conditions: list | tuple = ()  # (level, code, message) of each warning or note
+    # the columns that hold a FLOAT column's values, when the statement knows (else they are
+    # found by their types: ``float_columns``)
+    float_columns: tuple | None = None
 
     @property
     def warnings(self) -> int:
@@ -54,6 +57,13 @@ def client_rows(rows, columns: tuple[int, ...]):
     ``float_columns``. The rows themselves when none holds one."""
     if not columns:
         return rows
+    if len(rows) == 1 and len(columns) == 1:  # a point lookup of one FLOAT value
+        r = rows[0]
+        i = columns[0]
+        v = r[i]
+        if v.__class__ is not ColumnFloat:
+            return rows
+        return [(*r[:i], v.plain(), *r[i + 1 :])]
     out = None
     for n, r in enumerate(rows):
         for i in columns:

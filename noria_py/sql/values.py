@@ -149,13 +149,25 @@ class FloatKind(str):
 
     def wrap(self, v):
         """A double (base storage's, an aggregate's) as this column type's value."""
-        from .functions.coerce import ColumnFloat
-
-        if v is None or v.__class__ is ColumnFloat:
+        column_float = _float_values()[0]
+        if v is None or v.__class__ is column_float:
             return v
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return ColumnFloat(v, self.dec)
+            return column_float(v, self.dec)
         return v
+
+
+_FLOAT_VALUES: tuple = ()
+
+
+def _float_values() -> tuple:
+    """(ColumnFloat, to_float32), imported on first use (``functions`` imports this module)."""
+    global _FLOAT_VALUES
+    if not _FLOAT_VALUES:
+        from .functions.coerce import ColumnFloat, to_float32
+
+        _FLOAT_VALUES = (ColumnFloat, to_float32)
+    return _FLOAT_VALUES
 
 
 def float_sum_kind(kind: str, avg: bool) -> str:
@@ -851,9 +863,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             _fault(adjust, 1265, col, level="Note" if rest == " " else "Warning")
         if fk is None:
             return f
-        from .functions.coerce import ColumnFloat, to_float32
-
-        return ColumnFloat(to_float32(f) if fk.single else f, fk.dec)
+        column_float, to_float32 = _float_values()
+        return column_float(to_float32(f) if fk.single else f, fk.dec)
     if kind in (DATETIME, DATE):
         name = "datetime" if kind == DATETIME else "date"
         if isinstance(value, _dt.datetime):

@@ -12,7 +12,6 @@ import datetime as _dt
 import math
 import sqlite3
 from decimal import Decimal
-from fractions import Fraction
 
 from ..errors import Error
 from ..sql import collation as C
@@ -130,32 +129,34 @@ class _Avg(_Sum):
         return float(q)
 
 
+_FIXED = 1 << 1074  # every double is a whole number of 2**-1074
+
+
 class _DoubleSum(_Sum):
     """SUM over a DOUBLE argument (a FLOAT or DOUBLE column, arithmetic on one): the exact sum
-    of the doubles, rounded once, as the dataflow sums them (a DECIMAL read back as a REAL is
-    not such an argument: ``_Sum`` reads it by its shortest digits)."""
+    of the doubles (as integers of 2**-1074), rounded once, as the dataflow sums them (a
+    DECIMAL read back as a REAL is not such an argument: ``_Sum`` reads it by its shortest
+    digits)."""
 
     @staticmethod
     def _value(v):
         f = v if isinstance(v, float) else F.coerce.to_float(v)
         if f != f or f in (math.inf, -math.inf):
             return Decimal(repr(f)), 0
-        return Fraction(f), 0
+        n, d = f.as_integer_ratio()
+        return n * (_FIXED // d), 0
 
     def finalize(self):
         if self.total is None:
             return None
-        return float(self.total)
+        return float(self.total / _FIXED)
 
 
 class _DoubleAvg(_DoubleSum):
     def finalize(self):
         if self.total is None:
             return None
-        try:
-            return float(self.total) / self.n  # MySQL divides the sum (a double) by the count
-        except OverflowError:
-            return float(self.total / self.n)
+        return float(self.total / _FIXED) / self.n  # MySQL divides the sum (a double)
 
 
 class _DecimalSum:

@@ -81,7 +81,9 @@ class ColumnFloat(float):
 
     def plain(self) -> float:
         """The float a MySQL driver reads from the shown text."""
-        return float(self.shown())
+        if self.dec is None:
+            return float(f"{self:.5e}") if self else 0.0  # (fmt_float32's digits; -0 is 0)
+        return float(f"{float(self):.{self.dec}f}")
 
 
 def fmt_decimal(d: Decimal) -> str:
