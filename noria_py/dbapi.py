@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from . import errors as E
 from .diagnostics import error_area
 from .engine import BindsOtherwise, Engine, SelectPrepared, lifts_as_written
-from .result import Result
+from .result import Result, client_rows, float_columns
 
 apilevel = "2.0"
 threadsafety = 2  # threads may share the module and connections, not cursors
@@ -230,7 +230,8 @@ class Cursor:
                 t.found_rows = len(rows)
                 if t.diag:
                     t.diag = ()  # a SELECT from a table clears the diagnostics area
-                self._rows = rows
+                fc = prep.float_columns
+                self._rows = client_rows(rows, fc) if fc else rows
                 self._pos = 0
                 self.rowcount = len(rows)
                 d = prep.description
@@ -291,7 +292,14 @@ class Cursor:
         return True
 
     def _set(self, res: Result):
-        self._rows = res.rows if res.rows is not None else ()
+        rows = res.rows if res.rows is not None else ()
+        if rows:
+            fc = res.float_columns
+            if fc is None:
+                fc = float_columns(res.column_types)
+            if fc:
+                rows = client_rows(rows, fc)
+        self._rows = rows
         self._pos = 0
         self.description = _description(res)
         self.rowcount = res.rowcount

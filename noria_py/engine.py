@@ -180,6 +180,8 @@ class SelectPrepared(Prepared):
             if t is not None:
                 self.column_types[i] = t  # a column's own type, as MySQL reports it
         self.nullable = cq.nullable
+        # the result columns that hold a FLOAT column's values (the client reads them as shown)
+        self.float_columns = tuple(i for i, k in enumerate(cq.kinds) if k.__class__ is V.FloatKind)
         self.reader = cq.reader
         # lower-case base tables the query reads (a transaction that wrote one of them reads
         # the query from base storage, where its own writes are)
@@ -709,9 +711,11 @@ class SelectPrepared(Prepared):
             elif not engine.storage.committed_reads:
                 raise E.LockWait()  # a fill would read the other transaction's rows
         rows = self.rows(params)
-        return Result(
+        res = Result(
             self.columns, rows, self.column_types, self.nullable, len(rows), None, "cached"
         )
+        res.float_columns = self.float_columns
+        return res
 
     def compared_kinds(self) -> dict[int, str]:
         out = {}
@@ -821,7 +825,7 @@ def _param_guard(prep: Prepared) -> tuple:
         compared = getattr(prep, "compared_kinds", None)
         out = []
         for i, k in sorted((compared() if compared is not None else {}).items()):
-            if k.__class__ is not str:
+            if k.__class__ is V.MemberKind:
                 continue  # an ENUM/SET: a number is a member's position, bound as such
             if k == V.STR:
                 out.append((i, "str"))
@@ -871,7 +875,7 @@ def _lift_rules(prep: Prepared) -> tuple:
     kinds = compared() if compared is not None else {}
     rules = tuple(
         _NO_RULES
-        if (k := kinds.get(i)) is None or k.__class__ is not str
+        if (k := kinds.get(i)) is None or k.__class__ is V.MemberKind
         else _LIFT_RULES.get(k, _NO_RULES)
         for i in range(prep.param_count)
     )
@@ -3599,6 +3603,17 @@ class Engine:
             if cols is not None:
                 kinds = [ct.kind for _n, ct in cols]
                 scales = [V.column_scale(ct) if ct.kind == V.DECIMAL else None for _n, ct in cols]
+        elif kinds and None in kinds:
+            # a FLOAT column that ``*`` passes through is shown as the column's values are
+            cols = proxy_types.query_columns(ast, self.storage.schemas)
+            if cols is not None and all(k is None for k in kinds):  # (``*``: one None)
+                kinds = [ct.kind if ct.kind.__class__ is V.FloatKind else None for _n, ct in cols]
+                scales = [None] * len(cols)
+            elif cols is not None and len(cols) == len(kinds):
+                kinds = [
+                    ct.kind if k is None and ct.kind.__class__ is V.FloatKind else k
+                    for k, (_n, ct) in zip(kinds, cols)
+                ]
         if entry is None:
             # validate tables before registering
             for t in ast.find_all(exp.Table):
@@ -5772,8 +5787,8 @@ def _mysql8_type(ct: V.ColumnType) -> str:
     if ct.values is not None:
         return _members_text(ct)
     name = ct.mysql_name.lower()
-    if ct.kind == V.DECIMAL:
-        name = f"decimal({ct.precision},{ct.scale})"
+    if ct.kind == V.DECIMAL or (ct.kind == V.FLOAT and ct.scale is not None):
+        name = f"{name}({ct.precision},{ct.scale})"  # decimal(5,2), float(7,3), double(7,3)
     elif ct.length is not None and name in ("varchar", "char", "binary", "varbinary"):
         name = f"{name}({ct.length})"
     elif name == "tinyint" and ct.length == 1:
@@ -6114,7 +6129,9 @@ def _computed_column(name: str, kind: str, values: list, scale, item):
             )
         text = f"DECIMAL(65,{scale})"
     elif kind == V.FLOAT:
-        text = "DOUBLE"
+        # MAX(f) of a FLOAT column f is a FLOAT (holding its values exactly); others DOUBLE
+        single = kind.__class__ is V.FloatKind and kind.single and kind.dec is None
+        text = "FLOAT" if single else "DOUBLE"
     elif kind == V.STR:
         text = "LONGTEXT"
     elif kind in (V.DATE, V.DATETIME, V.TIME):

@@ -212,6 +212,8 @@ def _column_facts(c) -> dict:
         f["NUMERIC_SCALE"] = 0
     elif ct.kind == V.DECIMAL:
         f["NUMERIC_PRECISION"], f["NUMERIC_SCALE"] = ct.precision, ct.scale
+    elif ct.kind == V.FLOAT and ct.scale is not None:  # FLOAT(M,D), DOUBLE(M,D)
+        f["NUMERIC_PRECISION"], f["NUMERIC_SCALE"] = ct.precision, ct.scale
     elif ct.kind == V.FLOAT:
         f["NUMERIC_PRECISION"] = 12 if name == "FLOAT" else 22
     elif ct.kind == V.STR:

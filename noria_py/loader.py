@@ -476,6 +476,8 @@ def _fast(pa, pc, col: _Column, arr):
                     return None  # value by value names the rows
             return arr, None
         if kind == V.FLOAT:
+            if kind.__class__ is V.FloatKind:
+                return None  # single precision, D decimals: value by value
             if pa.types.is_integer(t) or pa.types.is_floating(t):
                 arr = pc.cast(arr, pa.float64())
             else:

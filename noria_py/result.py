@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .sql.functions.coerce import ColumnFloat
+
 
 @dataclass(slots=True)
 class Result:
@@ -32,8 +34,45 @@ class Result:
     matched: int | None = None  # UPDATE: rows found (rowcount counts the rows changed)
     conditions: list | tuple = ()  # (level, code, message) of each warning or note
     found: int | None = None  # SQL_CALC_FOUND_ROWS: the rows found before LIMIT
+    # the columns that hold a FLOAT column's values, when the statement knows (else they are
+    # found by their types: ``float_columns``)
+    float_columns: tuple | None = None
 
     @property
     def warnings(self) -> int:
         """The count MySQL's OK and EOF packets carry."""
         return len(self.conditions)
+
+
+_FLOAT_TYPES = frozenset(("FLOAT", "DOUBLE", "REAL", "NULL"))
+
+
+def float_columns(types) -> tuple[int, ...]:
+    """The columns of a result that may hold a FLOAT column's values (``ColumnFloat``)."""
+    return tuple(i for i, t in enumerate(types) if t and t.split("(", 1)[0].upper() in _FLOAT_TYPES)
+
+
+def client_rows(rows, columns: tuple[int, ...]):
+    """``rows`` as a MySQL driver reads them: a FLOAT column's value is the float its shown
+    text parses to (0.123457, not the single-precision 0.12345679104328156); ``columns`` from
+    ``float_columns``. The rows themselves when none holds one."""
+    if not columns:
+        return rows
+    if len(rows) == 1 and len(columns) == 1:  # a point lookup of one FLOAT value
+        r = rows[0]
+        i = columns[0]
+        v = r[i]
+        if v.__class__ is not ColumnFloat:
+            return rows
+        return [(*r[:i], v.plain(), *r[i + 1 :])]
+    out = None
+    for n, r in enumerate(rows):
+        for i in columns:
+            if r[i].__class__ is ColumnFloat:
+                break
+        else:
+            continue
+        if out is None:
+            out = list(rows)
+        out[n] = tuple(v.plain() if v.__class__ is ColumnFloat else v for v in r)
+    return rows if out is None else out

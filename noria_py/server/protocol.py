@@ -21,6 +21,8 @@ from typing import Any
 from mysql_mimic.errors import ErrorCode, MysqlError
 from mysql_mimic.stream import ConnectionClosed
 
+from ..sql.functions.coerce import ColumnFloat
+
 MAX_PAYLOAD = 0xFFFFFF
 
 # Column types (protocol codes).
@@ -343,6 +345,7 @@ _TEXT_BY_CLASS: dict[type, Any] = {
     bytes: _t_bytes,
     bool: lambda v: b"\x011" if v else b"\x010",
     float: lambda v: _t_bytes(repr(v).encode("ascii")),
+    ColumnFloat: lambda v: _t_bytes(v.shown().encode("ascii")),
 }
 
 

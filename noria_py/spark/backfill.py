@@ -821,6 +821,14 @@ def _cast_expr(df, target: _Target, raw):
         expr = F.when(src.rlike(_OFFSET), src.try_cast(T.TimestampType()).try_cast(want)).otherwise(
             src.try_cast(want)
         )
+    elif col.ctype.kind.__class__ is V.FloatKind:
+        if col.ctype.kind.dec is not None:
+            raise E.NotSupportedError(
+                "This version doesn't yet support 'a Spark load into a FLOAT(M,D) or "
+                f"DOUBLE(M,D) column' (column '{col.name}')"
+            )
+        # a FLOAT holds the nearest single-precision value (Spark's float cast rounds so)
+        expr = src.try_cast(T.FloatType()).try_cast(want)
     else:
         expr = src.try_cast(want)
     try:

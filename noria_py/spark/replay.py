@@ -159,6 +159,9 @@ def _base_transport(ctype: V.ColumnType):
         if precision > 38 or scale > precision:
             raise Untranslatable(f"DECIMAL({precision},{scale}) is wider than Spark's decimals")
         return ("dec", precision, scale)
+    if kind.__class__ is V.FloatKind:
+        # its values are shown as the column's type shows them (ColumnFloat), not as doubles
+        raise Untranslatable(f"column type {ctype.mysql_name} with its own display")
     t = _KIND_TRANSPORT.get(kind)
     if t is None or t in (DECTEXT_T, NULL_T):
         raise Untranslatable(f"column kind {kind}")

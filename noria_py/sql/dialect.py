@@ -75,6 +75,9 @@ def _glued(tok: Token) -> bool:
 
 class NoriaMySQL(MySQL):
     class Tokenizer(MySQL.Tokenizer):
+        # REAL is a DOUBLE in MySQL (without the REAL_AS_FLOAT mode), not a FLOAT
+        KEYWORDS = {**MySQL.Tokenizer.KEYWORDS, "REAL": TokenType.DOUBLE}
+
         def tokenize(self, sql: str) -> list[Token]:
             tokens = super().tokenize(sql)
             if not any(_glued(t) for t in tokens):

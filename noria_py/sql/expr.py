@@ -208,6 +208,8 @@ def _num(v):
     t = type(v)
     if t is int or t is float or t is Decimal:
         return v
+    if t is _coerce.ColumnFloat:
+        return float(v)
     if t is _coerce.TemporalText:  # a date MySQL returns as a string: its number, a DOUBLE
         return float(_coerce.to_num(v.value))
     if isinstance(v, _coerce.ScalarText):  # JSON_EXTRACT's scalar: the value it holds
@@ -428,6 +430,9 @@ def _cmp_prepare(a, b):
     tb = type(b)
     if ta is tb:
         return a, b
+    cf = _coerce.ColumnFloat
+    if ta is cf or tb is cf:  # a FLOAT column's value compares as the double it holds
+        return _cmp_prepare(float(a) if ta is cf else a, float(b) if tb is cf else b)
     if isinstance(a, _coerce.ScalarText) or isinstance(b, _coerce.ScalarText):
         return _cmp_prepare(
             a.value if isinstance(a, _coerce.ScalarText) else a,
@@ -590,6 +595,22 @@ def _nullif(a, b):
     return None if _eq(a, b) == 1 else a
 
 
+# functions whose value is one of their arguments': of the arguments' type when they agree
+_RETURNS_ARGUMENT = frozenset(("GREATEST", "LEAST", "IFNULL", "ANY_VALUE"))
+
+
+def _plain_floats(call):
+    """``call`` giving a FLOAT column's value (``ColumnFloat``) as the double it holds, where
+    the result is a DOUBLE (MySQL's type aggregation of FLOAT with another type)."""
+    cf = _coerce.ColumnFloat
+
+    def plain(*a):
+        v = call(*a)
+        return float(v) if v.__class__ is cf else v
+
+    return plain
+
+
 def _fold(kinds: list[str]) -> str:
     ks = [k for k in kinds if k != V.NULL]
     if not ks:
@@ -635,6 +656,10 @@ def _unified(fn, parts: list[Compiled]) -> Compiled:
         rng = int_range(c) if c.kind == V.INT else None
         members.append(UT.Member(c.kind, c.scale, bool(rng and rng[2])))
     kind = UT.merge(members).kind
+    floats = [k for k in kinds if k != V.NULL]
+    if kind == V.FLOAT and floats[0].__class__ is V.FloatKind:
+        if all(floats[0].same(k) for k in floats):
+            kind = floats[0]  # FLOAT(M,D) columns of one type keep it; others are DOUBLE
     if kind == V.DECIMAL:
         known = [0 if k == V.INT else s for k, s in zip(kinds, scales) if k != V.NULL]
         if known and all(s is not None for s in known):
@@ -656,6 +681,14 @@ def _unified(fn, parts: list[Compiled]) -> Compiled:
         known = [s for k, s in zip(kinds, scales) if k != V.NULL]
         if known and all(s is not None for s in known):
             fixed_float = max(known)  # COALESCE(PI()) keeps PI()'s display decimals
+    if kind.__class__ is not V.FloatKind and any(k.__class__ is V.FloatKind for k in kinds):
+        f = fn
+        cf = _coerce.ColumnFloat
+
+        def fn(r, p):  # a FLOAT column's value beside another type's: the double it holds
+            v = f(r, p)
+            return float(v) if v.__class__ is cf else v
+
     if all(k in (kind, V.NULL) for k in kinds):
         return Compiled(fn, kind, scale=fixed_float)
     conv = _to_kind(kind)
@@ -842,6 +875,8 @@ class _Compiler:
             return r[i]
 
         scale = 0 if kind == V.INT else (scales[i] if scales and kind == V.DECIMAL else None)
+        if kind.__class__ is V.FloatKind:
+            scale = kind.dec  # FLOAT(M,D): arithmetic on it shows D decimals
         ranges = self.scope.ranges
         rng = ranges[i] if ranges and kind == V.INT else None
         return Compiled(fn, kind, col=i, scale=scale, rng=rng)
@@ -1129,7 +1164,11 @@ class _Compiler:
                     return c
             c = self.const(_neg(v))
             # MySQL types the negation of NULL or of a string as DOUBLE
-            c.kind = V.FLOAT if isinstance(n.this, exp.Null) or a.kind == V.STR else a.kind
+            c.kind = (
+                V.FLOAT
+                if isinstance(n.this, exp.Null) or a.kind == V.STR or a.kind == V.FLOAT
+                else a.kind
+            )  # (-f of a FLOAT column f is a DOUBLE)
             return c
         ra = int_range(a)
         if a.kind == V.INT and ra is not None and I64_MIN <= -ra[1] and -ra[0] <= I64_MAX:
@@ -1146,7 +1185,7 @@ class _Compiler:
                 raise out_of_range("BIGINT", n)
             return v
 
-        kind = V.FLOAT if a.kind == V.STR else a.kind
+        kind = V.FLOAT if a.kind == V.STR or a.kind == V.FLOAT else a.kind
         return Compiled(neg, kind, scale=a.scale, rng=SIGNED if a.kind == V.INT else None)
 
     # comparison
@@ -1583,6 +1622,13 @@ class _Compiler:
             if len(signs) > 1:
                 kind = V.DECIMAL  # a signed beside an unsigned integer, as MySQL merges them
         call = bind_function(fn)
+        if kind == V.FLOAT and fn.ret.__class__ is not V.FloatKind:  # (CAST_FLOAT's is)
+            floats = [k for k in kinds if k.__class__ is V.FloatKind]
+            if floats and name in _RETURNS_ARGUMENT and all(floats[0].same(k) for k in kinds):
+                kind = floats[0]  # GREATEST(f, f) is a FLOAT as f is
+            elif floats:
+                kind = V.FLOAT  # ABS(f), GREATEST(f, 0): a DOUBLE
+                call = _plain_floats(call)
         if kind == V.DECIMAL:
             inner = call
 

@@ -99,8 +99,13 @@ def query_columns(
         if any(b is None or len(b) != len(branches[0]) for b in branches):
             return None
         out = []
-        for i, (name, _ct) in enumerate(branches[0]):
-            merged = UT.merge([_member(b[i][1]) for b in branches])
+        for i, (name, first) in enumerate(branches[0]):
+            cts = [b[i][1] for b in branches]
+            k0 = first.kind
+            if k0.__class__ is V.FloatKind and all(k0.same(ct.kind) for ct in cts):
+                out.append((name, first))  # FLOAT UNION FLOAT is a FLOAT
+                continue
+            merged = UT.merge([_member(ct) for ct in cts])
             if merged.kind == V.NULL and not nulls:
                 return None
             if merged.kind == V.DECIMAL and merged.scale is None:
@@ -396,6 +401,8 @@ def _kind(e: exp.Expression, scope: Scope) -> str | None:
         k = _kind(inner, scope) if inner is not None else None
         if k in (V.INT, V.DECIMAL):
             return V.DECIMAL
+        if k == V.FLOAT:
+            return V.float_sum_kind(k, isinstance(e, exp.Avg))
         return V.FLOAT if k is not None else None
     if isinstance(e, (exp.Min, exp.Max)):
         return _kind(e.this, scope)
@@ -436,6 +443,8 @@ def converter(kind: str | None, scale: int | None = None):
         return F.coerce.to_time
     if kind == V.INT:
         return _to_int
+    if kind.__class__ is V.FloatKind:
+        return kind.wrap  # a FLOAT column's value (or MIN/MAX of one): shown as the column's
     if kind == V.FLOAT:
         return _to_float
     return None

@@ -202,7 +202,7 @@ def _resolved_kind(col: exp.Column, scope):
 
 
 def _storage_converter(ctype):
-    if ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME, V.TIME):
+    if V.needs_conversion(ctype):
         return lambda v, c=ctype: V.from_storage(v, c)
     return None
 
@@ -245,6 +245,17 @@ class _Rewriter:
             and self._decimal_argument(node.this, scope)
         ):
             return self._decimal_aggregate(node, scope, top)
+        if isinstance(node, exp.GroupConcat) and scope is not None:
+            self._numbers_as_text(node, scope)
+        if (
+            isinstance(node, (exp.Sum, exp.Avg))
+            and scope is not None
+            and not isinstance(node.this, exp.Distinct)
+            and self._double_argument(node.this, scope)
+        ):
+            # the exact sum of the doubles, rounded once, as the dataflow sums them
+            inner = self._visit(node.this, scope, True)
+            return _call("FSUM" if isinstance(node, exp.Sum) else "FAVG", [inner])
         if (
             isinstance(node, exp.Anonymous)
             and node.name.upper() in ("BIT_AND", "BIT_OR", "BIT_XOR")
@@ -315,6 +326,31 @@ class _Rewriter:
             return False
         try:
             return compile_expr(arg, scope[0], allow_params=True).kind in (V.DECIMAL, V.INT)
+        except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
+            return False
+
+    def _numbers_as_text(self, node: exp.GroupConcat, scope) -> None:
+        """GROUP_CONCAT of a FLOAT or DOUBLE column: each value as MySQL writes it (SQLite
+        would write a REAL with 15 digits, a FLOAT column's without its 6-digit form)."""
+        holder = node.this.this if isinstance(node.this, exp.Order) else node.this
+        items = holder.expressions if isinstance(holder, exp.Distinct) else [holder]
+        for col in items:
+            if not isinstance(col, exp.Column) or _resolved_kind(col, scope) != V.FLOAT:
+                continue
+            text = self._compile(
+                exp.Cast(this=col.copy(), to=exp.DataType.build("CHAR")), scope, False
+            )
+            if text is not None:
+                col.replace(text)
+
+    @staticmethod
+    def _double_argument(arg: exp.Expression, scope) -> bool:
+        """Is a SUM's or AVG's argument a DOUBLE (a FLOAT or DOUBLE column, arithmetic on
+        one)?"""
+        if arg.find(*_NOT_SCALAR):
+            return False
+        try:
+            return compile_expr(arg, scope[0], allow_params=True).kind == V.FLOAT
         except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
             return False
 

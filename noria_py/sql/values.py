@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import math
 import re
 import sys
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -125,6 +126,61 @@ class MemberKind(str):
             return None
 
 
+class FloatKind(str):
+    """The kind of a FLOAT column (single precision) or of a FLOAT(M,D) or DOUBLE(M,D) one
+    (``dec`` decimals). It is ``FLOAT`` wherever a kind is compared or hashed; it travels with
+    the column through the compiler, so the places where MySQL keeps such a column's type
+    (the column itself, MIN/MAX, IF/COALESCE of such columns only) show its values as MySQL
+    shows the column's (``ColumnFloat``), and the others as the double they hold."""
+
+    def __new__(cls, single: bool, dec: int | None):
+        obj = super().__new__(cls, FLOAT)
+        obj.single = single
+        obj.dec = dec
+        return obj
+
+    def __reduce__(self):
+        return (FloatKind, (self.single, self.dec))
+
+    def same(self, other) -> bool:
+        return (
+            other.__class__ is FloatKind and other.single == self.single and other.dec == self.dec
+        )
+
+    def wrap(self, v):
+        """A double (base storage's, an aggregate's) as this column type's value."""
+        column_float = _float_values()[0]
+        if v is None or v.__class__ is column_float:
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return column_float(v, self.dec)
+        return v
+
+
+_FLOAT_VALUES: tuple = ()
+
+
+def _float_values() -> tuple:
+    """(ColumnFloat, to_float32), imported on first use (``functions`` imports this module)."""
+    global _FLOAT_VALUES
+    if not _FLOAT_VALUES:
+        from .functions.coerce import ColumnFloat, to_float32
+
+        _FLOAT_VALUES = (ColumnFloat, to_float32)
+    return _FLOAT_VALUES
+
+
+def float_sum_kind(kind: str, avg: bool) -> str:
+    """The kind of SUM (or AVG) of a DOUBLE-valued argument: a DOUBLE, shown with the
+    argument's fixed decimals (AVG's 4 more) when a FLOAT(M,D) or DOUBLE(M,D) column has them,
+    as MariaDB types it."""
+    if kind.__class__ is FloatKind and kind.dec is not None:
+        dec = kind.dec + (4 if avg else 0)
+        if dec <= 30:
+            return FloatKind(False, dec)
+    return FLOAT
+
+
 # A double keeps any 15 significant digits exactly: a DECIMAL of up to 15 digits is stored as a
 # SQLite number; a wider one as its text, compared by the DECIMAL_COLLATION (by value).
 EXACT_DOUBLE_DIGITS = 15
@@ -165,6 +221,8 @@ class ColumnType:
         self.values = values  # ENUM and SET: the members, as declared
         if values is not None and mysql_name in ("ENUM", "SET"):
             self.kind = MemberKind(self)
+        elif kind == FLOAT and not computed and (mysql_name == "FLOAT" or scale is not None):
+            self.kind = FloatKind(mysql_name == "FLOAT", scale)
 
     def __repr__(self) -> str:
         return f"ColumnType({self.mysql_name})"
@@ -238,7 +296,17 @@ def column_type_from_sqlglot(dtype) -> ColumnType:
         scale = nums[1] if len(nums) > 1 else 0
         return ColumnType(DECIMAL, "DECIMAL", unsigned=unsigned, precision=precision, scale=scale)
     if name in _FLOAT_TYPES:
-        return ColumnType(FLOAT, "DOUBLE" if name != "FLOAT" else "FLOAT")
+        single = name == "FLOAT" and not (len(nums) == 1 and nums[0] > 24)  # FLOAT(25..53)
+        if len(nums) == 2:  # FLOAT(M,D), DOUBLE(M,D)
+            m, d = nums
+            if d > m:
+                raise DataError(
+                    "For float(M,D), double(M,D) or decimal(M,D), M must be >= D", 1427, "42000"
+                )
+            if d > 30:
+                raise DataError(f"Too big scale {d} specified. Maximum is 30", 1425, "42000")
+            return ColumnType(FLOAT, "FLOAT" if single else "DOUBLE", precision=m, scale=d)
+        return ColumnType(FLOAT, "FLOAT" if single else "DOUBLE")
     if name in ("ENUM", "SET"):
         members = tuple(p.name if hasattr(p, "name") else str(p) for p in params)
         if not members:
@@ -633,6 +701,19 @@ def _temporal_prefix(value, kind: str):
     return v if kind == DATETIME else v.date()
 
 
+def _fixed_decimals(f: float, m: int | None, dec: int, top: float) -> tuple[float, float]:
+    """A double stored in a FLOAT(M,D) or DOUBLE(M,D) column, as MySQL stores it: its fraction
+    rounded to ``dec`` digits (half to even) added to its floor; and the column's largest
+    value (M - D nines before the point, D after)."""
+    scale = 10.0**dec
+    if f == f and f not in (math.inf, -math.inf):
+        whole = math.floor(f)
+        f = whole + round((f - whole) * scale) / scale
+    if m is not None:
+        top = min(top, 10.0 ** (m - dec) - 1.0 / scale)
+    return f, top
+
+
 def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None = None):
     """Convert a value written to a column, as MySQL strict mode does: a value that does not
     fit is an error. With ``adjust`` (IGNORE) it is stored as MySQL adjusts it, with the
@@ -704,7 +785,7 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         elif isinstance(value, bytes):
             v = value.decode("utf-8", "replace")
         elif isinstance(value, float):
-            v = repr(value)
+            v = format_value(float(value))  # a double as MySQL writes it (a FLOAT's: the double)
         elif isinstance(value, (_dt.datetime, _dt.date)):
             v = format_value(value)
         else:
@@ -771,13 +852,19 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             raise _bad(col, value, "double")
         if f != f:
             raise _bad(col, value, "double")
+        fk = kind if kind.__class__ is FloatKind else None
         top = FLOAT_MAX if ctype.mysql_name == "FLOAT" else sys.float_info.max
+        if fk is not None and fk.dec is not None:
+            f, top = _fixed_decimals(f, ctype.precision, fk.dec, top)
         if abs(f) > top:
             _fault(adjust, 1264, col)
-            return top if f > 0 else -top
-        if rest:
+            f = top if f > 0 else -top
+        elif rest:
             _fault(adjust, 1265, col, level="Note" if rest == " " else "Warning")
-        return f
+        if fk is None:
+            return f
+        column_float, to_float32 = _float_values()
+        return column_float(to_float32(f) if fk.single else f, fk.dec)
     if kind in (DATETIME, DATE):
         name = "datetime" if kind == DATETIME else "date"
         if isinstance(value, _dt.datetime):
@@ -854,9 +941,9 @@ def format_value(v) -> str:
     if isinstance(v, _dt.date):
         return v.strftime("%Y-%m-%d")
     if isinstance(v, float):
-        from .functions.coerce import fmt_float
+        from .functions.coerce import ColumnFloat, fmt_float
 
-        return fmt_float(v)
+        return v.shown() if v.__class__ is ColumnFloat else fmt_float(v)
     if isinstance(v, Decimal):
         return format(v, "f")
     if isinstance(v, bytes):
@@ -875,6 +962,12 @@ def to_storage(v):
     return v
 
 
+def needs_conversion(ctype: ColumnType) -> bool:
+    """Is a value read back from base storage for this column converted (``from_storage``)?"""
+    k = ctype.kind
+    return k in (DECIMAL, DATE, DATETIME, TIME) or k.__class__ is FloatKind
+
+
 def from_storage(v, ctype: ColumnType):
     """Value read back from SQLite into the column's internal kind."""
     if v is None:
@@ -886,6 +979,8 @@ def from_storage(v, ctype: ColumnType):
         d = Decimal(str(v)) if not isinstance(v, float) else Decimal(repr(v))
         return d.quantize(Decimal(1).scaleb(-(ctype.scale or 0)), rounding=ROUND_HALF_UP)
     if kind == FLOAT:
+        if kind.__class__ is FloatKind:
+            return kind.wrap(float(v))
         return float(v)
     if kind == DATETIME:
         return parse_datetime(v) if isinstance(v, str) else v

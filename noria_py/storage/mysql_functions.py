@@ -9,6 +9,7 @@ hold them: DECIMAL as a number, dates and times as their MySQL text.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import sqlite3
 from decimal import Decimal
 
@@ -31,6 +32,8 @@ def to_sqlite(v):
         return v if -_I64_MAX - 1 <= v <= _I64_MAX else str(v)
     if t is bool:
         return int(v)
+    if t is F.coerce.ColumnFloat:
+        return float(v)
     if t is Decimal:
         if v == v.to_integral_value() and abs(v) <= _I64_MAX:
             return int(v)
@@ -126,6 +129,36 @@ class _Avg(_Sum):
         return float(q)
 
 
+_FIXED = 1 << 1074  # every double is a whole number of 2**-1074
+
+
+class _DoubleSum(_Sum):
+    """SUM over a DOUBLE argument (a FLOAT or DOUBLE column, arithmetic on one): the exact sum
+    of the doubles (as integers of 2**-1074), rounded once, as the dataflow sums them (a
+    DECIMAL read back as a REAL is not such an argument: ``_Sum`` reads it by its shortest
+    digits)."""
+
+    @staticmethod
+    def _value(v):
+        f = v if isinstance(v, float) else F.coerce.to_float(v)
+        if f != f or f in (math.inf, -math.inf):
+            return Decimal(repr(f)), 0
+        n, d = f.as_integer_ratio()
+        return n * (_FIXED // d), 0
+
+    def finalize(self):
+        if self.total is None:
+            return None
+        return float(self.total / _FIXED)
+
+
+class _DoubleAvg(_DoubleSum):
+    def finalize(self):
+        if self.total is None:
+            return None
+        return float(self.total / _FIXED) / self.n  # MySQL divides the sum (a double)
+
+
 class _DecimalSum:
     """SUM over a DECIMAL argument: a wide column's text and an exact expression's text are
     its digits (``_Sum`` must read a string argument as MySQL reads text: a double). Also a
@@ -201,6 +234,8 @@ def register(conn: sqlite3.Connection) -> None:
     window = getattr(conn, "create_window_function", None) or conn.create_aggregate
     window(PREFIX + "SUM", 1, _Sum)
     window(PREFIX + "AVG", 1, _Avg)
+    window(PREFIX + "FSUM", 1, _DoubleSum)
+    window(PREFIX + "FAVG", 1, _DoubleAvg)
     window(PREFIX + "DSUM", 1, _DecimalSum)
     window(PREFIX + "DSUM_TEXT", 1, _DecimalSumText)
     window(PREFIX + "DAVG", 1, _DecimalAvg)

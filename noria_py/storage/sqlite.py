@@ -26,6 +26,7 @@ from ..errors import (
 from ..sql import values as V
 from ..sql.collation import CK
 from ..sql.collation import current as current_collation
+from ..sql.functions.coerce import ColumnFloat
 
 CATALOG = "__noria_catalog"
 CHANGES = "__noria_changes"  # the change log processes sharing one file tail (Engine, shared)
@@ -48,6 +49,8 @@ def _enc(v):
         return ("t", v.days, v.seconds, v.microseconds)
     if t is CK:
         return v.orig
+    if t is ColumnFloat:
+        return ("F", float(v), v.dec)
     raise TypeError(f"cannot log a {t.__name__}")
 
 
@@ -57,6 +60,8 @@ def _dec(v):
     tag = v[0]
     if tag == "D":
         return Decimal(v[1])
+    if tag == "F":
+        return ColumnFloat(v[1], v[2])
     if tag == "T":
         return _dt.datetime.fromisoformat(v[1])
     if tag == "d":
@@ -427,7 +432,7 @@ class SQLiteStorage:
         convs = []
         need = False
         for c in schema.columns:
-            if c.ctype.kind in (V.DECIMAL, V.DATE, V.DATETIME, V.TIME):
+            if V.needs_conversion(c.ctype):
                 convs.append(c.ctype)
                 need = True
             else:

@@ -494,3 +494,21 @@ def test_missing_pyspark_explains_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyspark", None)
     with pytest.raises(ImportError, match=r"pip install noria_py\[spark\]"):
         spark_session.require_pyspark()
+
+
+def test_a_float_column_holds_the_single_precision_value(reader, spark, tmp_path):
+    """Loaded into a FLOAT column, a double is the nearest single-precision value (shown with
+    6 digits, widened in arithmetic) on both readers, as an INSERT stores it."""
+    import pyarrow as pa
+
+    path = tmp_path / "f.parquet"
+    table = pa.table({"id": [1, 2, 3], "f": [0.123456789, 16777217.0, None]})
+    pq.write_table(table, path)
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, f FLOAT)")
+    assert conn.backfill("t", str(path), progress=False) == 3
+    assert table_rows(conn, "SELECT id, f, f + 0 FROM t") == [
+        (1, 0.123457, 0.12345679104328156),
+        (2, 16777200.0, 16777216.0),
+        (3, None, None),
+    ]

@@ -61,10 +61,12 @@ class AggSpec:
         if f == "COUNT":
             return V.INT
         if f == "AVG":
-            return V.FLOAT if self.kind == V.FLOAT else V.DECIMAL
+            return V.float_sum_kind(self.kind, True) if self.kind == V.FLOAT else V.DECIMAL
         if f == "SUM":
             # MySQL: SUM of exact values is a DECIMAL (of integers too), of anything else a DOUBLE
-            return V.FLOAT if self.kind in (V.FLOAT, V.STR) else V.DECIMAL
+            if self.kind == V.FLOAT:
+                return V.float_sum_kind(self.kind, False)
+            return V.FLOAT if self.kind == V.STR else V.DECIMAL
         if f == "GROUP_CONCAT":
             return V.STR
         registered = F.AGGREGATES.get(f)
@@ -107,7 +109,11 @@ def _to_number(v):
 
 def _avg_value(total, n, spec: AggSpec):
     if spec.kind == V.FLOAT or isinstance(total, (float, Fraction)):
-        return float(Fraction(total) / n)
+        # MySQL divides the sum (a double) by the count
+        try:
+            return float(total) / n
+        except OverflowError:
+            return float(Fraction(total) / n)
     # MySQL's quotient, with the digits it keeps (shown rounded to the argument's scale + 4)
     return V.decimal_quotient(Decimal(total), Decimal(n))
 

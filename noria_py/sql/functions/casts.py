@@ -16,11 +16,13 @@ from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from .. import values as V
 from . import register
 from .coerce import (
+    ColumnFloat,
     TemporalText,
     clamp_time,
     to_bytes,
     to_date,
     to_datetime,
+    to_float32,
     to_num,
     to_str,
     to_time,
@@ -70,7 +72,7 @@ def cast_signed(v) -> int:
 def cast_unsigned(v) -> int:
     n = _integer(v)
     if n < 0:
-        if type(v) is float:
+        if isinstance(v, float):  # a DOUBLE or FLOAT below 0: 0
             return 0
         return max(n, _I64_MIN) + 2**64
     return min(n, _U64_MAX)
@@ -131,11 +133,16 @@ def cast_double(v) -> float:
     return float(to_num(v))
 
 
-@register("CAST_FLOAT", ret=V.FLOAT, args=1)
+@register("CAST_FLOAT", ret=V.FloatKind(True, None), args=1)
 def cast_float(v) -> float:
-    import struct
-
-    return struct.unpack("f", struct.pack("f", cast_double(v)))[0]
+    """A FLOAT, as MySQL's is: the nearest single-precision value (beyond FLOAT's range its
+    largest), shown with 6 digits."""
+    d = cast_double(v)
+    if d != d:
+        return d
+    if abs(d) > V.FLOAT_MAX:
+        d = math.copysign(V.FLOAT_MAX, d)
+    return ColumnFloat(to_float32(d))
 
 
 @register("CAST_DATE", ret=V.DATE, args=1)

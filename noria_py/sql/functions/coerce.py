@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+import struct
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 _NUM_PREFIX = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
@@ -33,6 +34,56 @@ def fmt_float(v: float) -> str:
         return f"{neg}{ds[: e + 1]}.{ds[e + 1 :]}"
     mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
     return f"{neg}{mant}e{e}"
+
+
+_F32 = struct.Struct("<f")
+
+
+def to_float32(v: float) -> float:
+    """A double rounded to the nearest single-precision float, widened back (|v| must not
+    exceed FLOAT's largest value)."""
+    return _F32.unpack(_F32.pack(v))[0]
+
+
+def fmt_float32(v: float) -> str:
+    """A FLOAT as MySQL prints it: 6 significant digits, then written as a DOUBLE is."""
+    if v != v or v in (math.inf, -math.inf):
+        return str(v)
+    if v == 0:
+        return "0"
+    return fmt_float(float(f"{v:.5e}"))
+
+
+class ColumnFloat(float):
+    """A value of a FLOAT column (the single-precision value widened to a double) or of a
+    FLOAT(M,D)/DOUBLE(M,D) column. As a number it is that double (arithmetic, aggregates,
+    comparisons and grouping use it, and arithmetic gives a plain float); as text (``to_str``,
+    results) it is what MySQL shows: 6 significant digits for a FLOAT, ``dec`` decimals for a
+    column that declares them. MIN, MAX and the functions that return an argument unchanged
+    keep it."""
+
+    __slots__ = ("dec",)
+
+    def __new__(cls, v: float, dec: int | None = None):
+        self = super().__new__(cls, v)
+        self.dec = dec
+        return self
+
+    def __reduce__(self):
+        return (ColumnFloat, (float(self), self.dec))
+
+    def shown(self) -> str:
+        if self.dec is None:
+            return fmt_float32(self)
+        if self != self or self in (math.inf, -math.inf):
+            return str(float(self))
+        return f"{float(self):.{self.dec}f}"
+
+    def plain(self) -> float:
+        """The float a MySQL driver reads from the shown text."""
+        if self.dec is None:
+            return float(f"{self:.5e}") if self else 0.0  # (fmt_float32's digits; -0 is 0)
+        return float(f"{float(self):.{self.dec}f}")
 
 
 def fmt_decimal(d: Decimal) -> str:
@@ -87,6 +138,8 @@ def to_str(v) -> str | None:
         return str(int(v))
     if t is float:
         return fmt_float(v)
+    if t is ColumnFloat:
+        return v.shown()
     if t is Decimal:
         return fmt_decimal(v)
     if t is _dt.datetime:
@@ -134,6 +187,8 @@ def to_num(v):
     t = type(v)
     if t is int or t is float or t is Decimal:
         return v
+    if t is ColumnFloat:
+        return float(v)
     if t is bool:
         return int(v)
     if t is str:
@@ -294,6 +349,8 @@ def to_datetime(v) -> _dt.datetime | None:
     if v is None:
         return None
     t = type(v)
+    if t is ColumnFloat:
+        v, t = float(v), float
     if t is _dt.datetime:
         return v
     if t is _dt.date:
@@ -336,7 +393,7 @@ def to_datetime(v) -> _dt.datetime | None:
 def has_time_part(v) -> bool:
     """Does a value given as a date argument carry a time of day (DATE_ADD keeps it then)?"""
     t = type(v)
-    if t is _dt.datetime:
+    if t is _dt.datetime or t is ColumnFloat:
         return True
     if t is _dt.date:
         return False
@@ -366,6 +423,8 @@ def to_time(v) -> _dt.timedelta | None:
     if v is None:
         return None
     t = type(v)
+    if t is ColumnFloat:
+        v, t = float(v), float
     if t is _dt.timedelta:
         return v
     if t is _dt.datetime:

@@ -18,7 +18,7 @@ from decimal import Decimal
 from ...errors import ProgrammingError
 from ..values import INT, STR
 from . import register
-from .coerce import ScalarText, fmt_decimal, fmt_float, to_str
+from .coerce import ColumnFloat, ScalarText, fmt_decimal, fmt_float, to_str
 
 DEPTH_LIMIT = 32
 
@@ -287,6 +287,8 @@ def from_sql(v) -> J:
         return J("n", str(v))
     if t is float:
         return J("n", fmt_float(v))
+    if t is ColumnFloat:
+        return J("n", v.shown())  # a FLOAT column's value as MySQL shows it
     if t is Decimal:
         return J("n", fmt_decimal(v if v else abs(v)))
     return J("s", escape(to_str(v)))

@@ -23,7 +23,7 @@ from decimal import (
 from ...errors import DataError
 from ..values import BYTES, DATE, DATETIME, DECIMAL, FLOAT, INT, STR, TIME, kind_of_value
 from . import NOT_CONST, register
-from .coerce import to_bytes, to_datetime, to_float, to_num, to_str
+from .coerce import ColumnFloat, to_bytes, to_datetime, to_float, to_num, to_str
 from .strings import half_away_int, int_arg, my_double_round
 
 DECIMAL_MAX_SCALE = 38
@@ -492,7 +492,10 @@ def _minmax(args, greatest: bool, coll):
         return best.date() if kind == DATE else best
     if kind == FLOAT:
         vals = [to_float(a) for a in args]
-        return max(vals) if greatest else min(vals)
+        best = max(vals) if greatest else min(vals)
+        if all(type(a) is ColumnFloat for a in args):
+            return args[vals.index(best)]  # GREATEST(f, f) of FLOAT columns is a FLOAT
+        return best
     nums = [_exact(a) for a in args]
     best = nums[0]
     for v in nums[1:]:

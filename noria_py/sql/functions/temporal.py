@@ -20,6 +20,7 @@ from ..values import DATE, DATETIME, DECIMAL, INT, STR, TIME
 from . import NOT_CONST, Context, register
 from .coerce import (
     TIME_MAX,
+    ColumnFloat,
     TemporalText,
     clamp_time,
     has_time_part,
@@ -83,7 +84,7 @@ def _frac_digits(v) -> int:
     if t is Decimal:
         e = v.as_tuple().exponent
         return min(-e, 6) if isinstance(e, int) and e < 0 else 0
-    if t is float:
+    if t is float or t is ColumnFloat:
         return 6
     if t is _dt.datetime or t is _dt.timedelta:
         return 6 if (v.microsecond if t is _dt.datetime else v.microseconds) else 0
