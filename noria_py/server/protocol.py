@@ -21,7 +21,7 @@ from typing import Any
 from mysql_mimic.errors import ErrorCode, MysqlError
 from mysql_mimic.stream import ConnectionClosed
 
-from ..sql.functions.coerce import ColumnFloat
+from ..sql.functions.coerce import ColumnFloat, fmt_float
 
 MAX_PAYLOAD = 0xFFFFFF
 
@@ -276,6 +276,14 @@ def typed_columns(types: Any, rows: Any) -> list[str]:
 # Text protocol values
 
 
+def double_text(v: float) -> str:
+    """A DOUBLE as MySQL's text protocol writes it: ``1``, ``0.1``, ``1e20`` (not Python's
+    ``1.0`` and ``1e+20``); a whole number below 10^15 without the digits' lookup."""
+    if v.is_integer() and -1e15 < v < 1e15:
+        return str(int(v))  # (-0.0 too: MariaDB writes 0)
+    return fmt_float(v)
+
+
 def _text_value(v: Any) -> bytes:
     """Encode one non-NULL value for a text-protocol row (length prefix included)."""
     t = type(v)
@@ -286,7 +294,7 @@ def _text_value(v: Any) -> bytes:
     elif t is bool:
         b = b"1" if v else b"0"
     elif t is float:
-        b = repr(v).encode("ascii")
+        b = double_text(v).encode("ascii")
     elif t is bytes:
         b = v
     elif isinstance(v, Decimal):
@@ -344,7 +352,7 @@ _TEXT_BY_CLASS: dict[type, Any] = {
     int: _t_int,
     bytes: _t_bytes,
     bool: lambda v: b"\x011" if v else b"\x010",
-    float: lambda v: _t_bytes(repr(v).encode("ascii")),
+    float: lambda v: _t_bytes(double_text(v).encode("ascii")),
     ColumnFloat: lambda v: _t_bytes(v.shown().encode("ascii")),
 }
 

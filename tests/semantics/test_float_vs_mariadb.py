@@ -298,11 +298,20 @@ def test_float_text_over_the_wire_is_mariadbs(wire_server, mariadb_oracle):
         "SELECT MIN(f), MAX(f), MAX(p), MIN(q) FROM fl32w",
         "SELECT id, f, CAST(q AS FLOAT) FROM fl32w WHERE id IN (SELECT id FROM fl32w) ORDER BY id",
         "SELECT * FROM fl32w WHERE id > (SELECT MIN(id) FROM fl32w) ORDER BY id",
+        # a DOUBLE's text: 1, 1e20, 0.0000001 (not 1.0, 1e+20, 1e-07)
+        "SELECT id, d, d * 2, d + 0.5e0 FROM fl32w WHERE id = 1",
+        "SELECT id, d, d / 3e0 FROM fl32w ORDER BY id",
     ]
     setup = [
         "DROP TABLE IF EXISTS fl32w",
-        "CREATE TABLE fl32w (id INT PRIMARY KEY, f FLOAT, p FLOAT(7,3), q DOUBLE(8,2))",
-        "INSERT INTO fl32w VALUES " + ", ".join(f"({i}, {f}, {p}, {q})" for i, f, p, q in _named()),
+        "CREATE TABLE fl32w (id INT PRIMARY KEY, f FLOAT, p FLOAT(7,3), q DOUBLE(8,2), d DOUBLE)",
+        "INSERT INTO fl32w VALUES "
+        + ", ".join(
+            f"({i}, {f}, {p}, {q}, {d})"
+            for (i, f, p, q), d in zip(
+                _named(), [1, 1e20, 1e-7, -2.5, 0.1, 123456789012, -0.0, 3e-5]
+            )
+        ),
     ]
 
     def run(conn):
