@@ -247,6 +247,8 @@ class _Rewriter:
             return self._decimal_aggregate(node, scope, top)
         if isinstance(node, exp.GroupConcat) and scope is not None:
             self._numbers_as_text(node, scope)
+        if isinstance(node, exp.GroupConcat) and isinstance(node.this, exp.Order):
+            return self._ordered_concat(node, scope)
         if (
             isinstance(node, (exp.Sum, exp.Avg))
             and scope is not None
@@ -328,6 +330,28 @@ class _Rewriter:
             return compile_expr(arg, scope[0], allow_params=True).kind in (V.DECIMAL, V.INT)
         except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
             return False
+
+    def _ordered_concat(self, node: exp.GroupConcat, scope) -> exp.Expression:
+        """``GROUP_CONCAT([DISTINCT] v, ... ORDER BY k [DESC], ... SEPARATOR s)``: SQLite
+        before 3.44 has no ORDER BY in an aggregate, so the values and the keys go to the
+        aggregate the dataflow computes it with (``GROUP_CONCAT_ORDERED``): the keys ordered
+        under the collation, NULLs first, each value written as the dataflow writes it."""
+        order = node.this
+        holder = order.this
+        distinct = isinstance(holder, exp.Distinct)
+        values = list(holder.expressions) if distinct else [holder]
+        sep = node.args.get("separator")
+        sep = sep.copy() if sep is not None else exp.Literal.string(",")
+        args: list = [
+            exp.Literal.number(1 if distinct else 0),
+            sep,
+            exp.Literal.number(len(values)),
+        ]
+        args += [self._visit(v.copy(), scope, False) for v in values]
+        for o in order.expressions:
+            args.append(self._visit(o.this.copy(), scope, False))
+            args.append(exp.Literal.number(1 if o.args.get("desc") else 0))
+        return _call("GROUP_CONCAT_ORDERED", args)
 
     def _numbers_as_text(self, node: exp.GroupConcat, scope) -> None:
         """GROUP_CONCAT of a FLOAT or DOUBLE column: each value as MySQL writes it (SQLite

@@ -240,10 +240,34 @@ def register(conn: sqlite3.Connection) -> None:
     window(PREFIX + "DSUM_TEXT", 1, _DecimalSumText)
     window(PREFIX + "DAVG", 1, _DecimalAvg)
     window(PREFIX + "DAVG_TEXT", 1, _DecimalAvgText)
+    conn.create_aggregate(PREFIX + "GROUP_CONCAT_ORDERED", -1, _GroupConcatOrdered)
     conn.create_function(PREFIX + "DECIMAL_BITS", 1, _decimal_bits, deterministic=True)
     for name, coll in C.COLLATIONS.items():
         conn.create_collation(name, _collation_cmp(coll))
     conn.create_collation(DECIMAL_COLLATION, decimal_cmp)
+
+
+class _GroupConcatOrdered:
+    """``GROUP_CONCAT(... ORDER BY ...)`` on base storage (``transpile._ordered_concat``):
+    called with (distinct, separator, n, the n values, then each key and whether it is
+    descending), computed by the dataflow's own GROUP_CONCAT accumulator."""
+
+    def __init__(self):
+        self.acc = None
+
+    def step(self, distinct, sep, n, *rest):
+        if self.acc is None:
+            from ..dataflow.ops.aggregate import AggSpec
+            from ..sql import values as V
+
+            order = [(n + j, bool(rest[n + 2 * j + 1])) for j in range((len(rest) - n) // 2)]
+            spec = AggSpec("GROUP_CONCAT", list(range(n)), bool(distinct), V.STR, sep, order)
+            self.acc = spec.new()
+        row = tuple(rest[:n]) + tuple(rest[n + 2 * j] for j in range((len(rest) - n) // 2))
+        self.acc.add(row, 1)
+
+    def finalize(self):
+        return None if self.acc is None else self.acc.value()
 
 
 def _decimal_bits(v):
