@@ -1460,8 +1460,13 @@ class _Compiler:
             except KeyError:
                 raise Unsupported(f"COLLATE {name}") from None
             this = this.this
-        fa = self.compile(this).fn
+        value = self.compile(this)
+        fa = value.fn
         pat = self.compile(n.expression)
+        if coll is None and V.BYTES in (value.kind, pat.kind):
+            from . import collation as _C
+
+            coll = _C.get("binary")  # a binary string on either side: bytes compare as bytes
         if coll is not None and not pat.const:
             raise Unsupported(f"LIKE with a pattern that is not constant under COLLATE {coll.name}")
         if pat.const:
