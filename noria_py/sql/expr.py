@@ -852,7 +852,7 @@ class _Compiler:
                 raise Unsupported(f"aggregate {n.sql(DIALECT)} in this position")
             if isinstance(n, exp.Anonymous):
                 return self.c_anonymous(n)
-            if isinstance(n, exp.Func):
+            if isinstance(n, (exp.Func, exp.JSONValue)):  # (sqlglot's JSONValue is no Func)
                 return self.c_func(n)
             raise Unsupported(f"expression {type(n).__name__}: {n.sql(DIALECT)}")
         return m(n)
@@ -1971,6 +1971,13 @@ def canonical_call(n: exp.Expression) -> tuple[str, list[exp.Expression]] | None
     t = type(n)
     if t is exp.Concat:
         return "CONCAT", list(n.expressions)
+    if t is exp.JSONValue:
+        if n.args.get("returning") or n.args.get("on_condition"):
+            return None  # RETURNING / ON EMPTY / ON ERROR: not modelled
+        path = n.args.get("path")
+        if isinstance(path, exp.JSONPath):  # the path as written: its text again
+            path = exp.Literal.string(path.sql(dialect=DIALECT)[1:-1].replace("''", "'"))
+        return "JSON_VALUE", [n.this, path]
     if t is exp.ConcatWs:
         return "CONCAT_WS", list(n.expressions)
     if t is exp.Ceil:

@@ -656,7 +656,7 @@ class _Rewriter:
             return self._fn(*call)
         if isinstance(node, _NATIVE) or isinstance(node, exp.AggFunc):
             return node
-        if isinstance(node, exp.Func):
+        if isinstance(node, (exp.Func, exp.JSONValue)):  # (sqlglot's JSONValue is no Func)
             call = canonical_call(node)
             if call is None:
                 return node

@@ -241,6 +241,13 @@ CASES = [
     ("JSON_SEARCH", '{"a":{"b":"x"}}', "all", "x"),
     ("JSON_SEARCH", '{"a":{"b":"x"}}', "all", "y"),
     ("JSON_SEARCH", '{"a":{"b":"x"}}', "some", "x"),
+    ("JSON_MERGE_PATCH", '{"a":1,"b":{"c":2}}', '{"a":null,"b":{"d":3},"e":[1]}'),
+    ("JSON_MERGE_PATCH", '{"a":1}', "[1]", '{"q":1}'),
+    ("JSON_MERGE_PATCH", None, "[1]", '{"q":1}'),
+    ("JSON_MERGE_PATCH", None, '{"q":1}'),
+    ("JSON_MERGE_PATCH", '{"a":1}', None),
+    ("JSON_MERGE_PATCH", "[1,2]", '{"a":{"b":null}}'),
+    ("JSON_MERGE_PATCH", '"s"', '"t"'),
 ]
 
 
@@ -360,8 +367,34 @@ def test_random_modify(mariadb_oracle, doc, path, value):
         call("JSON_REMOVE", doc, path),
         call("JSON_ARRAY_APPEND", doc, path, value),
         call("JSON_MERGE_PRESERVE", doc, doc),
+        call("JSON_MERGE_PATCH", doc, doc),
+        call("JSON_MERGE_PATCH", '{"a": 1, "b": null}', doc),
         call("JSON_SEARCH", doc, "all", "a%"),
     )
+
+
+def test_json_value_and_merge_patch_in_queries(mariadb_oracle):
+    """JSON_VALUE (which sqlglot parses to a node of its own) and JSON_MERGE_PATCH in queries,
+    cached and on base storage, as MariaDB answers them."""
+    import noria_py
+
+    schema = "CREATE TABLE jq (id INT PRIMARY KEY, j JSON)"
+    rows = [(1, '{"a": 1, "b": [1, {"c": "x"}]}'), (2, "[3, 2]"), (3, None)]
+    mariadb_oracle.query("DROP TABLE IF EXISTS jq")
+    mariadb_oracle.query(schema)
+    for r in rows:
+        mariadb_oracle.query("INSERT INTO jq VALUES (%s, %s)", r)
+    flow = noria_py.connect()
+    flow.execute(schema)
+    flow.executemany("INSERT INTO jq VALUES (?, ?)", rows)
+    for sql, params in (
+        ("SELECT id, JSON_VALUE(j, '$.a'), JSON_VALUE(j, '$.b[1].c') FROM jq ORDER BY id", ()),
+        ("SELECT id FROM jq WHERE JSON_VALUE(j, '$.b[1].c') = 'x' AND id < ?", (9,)),
+        ('SELECT JSON_MERGE_PATCH(j, \'{"a": null, "z": 1}\') FROM jq WHERE id = ?', (1,)),
+    ):
+        want, _ = mariadb_oracle.query(sql.replace("?", "%s"), params or None)
+        assert [tuple(r) for r in flow.execute(sql, params).fetchall()] == [tuple(r) for r in want]
+    flow.close()
 
 
 def test_contains_subdocument(mariadb_oracle):

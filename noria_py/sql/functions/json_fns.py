@@ -192,7 +192,9 @@ def parse(text: str) -> J:
 
 
 def _doc(v) -> J | None:
-    """The parsed document of an argument, None when it is not valid JSON."""
+    """The parsed document of an argument, None when it is NULL or not valid JSON."""
+    if v is None:
+        return None
     try:
         return parse(to_str(v))
     except (JsonError, RecursionError):
@@ -1042,6 +1044,38 @@ def json_merge_preserve(*docs) -> JsonText | None:
     for j in parsed[1:]:
         acc = _merge(acc, j)
     return JsonText(nice(acc))
+
+
+def _patch(target: J | None, patch: J) -> J:
+    """RFC 7396: an object patches member by member (a null removes the member, a new key
+    comes last); anything else replaces the target."""
+    if patch.t != "o":
+        return patch
+    members = list(target.v) if target is not None and target.t == "o" else []
+    for raw, key, value in patch.v:
+        k = _key((raw, key, value))
+        at = next((i for i, m in enumerate(members) if _key(m) == k), None)
+        if value.t == "z":
+            if at is not None:
+                del members[at]
+        elif at is None:
+            members.append((raw, key, _patch(None, value)))
+        else:
+            members[at] = (members[at][0], members[at][1], _patch(members[at][2], value))
+    return J("o", members)
+
+
+@register("JSON_MERGE_PATCH", ret=STR, args=(2, None), strict=False)
+def json_merge_patch(*docs) -> JsonText | None:
+    """Merge documents as RFC 7396 patches, each onto the result so far."""
+    acc = _doc(docs[0])
+    for d in docs[1:]:
+        j = _doc(d)
+        if j is None or (j.t == "o" and acc is None):
+            acc = None  # a NULL patch, or an object patch onto NULL: NULL
+        else:
+            acc = _patch(acc, j)  # (anything but an object replaces, NULL too)
+    return None if acc is None else JsonText(nice(acc))
 
 
 # --- JSON_SEARCH ---------------------------------------------------------------------------
