@@ -1123,6 +1123,11 @@ class ProxyPrepared(Prepared):
                 raise E.no_such_table(msg.split(":")[-1].strip()) from None
             if "no such column" in msg:
                 raise E.bad_field(msg.split(":")[-1].strip()) from None
+            if "no such function" in msg:  # a function only SQLite's name of it reached
+                name = msg.split(":")[-1].strip()
+                raise E.ProgrammingError(
+                    f"FUNCTION {name.lower()} does not exist", 1305, "42000"
+                ) from None
             raise E.ProgrammingError(f"query failed on {where}: {msg}") from None
         except (sqlite3.Error, OverflowError) as e:
             raise E.OperationalError(f"query failed on {where}: {e}") from None
