@@ -181,6 +181,26 @@ def _exact_text(call: exp.Expression) -> exp.Expression:
     )
 
 
+# the JSON functions whose value is a JSON document (JSON_UNQUOTE, JSON_VALUE ... are text)
+_JSON_DOCUMENTS = frozenset(
+    "JSON_EXTRACT JSON_OBJECT JSON_ARRAY JSON_SET JSON_INSERT JSON_REPLACE JSON_REMOVE "
+    "JSON_ARRAY_APPEND JSON_ARRAY_INSERT JSON_MERGE JSON_MERGE_PRESERVE JSON_MERGE_PATCH "
+    "JSON_KEYS JSON_QUERY JSON_COMPACT JSON_ARRAYAGG JSON_OBJECTAGG".split()
+)
+
+
+def _json_aggregate(node: exp.Expression) -> tuple[str, list] | None:
+    """(name, arguments) of a JSON_ARRAYAGG or JSON_OBJECTAGG call, else None."""
+    if isinstance(node, exp.JSONObjectAgg):
+        kv = node.expressions[0] if len(node.expressions) == 1 else None
+        if not isinstance(kv, exp.JSONKeyValue):
+            return None
+        return "JSON_OBJECTAGG", [kv.this, kv.expression]
+    if isinstance(node, exp.Anonymous) and node.name.upper() in ("JSON_ARRAYAGG", "JSON_OBJECTAGG"):
+        return node.name.upper(), list(node.expressions)
+    return None
+
+
 def _registered_agg(name: str, args: list[exp.Expression]) -> exp.Expression:
     """A call of a registered aggregate. SQLite finalizes an aggregate that saw no rows without
     ever creating its accumulator, as NULL; where the value over no rows is not NULL (BIT_AND is
@@ -245,6 +265,12 @@ class _Rewriter:
             and self._decimal_argument(node.this, scope)
         ):
             return self._decimal_aggregate(node, scope, top)
+        json_agg = _json_aggregate(node)
+        if json_agg is not None and scope is not None:
+            name, args = json_agg
+            if self._json_value(args[-1], scope):
+                # a JSON document as the value: embedded as JSON, not quoted as a string
+                return _call(name + "_JSON", [self._visit(a, scope, False) for a in args])
         if isinstance(node, exp.GroupConcat) and scope is not None:
             self._numbers_as_text(node, scope)
         if isinstance(node, exp.GroupConcat) and isinstance(node.this, exp.Order):
@@ -330,6 +356,22 @@ class _Rewriter:
             return compile_expr(arg, scope[0], allow_params=True).kind in (V.DECIMAL, V.INT)
         except Exception:  # noqa: BLE001 - not compilable: the generic aggregate then
             return False
+
+    def _json_value(self, arg: exp.Expression, scope) -> bool:
+        """Is ``arg`` a JSON document to MySQL: a JSON column, ``->``, or a JSON function that
+        returns one (JSON_EXTRACT, JSON_OBJECT, JSON_SET, ...)?"""
+        while isinstance(arg, exp.Paren):
+            arg = arg.this
+        if isinstance(arg, exp.Column):
+            try:
+                i, _kind = scope[0].resolve(arg)
+            except Exception:  # noqa: BLE001 - the column's own error comes when it is run
+                return False
+            return scope[1][i].mysql_name == "JSON"
+        if isinstance(arg, exp.JSONExtract):
+            return True
+        call = canonical_call(arg) if isinstance(arg, exp.Func) else None
+        return call is not None and call[0] in _JSON_DOCUMENTS
 
     def _ordered_concat(self, node: exp.GroupConcat, scope) -> exp.Expression:
         """``GROUP_CONCAT([DISTINCT] v, ... ORDER BY k [DESC], ... SEPARATOR s)``: SQLite

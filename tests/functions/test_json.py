@@ -374,8 +374,9 @@ def test_random_modify(mariadb_oracle, doc, path, value):
 
 
 def test_json_value_and_merge_patch_in_queries(mariadb_oracle):
-    """JSON_VALUE (which sqlglot parses to a node of its own) and JSON_MERGE_PATCH in queries,
-    cached and on base storage, as MariaDB answers them."""
+    """JSON_VALUE (which sqlglot parses to a node of its own), JSON_MERGE_PATCH and JSON
+    documents in JSON_ARRAYAGG/JSON_OBJECTAGG in queries, cached and on base storage, as
+    MariaDB answers them."""
     import noria_py
 
     schema = "CREATE TABLE jq (id INT PRIMARY KEY, j JSON)"
@@ -391,6 +392,12 @@ def test_json_value_and_merge_patch_in_queries(mariadb_oracle):
         ("SELECT id, JSON_VALUE(j, '$.a'), JSON_VALUE(j, '$.b[1].c') FROM jq ORDER BY id", ()),
         ("SELECT id FROM jq WHERE JSON_VALUE(j, '$.b[1].c') = 'x' AND id < ?", (9,)),
         ('SELECT JSON_MERGE_PATCH(j, \'{"a": null, "z": 1}\') FROM jq WHERE id = ?', (1,)),
+        # JSON documents in JSON_ARRAYAGG/JSON_OBJECTAGG are embedded as JSON, text is quoted
+        (
+            "SELECT JSON_ARRAYAGG(j), JSON_OBJECTAGG(id, j), JSON_ARRAYAGG(JSON_EXTRACT(j, '$.a')), "
+            "JSON_ARRAYAGG(JSON_OBJECT('k', id)), JSON_ARRAYAGG(JSON_UNQUOTE(j)) FROM jq",
+            (),
+        ),
     ):
         want, _ = mariadb_oracle.query(sql.replace("?", "%s"), params or None)
         assert [tuple(r) for r in flow.execute(sql, params).fetchall()] == [tuple(r) for r in want]

@@ -258,3 +258,28 @@ class JsonObjectAgg:
         if not self.pairs:
             return None
         return JsonText("{" + ", ".join(self.pairs) + "}")
+
+
+@register_agg("JSON_ARRAYAGG_JSON", ret=STR, args=1, arrival_order=True)
+class JsonArrayAggJson(JsonArrayAgg):
+    """JSON_ARRAYAGG of JSON documents (a JSON column, JSON_EXTRACT ...): each embedded as
+    the JSON it is (base storage hands it over as text)."""
+
+    __slots__ = ()
+
+    def step(self, v) -> None:
+        self.items.append("null" if v is None else to_str(v))
+
+    def inverse(self, v) -> None:
+        self.items.remove("null" if v is None else to_str(v))
+
+
+@register_agg("JSON_OBJECTAGG_JSON", ret=STR, args=2, arrival_order=True)
+class JsonObjectAggJson(JsonObjectAgg):
+    """JSON_OBJECTAGG whose values are JSON documents, each embedded as the JSON it is."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _pair(k, v) -> str:
+        return f'"{escape(to_str(k))}":{"null" if v is None else to_str(v)}'
