@@ -2303,8 +2303,10 @@ class Engine:
                 )
         if not stamps:
             return False
-        if not isinstance(ast, (exp.Select, exp.SetOperation, exp.Subquery)):
+        if isinstance(ast, (exp.Insert, exp.Update, exp.Delete, exp.LoadData)):
             return True
+        if not isinstance(ast, (exp.Select, exp.SetOperation, exp.Subquery)):
+            return False  # DDL, SHOW ...: no TIMESTAMP value read or written
         if ast.find(exp.Star) is not None:
             return True
         return any(c.name.lower() in stamps for c in ast.find_all(exp.Column))
