@@ -128,6 +128,45 @@ def _name_items(tree: exp.Expression) -> None:
             e.replace(exp.alias_(e.copy(), item_name(e), quoted=True))
 
 
+def _one_row_subqueries(tree: exp.Expression) -> None:
+    """A scalar subquery that may find several rows (``(SELECT w FROM t WHERE ...)``) is
+    error 1242 in MySQL when it does; SQLite takes the first. Such a subquery becomes
+    ``(SELECT ONE_ROW(COUNT(*), MIN(w)) FROM t WHERE ...)``: the value of its one row, NULL
+    for none, 1242 for more. (One with an aggregate and no GROUP BY, or a LIMIT 1, has at
+    most one row; a grouped, DISTINCT or limited one is left as it is.)"""
+    for sub in list(tree.find_all(exp.Subquery)):
+        parent = sub.parent  # (a select item's subquery carries its name as its alias)
+        if isinstance(
+            parent, (exp.From, exp.Join, exp.In, exp.Exists, exp.Any, exp.All, exp.SetOperation)
+        ):
+            continue
+        inner = sub.this
+        if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+            continue
+        if any(inner.args.get(a) for a in ("group", "having", "limit", "offset", "distinct")):
+            continue
+        if inner.args.get("from_") is None or inner.args.get("operation_modifiers"):
+            continue
+        item = inner.expressions[0]
+        value = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(value, exp.Star) or value.find(exp.AggFunc, exp.Window, exp.Subquery):
+            continue
+        if any(
+            isinstance(n, exp.Anonymous) and n.name.upper() in F.AGGREGATES for n in value.walk()
+        ):
+            continue
+        inner.set("order", None)
+        inner.set(
+            "expressions",
+            [
+                exp.Anonymous(
+                    this=PREFIX + "ONE_ROW",
+                    expressions=[exp.Count(this=exp.Star()), exp.Min(this=value.copy())],
+                )
+            ],
+        )
+
+
 def _select_from_branches(tree: exp.Expression) -> None:
     """``(SELECT .. ORDER BY .. LIMIT n) UNION ..``: SQLite takes neither parentheses nor an
     ORDER BY or LIMIT on a compound's member, so such a branch becomes ``SELECT * FROM (..)``."""
@@ -152,6 +191,7 @@ def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
     tree = tree.copy()
     _name_items(tree)
     _select_from_branches(tree)
+    _one_row_subqueries(tree)
     out = r.run(tree)
     for a in out.find_all(exp.Alias, exp.TableAlias):
         ident = a.args.get("alias") if isinstance(a, exp.Alias) else a.this

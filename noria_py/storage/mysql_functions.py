@@ -241,10 +241,23 @@ def register(conn: sqlite3.Connection) -> None:
     window(PREFIX + "DAVG", 1, _DecimalAvg)
     window(PREFIX + "DAVG_TEXT", 1, _DecimalAvgText)
     conn.create_aggregate(PREFIX + "GROUP_CONCAT_ORDERED", -1, _GroupConcatOrdered)
+    conn.create_function(PREFIX + "ONE_ROW", 2, _one_row, deterministic=True)
     conn.create_function(PREFIX + "DECIMAL_BITS", 1, _decimal_bits, deterministic=True)
     for name, coll in C.COLLATIONS.items():
         conn.create_collation(name, _collation_cmp(coll))
     conn.create_collation(DECIMAL_COLLATION, decimal_cmp)
+
+
+def _one_row(n, v):
+    """A scalar subquery's value (``transpile._one_row_subqueries``): its one row's, NULL
+    for no row, MySQL's 1242 for more than one."""
+    if n is not None and n > 1:
+        from ..errors import ProgrammingError
+
+        e = ProgrammingError("Subquery returns more than 1 row", 1242, "21000")
+        failed(e)
+        raise e
+    return v
 
 
 class _GroupConcatOrdered:

@@ -1,0 +1,73 @@
+"""Scalar subqueries compared with MariaDB: in a select list, a condition, and an UPDATE's SET.
+
+A scalar subquery that finds more than one row is error 1242 in MySQL (SQLite, which answers
+such queries, took the first row); one that finds none is NULL. ``UPDATE t SET c =
+(SELECT ...)`` (a correlated count, an EXISTS, a subquery over another table) was 1235; each
+row's value is now computed by base storage from the row as it was before the statement.
+"""
+
+from __future__ import annotations
+
+import pymysql
+import pytest
+
+import noria_py
+from noria_py import errors as E
+
+SETUP = [
+    "CREATE TABLE sa (id INT PRIMARY KEY, v INT, c INT)",
+    "CREATE TABLE sb (id INT PRIMARY KEY, a_id INT, w INT)",
+    "INSERT INTO sa VALUES (1, 0, 0), (2, 0, 0), (3, 0, 0)",
+    "INSERT INTO sb VALUES (1, 1, 5), (2, 1, 7), (3, 2, 9)",
+]
+SCRIPT = [
+    "SELECT id, (SELECT w FROM sb WHERE sb.a_id = sa.id) FROM sa ORDER BY id",
+    "SELECT id, (SELECT w FROM sb WHERE sb.a_id = sa.id) AS x FROM sa WHERE id > 1 ORDER BY id",
+    "SELECT id FROM sa WHERE v < (SELECT w FROM sb)",
+    "SELECT id FROM sa WHERE v < (SELECT w FROM sb WHERE id = 3) ORDER BY id",
+    "SELECT id, (SELECT MAX(w) FROM sb WHERE sb.a_id = sa.id) FROM sa ORDER BY id",
+    "UPDATE sa SET c = (SELECT COUNT(*) FROM sb WHERE sb.a_id = sa.id)",
+    "SELECT * FROM sa ORDER BY id",
+    "UPDATE sa SET v = EXISTS (SELECT 1 FROM sb WHERE sb.a_id = sa.id AND sb.w > 6)",
+    "SELECT * FROM sa ORDER BY id",
+    "UPDATE sa SET v = (SELECT w FROM sb WHERE sb.a_id = sa.id)",
+    "SELECT * FROM sa ORDER BY id",
+    "UPDATE sa SET v = (SELECT MAX(w) FROM sb) + id WHERE id = 3",
+    "UPDATE sa SET c = (SELECT SUM(w) FROM sb WHERE sb.a_id = sa.id), v = v + 1",
+    "SELECT * FROM sa ORDER BY id",
+]
+
+
+def _run(cur, errors) -> list:
+    out = []
+    for sql in SCRIPT:
+        try:
+            cur.execute(sql)
+            out.append([tuple(r) for r in cur.fetchall()] if cur.description else cur.rowcount)
+        except errors as e:
+            out.append(("error", e.args[0] if isinstance(e, pymysql.MySQLError) else e.errno))
+    return out
+
+
+@pytest.fixture(scope="module")
+def oracle_answers(mariadb_oracle):
+    conn = mariadb_oracle.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("DROP TABLE IF EXISTS sa, sb")
+            for sql in SETUP:
+                cur.execute(sql)
+            return _run(cur, pymysql.MySQLError)
+    finally:
+        conn.close()
+
+
+def test_scalar_subqueries_as_mariadb(oracle_answers):
+    conn = noria_py.connect()
+    for sql in SETUP:
+        conn.execute(sql)
+    got = _run(conn.cursor(), E.Error)
+    conn.close()
+    assert ("error", 1242) in oracle_answers  # the script reaches MySQL's error
+    for sql, want, have in zip(SCRIPT, oracle_answers, got):
+        assert have == want, sql
