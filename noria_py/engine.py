@@ -4194,7 +4194,9 @@ class Engine:
         try:
             pred = compile_expr(where, scope).fn
         except Unsupported as e:
-            if collated:
+            if collated or where.find(exp.Subquery, exp.Select, exp.Exists) is not None:
+                # a column with its own collation, or a subquery (IN (SELECT ...), EXISTS,
+                # a scalar one): base storage finds the rows, as the statement began
                 return self._storage_matcher(schema, where, alias)
             raise E.NotSupportedError(f"WHERE clause not supported: {e}") from None
         push = _pushdown(where, schema)

@@ -1,9 +1,12 @@
-"""Scalar subqueries compared with MariaDB: in a select list, a condition, and an UPDATE's SET.
+"""Subqueries compared with MariaDB: in a select list, a condition, an UPDATE's SET, and the
+WHERE of an UPDATE or DELETE.
 
 A scalar subquery that finds more than one row is error 1242 in MySQL (SQLite, which answers
 such queries, took the first row); one that finds none is NULL. ``UPDATE t SET c =
 (SELECT ...)`` (a correlated count, an EXISTS, a subquery over another table) was 1235; each
-row's value is now computed by base storage from the row as it was before the statement.
+row's value is now computed by base storage from the row as it was before the statement. An
+UPDATE or DELETE whose WHERE holds a subquery (``IN (SELECT ...)``, ``EXISTS``, a scalar one)
+was 1235 too; base storage now finds its rows, as the statement began.
 """
 
 from __future__ import annotations
@@ -34,6 +37,17 @@ SCRIPT = [
     "SELECT * FROM sa ORDER BY id",
     "UPDATE sa SET v = (SELECT MAX(w) FROM sb) + id WHERE id = 3",
     "UPDATE sa SET c = (SELECT SUM(w) FROM sb WHERE sb.a_id = sa.id), v = v + 1",
+    "SELECT * FROM sa ORDER BY id",
+    # subqueries in the WHERE of writes
+    "UPDATE sa SET v = v + 1 WHERE id IN (SELECT a_id FROM sb WHERE w > 6)",
+    "SELECT * FROM sa ORDER BY id",
+    "UPDATE sa SET v = 0 WHERE EXISTS (SELECT 1 FROM sb WHERE sb.a_id = sa.id AND sb.w = 5)",
+    "SELECT * FROM sa ORDER BY id",
+    "DELETE FROM sb WHERE w < (SELECT MAX(c) FROM sa WHERE sa.id = sb.a_id)",
+    "SELECT * FROM sb ORDER BY id",
+    "UPDATE sa SET v = 99 WHERE v = (SELECT w FROM sb)",
+    "UPDATE sa SET v = v * 2 WHERE id IN (SELECT a_id FROM sb) ORDER BY id LIMIT 1",
+    "DELETE FROM sa WHERE id NOT IN (SELECT a_id FROM sb WHERE a_id IS NOT NULL)",
     "SELECT * FROM sa ORDER BY id",
 ]
 
