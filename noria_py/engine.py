@@ -1301,6 +1301,8 @@ class InsertPrepared(Prepared):
                 for v, pos in zip(vals, positions):
                     if isinstance(v, exp.Var) and v.name.upper() == "DEFAULT":
                         fns.append(_DEFAULT)
+                    elif v.find(exp.Subquery, exp.Select, exp.Exists) is not None:
+                        fns.append(_value_by_query(engine, v, param_count))
                     else:
                         try:
                             c = compile_expr(v, scope)
@@ -6710,3 +6712,20 @@ def check_timestamp_zone() -> None:
             "This version doesn't yet support 'a TIMESTAMP column under a session time_zone "
             "other than the system's'"
         )
+
+
+def _value_by_query(engine: Engine, value: exp.Expression, nparams: int):
+    """A VALUES expression holding a subquery (``VALUES ((SELECT MAX(id) FROM t))``): computed
+    by base storage as ``SELECT value`` when the row is built, before it is stored."""
+    query = exp.select(value.copy())
+    holder: list = []
+
+    def fn(_row, params):
+        if not holder:
+            holder.append(
+                engine._proxy(query, nparams, query.sql(dialect=DIALECT), reason="VALUES subquery")
+            )
+        rows = holder[0].run(engine, params).rows
+        return rows[0][0] if rows else None
+
+    return fn

@@ -6,7 +6,8 @@ such queries, took the first row); one that finds none is NULL. ``UPDATE t SET c
 (SELECT ...)`` (a correlated count, an EXISTS, a subquery over another table) was 1235; each
 row's value is now computed by base storage from the row as it was before the statement. An
 UPDATE or DELETE whose WHERE holds a subquery (``IN (SELECT ...)``, ``EXISTS``, a scalar one)
-was 1235 too; base storage now finds its rows, as the statement began.
+was 1235 too; base storage now finds its rows, as the statement began. A subquery in an
+INSERT's VALUES is computed by base storage before the row is stored.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ SCRIPT = [
     "UPDATE sa SET v = v * 2 WHERE id IN (SELECT a_id FROM sb) ORDER BY id LIMIT 1",
     "DELETE FROM sa WHERE id NOT IN (SELECT a_id FROM sb WHERE a_id IS NOT NULL)",
     "SELECT * FROM sa ORDER BY id",
+    # subqueries in VALUES
+    "INSERT INTO sb VALUES ((SELECT MAX(id) FROM sa) + 10, 1, (SELECT COUNT(*) FROM sb))",
+    "INSERT INTO sb VALUES (20, 1, (SELECT w FROM sb))",
+    "SELECT * FROM sb ORDER BY id",
 ]
 
 
