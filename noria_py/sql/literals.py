@@ -537,11 +537,11 @@ def comment_end(sql: str, i: int) -> int:
     return -1
 
 
-def write_in(sql: str, params, literal=sql_literal) -> str:
-    """``sql`` with each ``?`` placeholder outside quotes and comments replaced by
-    ``literal(value)`` of its parameter (ProgrammingError when there are fewer)."""
+def substitute_placeholders(sql: str, replace) -> str:
+    """``sql`` with each ``?`` outside quotes and comments replaced by ``replace(i)``, ``i``
+    its position in ``sql``. A ``--`` that starts no comment (``--1``) becomes ``- -``, which
+    MySQL reads the same (it negates twice)."""
     out = []
-    k = 0
     i = 0
     n = len(sql)
     while i < n:
@@ -557,17 +557,29 @@ def write_in(sql: str, params, literal=sql_literal) -> str:
                 out.append(sql[i:j])
                 i = j
                 continue
+            if sql.startswith("--", i):
+                out.append("- -")
+                i += 2
+                continue
         if c == "?":
-            if k >= len(params):
-                from ..errors import ER_WRONG_ARGUMENTS, ProgrammingError
-
-                raise ProgrammingError(
-                    "Incorrect number of bindings supplied", ER_WRONG_ARGUMENTS, "HY000"
-                )
-            out.append(literal(params[k]))
-            k += 1
+            out.append(replace(i))
             i += 1
             continue
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def write_in(sql: str, params, literal=sql_literal) -> str:
+    """``sql`` with each ``?`` placeholder outside quotes and comments replaced by
+    ``literal(value)`` of its parameter (ProgrammingError when there are fewer)."""
+    values = iter(params)
+
+    def replace(_i: int) -> str:
+        for v in values:
+            return literal(v)
+        from ..errors import ER_WRONG_ARGUMENTS, ProgrammingError
+
+        raise ProgrammingError("Incorrect number of bindings supplied", ER_WRONG_ARGUMENTS, "HY000")
+
+    return substitute_placeholders(sql, replace)

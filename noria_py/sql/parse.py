@@ -15,7 +15,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from ..errors import parse_error
 from .dialect import DIALECT
-from .literals import comment_end, quoted_end
+from .literals import substitute_placeholders
 
 
 def _first_select(stmt: exp.Expression) -> exp.Expression:
@@ -26,37 +26,17 @@ def _first_select(stmt: exp.Expression) -> exp.Expression:
 
 
 def number_placeholders(sql: str) -> tuple[str, int]:
-    out = []
-    n = 0
-    i = 0
-    L = len(sql)
-    while i < L:
-        c = sql[i]
-        if c in ("'", '"', "`"):
-            j = quoted_end(sql, i)
-            out.append(sql[i:j])
-            i = j
-            continue
-        if c in "-#/":
-            j = comment_end(sql, i)
-            if j >= 0:
-                out.append(sql[i:j])
-                i = j
-                continue
-            if sql.startswith("--", i):
-                out.append("- -")  # not a comment: ``--1`` negates twice
-                i += 2
-                continue
-        if c == "?":
-            if i + 1 < L and (sql[i + 1].isalnum() or sql[i + 1] == "_"):
-                raise parse_error(f"near '{sql[i : i + 20]}'")  # `?1` is no placeholder
-            out.append(f":p{n}")
-            n += 1
-            i += 1
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out), n
+    """``sql`` with its ``?`` placeholders named ``:p0``, ``:p1`` ... and their count."""
+    count = 0
+
+    def name(i: int) -> str:
+        nonlocal count
+        if i + 1 < len(sql) and (sql[i + 1].isalnum() or sql[i + 1] == "_"):
+            raise parse_error(f"near '{sql[i : i + 20]}'")  # `?1` is no placeholder
+        count += 1
+        return f":p{count - 1}"
+
+    return substitute_placeholders(sql, name), count
 
 
 _LOAD_DATA = re.compile(r"\A\s*load\s+data\b", re.I)
