@@ -159,27 +159,22 @@ def _diff(want, got, script) -> list[str]:
     return bad
 
 
-def test_session_script_embedded_matches_mariadb(mariadb_oracle):
-    want = _mariadb(mariadb_oracle, SCRIPT)
-    problems = _diff(want, _embedded(SCRIPT), SCRIPT)
+SCRIPTS = pytest.mark.parametrize(
+    "script", [SCRIPT, FOUND_ROWS_SCRIPT], ids=["session", "found_rows"]
+)
+
+
+@SCRIPTS
+def test_session_script_embedded_matches_mariadb(mariadb_oracle, script):
+    want = _mariadb(mariadb_oracle, script)
+    problems = _diff(want, _embedded(script), script)
     assert not problems, "\n".join(problems)
 
 
-def test_session_script_over_the_wire_matches_mariadb(mariadb_oracle, server):
-    want = _mariadb(mariadb_oracle, SCRIPT)
-    problems = _diff(want, _wire(server, SCRIPT), SCRIPT)
-    assert not problems, "\n".join(problems)
-
-
-def test_found_rows_embedded_matches_mariadb(mariadb_oracle):
-    want = _mariadb(mariadb_oracle, FOUND_ROWS_SCRIPT)
-    problems = _diff(want, _embedded(FOUND_ROWS_SCRIPT), FOUND_ROWS_SCRIPT)
-    assert not problems, "\n".join(problems)
-
-
-def test_found_rows_over_the_wire_matches_mariadb(mariadb_oracle, server):
-    want = _mariadb(mariadb_oracle, FOUND_ROWS_SCRIPT)
-    problems = _diff(want, _wire(server, FOUND_ROWS_SCRIPT), FOUND_ROWS_SCRIPT)
+@SCRIPTS
+def test_session_script_over_the_wire_matches_mariadb(mariadb_oracle, server, script):
+    want = _mariadb(mariadb_oracle, script)
+    problems = _diff(want, _wire(server, script), script)
     assert not problems, "\n".join(problems)
 
 
