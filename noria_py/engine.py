@@ -13,6 +13,7 @@ A statement's text is parsed once and cached as a prepared object:
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import datetime as _dt
 import functools
@@ -2564,6 +2565,46 @@ class Engine:
         row's delta: ``load_stored``'s ``internal``)."""
         node = self.graph.lookup(f"base({self._schema(table).name})")
         return node is not None and bool(node.children)
+
+    @contextlib.contextmanager
+    def bulk_load(self, table: str, rows: int | None):
+        """A load of ``rows`` rows into ``table`` runs inside: when views in this process read
+        the table and the load is large (at least ``LOG_ROWS_LIMIT`` rows and a quarter of the
+        rows the table holds), the queries over the table leave the dataflow for the load, as
+        after ALTER TABLE, so the rows go to base storage without a delta each, and the indexes
+        the dataflow made on the table are built again after it, by one sort each; when it ends
+        (loaded or not), views are installed again from base storage (a full one computed by
+        one query) and the other queries are compiled again on their next use (a partial one
+        starts empty). A query installed again during the load (another thread reads it)
+        receives the rest of the load as deltas. Inside an open transaction, or while another
+        connection's transaction is open, every batch is a delta as before."""
+        with self.lock:
+            dropped = self._drop_queries_for_load(table, rows)
+            indexes = self.storage.drop_dataflow_indexes(table) if dropped else []
+        try:
+            yield dropped
+        finally:
+            if dropped:
+                with self.lock:
+                    if not self._closed:
+                        self.storage.build_indexes(indexes)
+                        self._revalidate_views()
+
+    def _drop_queries_for_load(self, table: str, rows: int | None) -> bool:
+        if rows is None or rows < LOG_ROWS_LIMIT or self._closed:
+            return False
+        if not self.has_views_over(table) or self._cur.active or not self._cur.autocommit:
+            return False  # the load's rows must stay the transaction's until it commits
+        if self._writer is not None and self._writer is not self._cur:
+            return False  # its commit would deliver deltas to views rebuilt with its rows
+        name = self._schema(table).name
+        if rows * 4 < self.storage.count(name):
+            return False  # a small load into a large table: deltas cost less than a rebuild
+        self._drain()
+        self._forget_table(name)
+        self._forget_statements()
+        self._unshared.clear()
+        return True
 
     @_locked
     def load_stored(self, table: str, stored: list, internal, on_duplicate: str = "error") -> int:

@@ -867,74 +867,76 @@ def load(
             keys.check()
     else:
         cache = None
-    loaded = 0
-    batches = 0
-    if cache is not None and on_batch is None and not engine.has_views_over(schema.name):
-        # every batch checked and held: one write of up to WRITE_ROWS rows (one transaction,
-        # one checkpoint), its rows made batch by batch while SQLite takes them
+    # a large load into a table views read: the views are rebuilt once, after it
+    with engine.bulk_load(schema.name, total):
+        loaded = 0
+        batches = 0
+        if cache is not None and on_batch is None and not engine.has_views_over(schema.name):
+            # every batch checked and held: one write of up to WRITE_ROWS rows (one transaction,
+            # one checkpoint), its rows made batch by batch while SQLite takes them
+            with _Progress(schema.name, total, enabled=progress) as bar:
+                group: list = []
+                for p in range(len(src.parts)):
+                    held, cache[p] = cache[p], []
+                    for _first, _batch, conv in held:
+                        if conv.problems:
+                            keep = [i for i in range(conv.size) if _first + i not in conv.problems]
+                        else:
+                            keep = None
+                        group.append((conv, keep))
+                        if sum(c.size if k is None else len(k) for c, k in group) >= WRITE_ROWS:
+                            batches += 1
+                            loaded += _write_group(
+                                engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
+                            )
+                            group = []
+                if group:
+                    batches += 1
+                    loaded += _write_group(
+                        engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
+                    )
+            if skip_bad_rows:
+                return LoadResult(loaded, problems.count, problems.lines())
+            return LoadResult(loaded)
         with _Progress(schema.name, total, enabled=progress) as bar:
-            group: list = []
-            for p in range(len(src.parts)):
-                held, cache[p] = cache[p], []
-                for _first, _batch, conv in held:
+            for p, part in enumerate(src.parts):
+                if cache is not None:
+                    converted = iter(cache[p])
+                    cache[p] = []  # each batch is freed once loaded
+                else:
+                    converted = (
+                        (first, batch, _convert(pa, pc, cols, batch, src, first))
+                        for first, batch in _batches(pa, part, batch_rows)
+                    )
+                for first, batch, conv in converted:
+                    keep = None
+                    if conv.problems and not skip_bad_rows:
+                        # unvalidated: this batch's problems stop the load (earlier ones stay)
+                        records = _Records(part, src) if part.csv_path is not None else None
+                        late = _Problems(schema.name)
+                        for delivered, texts in sorted(conv.problems.items()):
+                            number = records.record(delivered) if records else delivered
+                            late.add(p, part, number, texts)
+                        late.fail(loaded)
                     if conv.problems:
-                        keep = [i for i in range(conv.size) if _first + i not in conv.problems]
-                    else:
-                        keep = None
-                    group.append((conv, keep))
-                    if sum(c.size if k is None else len(k) for c, k in group) >= WRITE_ROWS:
-                        batches += 1
-                        loaded += _write_group(
-                            engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
-                        )
-                        group = []
-            if group:
-                batches += 1
-                loaded += _write_group(
-                    engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
-                )
+                        keep = [i for i in range(conv.size) if first + i not in conv.problems]
+                    stored = conv.rows(keep)
+                    internal = functools.partial(conv.internal, keep)
+                    batches += 1
+                    try:
+                        if _auto_nulls(cols, stored):
+                            n = engine.load_rows(schema.name, None, internal(), on_duplicate)
+                        else:
+                            n = engine.load_stored(schema.name, stored, internal, on_duplicate)
+                    except E.IntegrityError as e:
+                        raise stopped_at(e, schema.name, batches, loaded) from e
+                    loaded += n
+                    bar.advance(batch.num_rows)
+                    if on_batch is not None:
+                        on_batch(batch, loaded)
         if skip_bad_rows:
             return LoadResult(loaded, problems.count, problems.lines())
         return LoadResult(loaded)
-    with _Progress(schema.name, total, enabled=progress) as bar:
-        for p, part in enumerate(src.parts):
-            if cache is not None:
-                converted = iter(cache[p])
-                cache[p] = []  # each batch is freed once loaded
-            else:
-                converted = (
-                    (first, batch, _convert(pa, pc, cols, batch, src, first))
-                    for first, batch in _batches(pa, part, batch_rows)
-                )
-            for first, batch, conv in converted:
-                keep = None
-                if conv.problems and not skip_bad_rows:
-                    # unvalidated: this batch's problems stop the load (earlier ones stay)
-                    records = _Records(part, src) if part.csv_path is not None else None
-                    late = _Problems(schema.name)
-                    for delivered, texts in sorted(conv.problems.items()):
-                        number = records.record(delivered) if records else delivered
-                        late.add(p, part, number, texts)
-                    late.fail(loaded)
-                if conv.problems:
-                    keep = [i for i in range(conv.size) if first + i not in conv.problems]
-                stored = conv.rows(keep)
-                internal = functools.partial(conv.internal, keep)
-                batches += 1
-                try:
-                    if _auto_nulls(cols, stored):
-                        n = engine.load_rows(schema.name, None, internal(), on_duplicate)
-                    else:
-                        n = engine.load_stored(schema.name, stored, internal, on_duplicate)
-                except E.IntegrityError as e:
-                    raise stopped_at(e, schema.name, batches, loaded) from e
-                loaded += n
-                bar.advance(batch.num_rows)
-                if on_batch is not None:
-                    on_batch(batch, loaded)
-    if skip_bad_rows:
-        return LoadResult(loaded, problems.count, problems.lines())
-    return LoadResult(loaded)
 
 
 class _GroupRows:

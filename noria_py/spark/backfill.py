@@ -302,7 +302,11 @@ def _backfill(
     lock = getattr(engine, "lock", None) or contextlib.nullcontext()
     loaded = 0
     batches = 0
-    with _Progress(schema.name, total, enabled=progress) as bar:
+    bulk = getattr(engine, "bulk_load", None)  # views over the table: rebuilt once, after
+    with (
+        bulk(schema.name, total) if bulk else contextlib.nullcontext(),
+        _Progress(schema.name, total, enabled=progress) as bar,
+    ):
         stream = None
         try:
             stream = _arrow_batches(cast_df, batch_rows)

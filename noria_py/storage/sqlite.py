@@ -592,6 +592,30 @@ class SQLiteStorage:
         cols_sql = ", ".join(q(schema.columns[i].name) for i in cols)
         self.conn.execute(f"CREATE INDEX IF NOT EXISTS {q(name)} ON {q(schema.name)} ({cols_sql})")
 
+    def drop_dataflow_indexes(self, table: str) -> list[str]:
+        """Drop the indexes ``ensure_index`` made on ``table`` (a bulk load builds them again
+        after, by one sort each, instead of an index insert per row); returns the statements
+        that build them again. None dropped when another connection holds the write lock."""
+        name = self.schemas[table.lower()].name
+        prefix = f"nx_{name}_"
+        found = self.conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", (name,)
+        ).fetchall()
+        made = []
+        for index, sql in found:
+            if not index.startswith(prefix) or not sql:
+                continue
+            try:
+                self.conn.execute(f"DROP INDEX {q(index)}")
+            except sqlite3.OperationalError:
+                break  # busy: the rest stay
+            made.append(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+        return made
+
+    def build_indexes(self, statements: list[str]) -> None:
+        for sql in statements:
+            self.conn.execute(sql)
+
     def drop_table(self, name: str) -> None:
         schema = self.schemas.pop(name.lower())
         self._insert_sql.pop(schema.name, None)
