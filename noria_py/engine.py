@@ -3634,7 +3634,12 @@ class Engine:
     ) -> Prepared:
         """Answer the SELECT from base storage; ``reason``: the construct the dataflow cannot
         maintain (None: it could, but the caching rules keep it proxied)."""
+        from .sql.inline import inline_views
+
+        named = ast  # the query as written: its key among the queries seen
         try:
+            # the views it reads inlined, so their bodies keep MySQL's semantics too
+            ast = inline_views(ast, self.views)
             # a UNION's branches cast to its columns' types, as MySQL converts them
             ast = proxy_types.unify_unions(ast, self.storage.schemas)
             rw = transpile.to_sqlite(ast, self.storage.schemas)
@@ -3666,15 +3671,15 @@ class Engine:
                 ]
         if entry is None:
             # validate tables before registering
-            for t in ast.find_all(exp.Table):
+            for t in named.find_all(exp.Table):
                 low = t.name.lower()
                 if low and low not in self.storage.schemas and low not in self.views:
                     if not any(
                         isinstance(cte, exp.CTE) and cte.alias.lower() == low
-                        for cte in ast.find_all(exp.CTE)
+                        for cte in named.find_all(exp.CTE)
                     ):
                         raise E.no_such_table(t.name)
-            key = _normalize(ast)
+            key = _normalize(named)
             entry = QueryEntry(self._next_name(), sql.strip(), "proxied", None)
             entry.reason = reason
             entry.cacheable = False if reason is not None else None
