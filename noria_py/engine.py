@@ -1710,6 +1710,45 @@ def _db_qualified(name: str) -> str:
     return f"{db or N.HOME}.{table}"
 
 
+def _view_column_list(ast: exp.Create) -> exp.Create:
+    """``CREATE VIEW v (a, b) AS SELECT x, y ...`` as ``CREATE VIEW v AS SELECT x AS a, y AS
+    b ...`` (a UNION's first SELECT names its columns), as MariaDB keeps such a view; 1353 when
+    the counts differ, 1060 for a name given twice."""
+    names = [c.name for c in ast.this.expressions]
+    seen: set[str] = set()
+    for n in names:
+        if n.lower() in seen:
+            raise E.ProgrammingError(f"Duplicate column name '{n}'", 1060, "42S21")
+        seen.add(n.lower())
+    ast = ast.copy()
+    query = ast.expression
+    first = query
+    while isinstance(first, (exp.SetOperation, exp.Subquery)):
+        first = first.this
+    if not isinstance(first, exp.Select):
+        raise E.NotSupportedError("This version doesn't yet support 'a view column list here'")
+    if any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+        for e in first.expressions
+    ):
+        raise E.NotSupportedError(
+            "This version doesn't yet support 'a view column list over SELECT *'"
+        )
+    if len(first.expressions) != len(names):
+        raise E.ProgrammingError(
+            "View's SELECT and view's field list have different column counts", 1353, "HY000"
+        )
+    first.set(
+        "expressions",
+        [
+            exp.alias_(e.this if isinstance(e, exp.Alias) else e, n, quoted=True)
+            for e, n in zip(first.expressions, names)
+        ],
+    )
+    ast.set("this", ast.this.this)
+    return ast
+
+
 def _exists_note(name: str) -> Result:
     """``CREATE ... IF NOT EXISTS`` of a table or view that exists: nothing, and a note."""
     msg = f"Table '{N.bare(name)}' already exists"
@@ -5349,6 +5388,10 @@ class Engine:
         self._forget_statements()
 
     def _create_view(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
+        if isinstance(ast.this, exp.Schema):
+            # CREATE VIEW v (a, b) AS ...: the list names the SELECT's columns, as aliases
+            ast = _view_column_list(ast)
+            sql = ast.sql(DIALECT)
         name = ast.this.name
         low = name.lower()
         query = ast.expression

@@ -117,3 +117,45 @@ def test_expressions_over_views(engines, view, expr):
     derived = f"SELECT id, {expr} FROM (SELECT {body} FROM vals) x ORDER BY id"
     problems = check(engines, f"SELECT id, {expr} FROM {view} ORDER BY id", derived)
     assert not problems, "\n".join(problems)
+
+
+COLUMN_LISTS = [
+    "CREATE VIEW iv_cl (k, total, mean) AS SELECT i % 3, SUM(d), AVG(d) FROM vals GROUP BY i % 3",
+    "CREATE VIEW iv_cu (v) AS SELECT id FROM vals WHERE id < 3 UNION SELECT i FROM vals",
+]
+COLUMN_LIST_ERRORS = [
+    "CREATE VIEW iv_bad (a, b) AS SELECT id FROM vals",  # 1353
+    "CREATE VIEW iv_bad (a, A) AS SELECT id, s FROM vals",  # 1060
+]
+
+
+def test_a_view_column_list_names_the_columns(engines, tmp_path):
+    """``CREATE VIEW v (a, b) AS ...`` was stored under an empty name; its columns are now
+    the list's, cached and proxied, and after the database file is opened again."""
+    _, oracle = engines
+    for name in ("iv_cl", "iv_cu", "iv_bad"):
+        oracle.query(f"DROP VIEW IF EXISTS {name}")
+    for sql in COLUMN_LISTS:
+        oracle.query(sql)
+    path = str(tmp_path / "views.db")
+    conn = noria_py.connect(path)
+    D.load_noria(conn)
+    for sql in COLUMN_LISTS:
+        conn.execute(sql)
+    queries = [
+        "SELECT * FROM iv_cl ORDER BY k",
+        "SELECT total FROM iv_cl WHERE k = 1",
+        "SELECT v FROM iv_cu ORDER BY v",
+        "SELECT k, mean, RAND() < 2 FROM iv_cl ORDER BY k",  # proxied
+    ]
+    for sql in COLUMN_LIST_ERRORS:
+        want = answer(lambda q: oracle.query(q)[0], sql)
+        assert answer(lambda q: conn.execute(q).fetchall(), sql) == want
+    for attempt in ("created", "reopened"):
+        for sql in queries:
+            want = answer(lambda q: oracle.query(q)[0], sql)
+            got = answer(lambda q, c=conn: c.execute(q).fetchall(), sql)
+            assert same(want, got), (attempt, sql, want, got)
+        conn.close()
+        conn = noria_py.connect(path)
+    conn.close()
