@@ -235,6 +235,34 @@ def _column_facts(c) -> dict:
     return f
 
 
+class _Typed:
+    """A view's column seen as a table's column by ``_column_facts``."""
+
+    __slots__ = ("ctype",)
+
+    def __init__(self, ctype) -> None:
+        self.ctype = ctype
+
+
+def _view_column_types(engine, ast, count: int) -> list:
+    """Per column of a view: the type of the table column it passes through unchanged, else
+    None (a computed column: described by its kind alone)."""
+    from .sql import proxy_types
+    from .sql.inline import inline_views
+
+    cols = None
+    if ast is not None:
+        try:
+            cols = proxy_types.query_columns(
+                inline_views(ast, engine.views), engine.storage.schemas
+            )
+        except Exception:  # noqa: BLE001 - a view that no longer reads what it names
+            cols = None
+    if cols is None or len(cols) != count:
+        return [None] * count
+    return [None if ct.computed else ct for _n, ct in cols]
+
+
 def _default(c):
     if not c.has_default or c.default is None:
         return None
@@ -365,12 +393,24 @@ def build_rows(engine, counts: bool = True) -> dict[str, list[tuple]]:
         cq = entry.compiled if entry is not None else None
         if cq is not None:  # a view's columns, as far as their kinds tell their types
             vis = cq.visible or len(cq.names)
+            passed = _view_column_types(engine, ast, vis)
             for i, (cname, kind) in enumerate(zip(cq.names[:vis], cq.kinds[:vis])):
+                nullable = "NO" if not cq.nullable[i] else "YES"
+                ctype = passed[i]
+                if ctype is not None:  # a table's column passed through: its own type
+                    f = _column_facts(_Typed(ctype))
+                    out["COLUMNS"].append(
+                        ("def", database, name, cname, i + 1, None, nullable, f["DATA_TYPE"],
+                         f["CHARACTER_MAXIMUM_LENGTH"], f["CHARACTER_OCTET_LENGTH"],
+                         f["NUMERIC_PRECISION"], f["NUMERIC_SCALE"], f["DATETIME_PRECISION"],
+                         f["CHARACTER_SET_NAME"], f["COLLATION_NAME"], f["COLUMN_TYPE"], "", "",
+                         "select,insert,update,references", "", "NEVER", "")
+                    )  # fmt: skip
+                    continue
                 typ = _VIEW_TYPES.get(kind, "varchar(255)")
                 out["COLUMNS"].append(
-                    ("def", database, name, cname, i + 1, None,
-                     "NO" if not cq.nullable[i] else "YES", typ.split("(")[0], None, None,
-                     None, None, None, None, None, typ, "", "",
+                    ("def", database, name, cname, i + 1, None, nullable, typ.split("(")[0],
+                     None, None, None, None, None, None, None, typ, "", "",
                      "select,insert,update,references", "", "NEVER", "")
                 )  # fmt: skip
         out["VIEWS"].append(

@@ -159,3 +159,32 @@ def test_a_view_column_list_names_the_columns(engines, tmp_path):
         conn.close()
         conn = noria_py.connect(path)
     conn.close()
+
+
+def test_a_views_passed_through_columns_are_described_as_their_tables(engines):
+    """information_schema.COLUMNS (and DESCRIBE) of a view: a column the view passes through
+    unchanged has its table column's type (it was the kind's widest type: bigint, longtext,
+    decimal(65,30)). Display widths aside (``int`` here, ``int(11)`` in MariaDB's COLUMN_TYPE),
+    they are MariaDB's."""
+    _, oracle = engines
+    views = [
+        "CREATE VIEW iv_meta AS SELECT id, s, d, dt, f, i FROM vals WHERE id > 1",
+        "CREATE VIEW iv_meta_g AS SELECT dt, COUNT(*) AS n FROM vals GROUP BY dt",
+    ]
+    for name in ("iv_meta", "iv_meta_g"):
+        oracle.query(f"DROP VIEW IF EXISTS {name}")
+    conn = noria_py.connect()
+    D.load_noria(conn)
+    for sql in views:
+        oracle.query(sql)
+        conn.execute(sql)
+    sql = (
+        "SELECT table_name, column_name, data_type, character_maximum_length, numeric_precision,"
+        " numeric_scale, collation_name, is_nullable FROM information_schema.columns WHERE"
+        " table_schema = DATABASE() AND table_name LIKE 'iv_meta%' AND column_name <> 'n'"
+        " ORDER BY table_name, ordinal_position"
+    )
+    want = answer(lambda q: oracle.query(q)[0], sql)
+    assert len(want) == 7
+    assert answer(lambda q: conn.execute(q).fetchall(), sql) == want
+    conn.close()
