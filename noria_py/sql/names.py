@@ -69,10 +69,11 @@ def qualify(ast: exp.Expression, current: str | None, resolve: Callable[[str], s
     changed = False
     ctes = {c.alias.lower() for c in ast.find_all(exp.CTE) if c.alias}
     creating = {id(t) for t in _created_names(ast)}
-    # tables read without an alias under the same name from two databases (``FROM a.t JOIN
-    # t``): each is known by its full name, and a column qualified by the bare name is
-    # ambiguous (1052), as in MySQL
-    seen: dict[str, int] = {}
+    # tables read without an alias under the same name from two databases in one FROM clause
+    # (``FROM a.t JOIN t``): each is known by its full name, and a column qualified by the bare
+    # name is ambiguous (1052), as in MySQL. The same name in a subquery is another scope
+    # (``FROM t WHERE t.x IN (SELECT x FROM t)``).
+    seen: dict[tuple[int, str], int] = {}
     for t in ast.find_all(exp.Table):
         if (
             not t.alias
@@ -80,8 +81,10 @@ def qualify(ast: exp.Expression, current: str | None, resolve: Callable[[str], s
             and isinstance(t.this, exp.Identifier)
             and not isinstance(t.parent, exp.Delete)  # a DELETE's targets name FROM's tables
         ):
-            seen[t.name.lower()] = seen.get(t.name.lower(), 0) + 1
-    twice = {n for n, k in seen.items() if k > 1}
+            scope = t.find_ancestor(exp.Select, exp.Update, exp.Delete)
+            key = (id(scope), t.name.lower())
+            seen[key] = seen.get(key, 0) + 1
+    twice = {n for (_scope, n), k in seen.items() if k > 1}
     # a foreign key's parent without a database is in its child's database
     owner = (
         ast.this.this

@@ -289,14 +289,76 @@ def _quantified_subqueries(stmt: exp.Expression) -> None:
             and isinstance(sub, exp.Query)
             and (isinstance(cmp, exp.EQ) == isinstance(q, exp.Any))
         )
-        if not rewritable:
+        if rewritable:
+            inn = exp.In(this=cmp.this.copy(), query=exp.Subquery(this=sub.copy()))
+            cmp.replace(inn if isinstance(cmp, exp.EQ) else exp.Not(this=inn))
+            continue
+        quantified = _quantified(cmp, q, sub)
+        if quantified is None:
             word = "ALL" if isinstance(q, exp.All) else "ANY/SOME"
             raise NotSupportedError(
-                f"This version doesn't yet support 'comparison with {word} (subquery)' "
-                "other than = ANY and <> ALL"
+                f"This version doesn't yet support 'comparison with {word} (subquery)' here"
             )
-        inn = exp.In(this=cmp.this.copy(), query=exp.Subquery(this=sub.copy()))
-        cmp.replace(inn if isinstance(cmp, exp.EQ) else exp.Not(this=inn))
+        cmp.replace(quantified)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def _quantified(cmp: exp.Expression, q: exp.Expression, sub) -> exp.Expression | None:
+    """``x op ANY (S)`` and ``x op ALL (S)`` with MySQL's three-valued answer, as EXISTS over
+    S's one column (``v``): ANY is 1 when some ``x op v`` holds, else NULL when S has a row and
+    ``x`` or some ``v`` is NULL, else 0 (S empty included); ALL is 0 when some ``x op v`` is
+    false, else NULL likewise, else 1. None when it cannot be written so (a row on the left, S
+    not one column, a left side that may change between evaluations)."""
+    if not isinstance(cmp, _COMPARISONS) or cmp.expression is not q:
+        return None
+    if not isinstance(sub, exp.Query):
+        return None
+    left = cmp.this
+    if isinstance(left, exp.Tuple) or left.find(exp.Rand, exp.Subquery, exp.Anonymous):
+        return None
+    first = sub
+    while isinstance(first, (exp.SetOperation, exp.Subquery)):
+        first = first.this
+    if not isinstance(first, exp.Select):
+        return None
+    if len(first.expressions) != 1 and not any(isinstance(e, exp.Star) for e in first.expressions):
+        from ..errors import OperationalError
+
+        raise OperationalError("Operand should contain 1 column(s)", 1241, "21000")
+    item = first.expressions[0]
+    if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star):
+        return None
+    body = sub.copy()
+    head = body
+    while isinstance(head, (exp.SetOperation, exp.Subquery)):
+        head = head.this
+    only = head.expressions[0]
+    head.set("expressions", [exp.alias_(only.this if isinstance(only, exp.Alias) else only,
+                                        "__noria_v", quoted=True)])  # fmt: skip
+    value = exp.column("__noria_v", table="__noria_q", quoted=True)
+
+    def exists(cond: exp.Expression) -> exp.Expression:
+        derived = exp.Subquery(
+            this=body.copy(), alias=exp.TableAlias(this=exp.to_identifier("__noria_q", quoted=True))
+        )
+        return exp.Exists(this=exp.select(exp.Literal.number(1)).from_(derived).where(cond))
+
+    holds = cmp.__class__(this=left.copy(), expression=value.copy())
+    unknown = exp.or_(exp.Is(this=left.copy(), expression=exp.Null()),
+                      exp.Is(this=value.copy(), expression=exp.Null()))  # fmt: skip
+    if isinstance(q, exp.Any):
+        decided, then, otherwise = holds, 1, 0
+    else:
+        decided, then, otherwise = exp.Not(this=exp.paren(holds)), 0, 1
+    return exp.Case(
+        ifs=[
+            exp.If(this=exists(decided), true=exp.Literal.number(then)),
+            exp.If(this=exists(unknown), true=exp.Null()),
+        ],
+        default=exp.Literal.number(otherwise),
+    )
 
 
 def _replace_statement(sql: str, text: str) -> exp.Expression:

@@ -29,6 +29,8 @@ COMPARED = [
     "SELECT id FROM qf WHERE salary = SOME (SELECT salary FROM qf WHERE id < 3) ORDER BY id",
     "SELECT id FROM qf WHERE salary <> ALL (SELECT salary FROM qf WHERE id < 3) ORDER BY id",
     "SELECT id FROM qf WHERE salary <> ALL (SELECT salary FROM qf) ORDER BY id",
+    "SELECT id FROM qf WHERE salary > ALL (SELECT salary FROM qf WHERE dept = 'b') ORDER BY id",
+    "SELECT id FROM qf WHERE salary < ANY (SELECT salary FROM qf) ORDER BY id",
     "SELECT id, SUM(salary) OVER (ORDER BY id) FROM qf ORDER BY id",
     "SELECT id, SUM(d) OVER (PARTITION BY dept) FROM qf ORDER BY id",
     "SELECT id, AVG(salary) OVER () FROM qf ORDER BY id",
@@ -45,8 +47,6 @@ COMPARED = [
 
 REFUSED = [
     "SELECT dept, SUM(salary) FROM qf GROUP BY dept WITH ROLLUP",
-    "SELECT id FROM qf WHERE salary > ALL (SELECT salary FROM qf WHERE dept = 'b')",
-    "SELECT id FROM qf WHERE salary < ANY (SELECT salary FROM qf)",
 ]
 
 INTO = [
