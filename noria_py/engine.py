@@ -305,8 +305,14 @@ class SelectPrepared(Prepared):
             if r is not None:  # filled by another thread meanwhile
                 self.entry.hits += 1
                 return r
-            with holding(graph.evictor):
+            ev = graph.evictor
+            if ev is None:
                 return self._fill_miss(key)
+            ev.hold()  # (eviction.holding, without a generator per miss)
+            try:
+                return self._fill_miss(key)
+            finally:
+                ev.release()
 
     def _fill_miss(self, key) -> tuple:
         reader = self.reader

@@ -14,6 +14,8 @@ value read is converted as base storage converts it, and a table with deltas sti
 
 from __future__ import annotations
 
+import sqlite3
+
 from ..sql import values as V
 from ..sql.collation import CK, ck
 from .partial import matches
@@ -119,6 +121,17 @@ def _param(v):
     return V.to_storage(v)
 
 
+def _params(key) -> list:
+    """``[_param(v) for v in key]``, an integer that fits SQLite's taken as it is."""
+    out = []
+    for v in key:
+        if v.__class__ is int and -9223372036854775808 <= v <= 9223372036854775807:
+            out.append(v)
+        else:
+            out.append(_param(v))
+    return out
+
+
 def _converter(convs):
     """``row tuple -> row tuple`` converting stored values as base storage does (None: none)."""
     todo = [(i, c) for i, c in enumerate(convs) if c is not None]
@@ -207,7 +220,7 @@ def select(storage, rel: SqlRel, cols, key, cache: dict) -> list:
         sql = f"SELECT {', '.join(rel.cols)} FROM {rel.from_sql}{where(rel, cols)}"
         entry = cache[tuple(cols)] = (sql, _converter(rel.convs))
     sql, conv = entry
-    rows = storage.reading.execute(sql, [_param(v) for v in key]).fetchall()
+    rows = storage.reading.execute(sql, _params(key)).fetchall()
     if conv is not None:
         return [(conv(r), 1) for r in rows]
     return [(r, 1) for r in rows]
@@ -233,10 +246,8 @@ class Grouped:
     def run(self, storage, key) -> list | None:
         """``[(group values, rows, [state per aggregate])]``, or None when SQLite cannot give
         the exact states (an integer overflow, a sum that is not an integer)."""
-        import sqlite3
-
         try:
-            rows = storage.reading.execute(self.sql, [_param(v) for v in key]).fetchall()
+            rows = storage.reading.execute(self.sql, _params(key)).fetchall()
         except (sqlite3.OperationalError, OverflowError):
             return None
         ng = self.ngroup
