@@ -2033,10 +2033,9 @@ class Engine:
     def _in_database(self, run, *args):
         """The embedded connection's session values: DATABASE() (after USE), LAST_INSERT_ID()
         and ROW_COUNT() read them. (A server session binds its own context.)"""
-        from .sql import functions as F
-
         t = self._txn_default
         base = F.current_context()
+        db = t.database
         # (the base context is mutable: a server session rebinds its own; compare its values)
         key = (
             id(base),
@@ -2047,7 +2046,7 @@ class Engine:
             base.found_rows,
             base.now,
             base.collation,
-            self.current_database(),
+            N.HOME if db is None else (db or None),  # current_database()
             t.last_insert_id,
             t.row_count,
         )

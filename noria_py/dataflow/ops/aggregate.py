@@ -515,6 +515,15 @@ class Aggregate(Node):
         if any(j is None for j in comps):
             return None
         filled = self.filled
+        if len(comps) == 1:
+            j0 = comps[0]
+
+            def holds(key):
+                if not self.partial or self.probe_on_drop:
+                    return True
+                return (key[j0],) in filled
+
+            return holds
 
         def holds(key):
             if not self.partial or self.probe_on_drop:
