@@ -393,6 +393,9 @@ class _Group:
         reps = self.reps
         if not reps:
             return key
+        if len(reps) == 1:
+            for only in reps:
+                return only
         return min(reps)
 
 
@@ -442,7 +445,10 @@ class Aggregate(Node):
         self.groups = {}
 
     def _fkey(self, row) -> tuple:
-        return tuple([ck(row[c]) for c in self.fill_cols])
+        fc = self.fill_cols
+        if len(fc) == 1:
+            return (ck(row[fc[0]]),)
+        return tuple([ck(row[c]) for c in fc])
 
     def ensure(self, fk: tuple) -> None:
         self._ensure(ck_tuple(fk))
