@@ -1990,27 +1990,27 @@ class Engine:
             if txn.active or self._writer is txn:
                 self._rollback(txn)
 
-    @_locked
     def execute(self, sql: str, params=(), txn: Txn | None = None) -> Result:
         """Run one statement. A SELECT text without parameters whose literals lift into
         parameters (``sql/literals.py``) is answered as its parameterized form, so that the
         lookups of one shape share one query (see ``lifted``), unless ``lift_literals`` is off."""
-        prev = self._cur
-        self._cur = txn if txn is not None else self._txn_default
-        try:
-            if txn is None:
-                t = self._txn_default
-                if t.database is not None or t.last_insert_id or t.row_count != -1:
-                    res = self._in_database(self._execute, sql, params)
-                else:
-                    res = self._execute(sql, params)
-                if res.lastrowid:  # an AUTO_INCREMENT value was generated
-                    t.last_insert_id = res.lastrowid
-                t.row_count = res.rowcount if res.columns is None else -1
-                return res
-            return self._execute(sql, params)
-        finally:
-            self._cur = prev
+        with self.lock:  # (as ``_locked`` does, without a wrapper's call per statement)
+            prev = self._cur
+            self._cur = txn if txn is not None else self._txn_default
+            try:
+                if txn is None:
+                    t = self._txn_default
+                    if t.database is not None or t.last_insert_id or t.row_count != -1:
+                        res = self._in_database(self._execute, sql, params)
+                    else:
+                        res = self._execute(sql, params)
+                    if res.lastrowid:  # an AUTO_INCREMENT value was generated
+                        t.last_insert_id = res.lastrowid
+                    t.row_count = res.rowcount if res.columns is None else -1
+                    return res
+                return self._execute(sql, params)
+            finally:
+                self._cur = prev
 
     @_locked
     def execute_lifted(
