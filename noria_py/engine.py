@@ -306,8 +306,14 @@ class SelectPrepared(Prepared):
             if r is not None:  # filled by another thread meanwhile
                 self.entry.hits += 1
                 return r
-            with holding(graph.evictor):
+            ev = graph.evictor
+            if ev is None:
                 return self._fill_miss(key)
+            ev.hold()  # (eviction.holding, without a generator per miss)
+            try:
+                return self._fill_miss(key)
+            finally:
+                ev.release()
 
     def _fill_miss(self, key) -> tuple:
         reader = self.reader
@@ -2024,27 +2030,27 @@ class Engine:
             if txn.active or self._writer is txn:
                 self._rollback(txn)
 
-    @_locked
     def execute(self, sql: str, params=(), txn: Txn | None = None) -> Result:
         """Run one statement. A SELECT text without parameters whose literals lift into
         parameters (``sql/literals.py``) is answered as its parameterized form, so that the
         lookups of one shape share one query (see ``lifted``), unless ``lift_literals`` is off."""
-        prev = self._cur
-        self._cur = txn if txn is not None else self._txn_default
-        try:
-            if txn is None:
-                t = self._txn_default
-                if t.database is not None or t.last_insert_id or t.row_count != -1:
-                    res = self._in_database(self._execute, sql, params)
-                else:
-                    res = self._execute(sql, params)
-                if res.lastrowid:  # an AUTO_INCREMENT value was generated
-                    t.last_insert_id = res.lastrowid
-                t.row_count = res.rowcount if res.columns is None else -1
-                return res
-            return self._execute(sql, params)
-        finally:
-            self._cur = prev
+        with self.lock:  # (as ``_locked`` does, without a wrapper's call per statement)
+            prev = self._cur
+            self._cur = txn if txn is not None else self._txn_default
+            try:
+                if txn is None:
+                    t = self._txn_default
+                    if t.database is not None or t.last_insert_id or t.row_count != -1:
+                        res = self._in_database(self._execute, sql, params)
+                    else:
+                        res = self._execute(sql, params)
+                    if res.lastrowid:  # an AUTO_INCREMENT value was generated
+                        t.last_insert_id = res.lastrowid
+                    t.row_count = res.rowcount if res.columns is None else -1
+                    return res
+                return self._execute(sql, params)
+            finally:
+                self._cur = prev
 
     @_locked
     def execute_lifted(
@@ -2067,10 +2073,9 @@ class Engine:
     def _in_database(self, run, *args):
         """The embedded connection's session values: DATABASE() (after USE), LAST_INSERT_ID()
         and ROW_COUNT() read them. (A server session binds its own context.)"""
-        from .sql import functions as F
-
         t = self._txn_default
         base = F.current_context()
+        db = t.database
         # (the base context is mutable: a server session rebinds its own; compare its values)
         key = (
             id(base),
@@ -2081,7 +2086,7 @@ class Engine:
             base.found_rows,
             base.now,
             base.collation,
-            self.current_database(),
+            N.HOME if db is None else (db or None),  # current_database()
             t.last_insert_id,
             t.row_count,
         )

@@ -477,3 +477,49 @@ def test_an_executemany_under_a_left_join_is_one_delta_counted_per_key():
     for k in range(10):
         got = sorted(conn.execute(by_post, (k,)).fetchall(), key=repr)
         assert got == sorted(plain.execute(by_post, (k,)).fetchall(), key=repr), k
+
+
+def _grouped_sql(conn, sql):
+    from noria_py.dataflow.ops.aggregate import Aggregate
+
+    (agg,) = [n for n in conn.engine.graph.nodes.values() if isinstance(n, Aggregate)]
+    return agg._grouped[0].sql
+
+
+def test_a_fill_keyed_by_a_unique_row_asks_sqlite_for_no_grouping():
+    # the fill of a key that fixes the primary key (or a NOT NULL unique key) of the table
+    # every group column comes from has one group at most: SQLite need not group (or sort) it,
+    # and a key with no row (SQLite's one row of COUNT(*) = 0) is no group
+    conn = noria_py.connect()
+    for sql in SCHEMA:
+        conn.execute(sql)
+    conn.execute("INSERT INTO authors VALUES (1, 'ann', 0), (2, 'Ann', 0), (3, 'bob', 1)")
+    conn.execute("INSERT INTO posts VALUES (1, 1, 5, 'x'), (2, 1, 7, 'y'), (3, 3, 1, 'x')")
+    q = QUERIES[0]
+    assert conn.execute(q, (1,)).fetchall() == [(1, "ann", 2, Decimal(12), Decimal("6.0000"))]
+    assert conn.execute(q, (2,)).fetchall() == [(2, "Ann", 0, None, None)]
+    assert conn.execute(q, (9,)).fetchall() == []
+    assert conn.execute(q, (None,)).fetchall() == []
+    assert "GROUP BY" not in _grouped_sql(conn, q)
+    # keyed by a column that is no key: grouped by SQLite
+    conn2 = noria_py.connect()
+    for sql in SCHEMA:
+        conn2.execute(sql)
+    conn2.execute("INSERT INTO authors VALUES (1, 'ann', 0), (2, 'Ann', 0), (3, 'bob', 0)")
+    conn2.execute("INSERT INTO posts VALUES (1, 1, 5, 'x'), (2, 3, 7, 'y')")
+    by_grp = "SELECT a.id, COUNT(p.id) FROM authors a LEFT JOIN posts p ON p.author = a.id"
+    by_grp += " WHERE a.grp = ? GROUP BY a.id"
+    assert sorted(conn2.execute(by_grp, (0,)).fetchall()) == [(1, 1), (2, 0), (3, 1)]
+    assert "GROUP BY" in _grouped_sql(conn2, by_grp)
+    for key_col, key, want, grouped in (
+        ("code", "ab", [("ab", 1)], False),  # NOT NULL UNIQUE (a text key under the collation)
+        ("opt", 4, [(4, 1)], True),  # a unique key that may be NULL: NULLs repeat
+    ):
+        c = noria_py.connect()
+        c.execute("CREATE TABLE u (code VARCHAR(5) NOT NULL UNIQUE, opt INT UNIQUE, v INT)")
+        c.execute("INSERT INTO u VALUES ('ab', NULL, 1), ('cd', NULL, 2), ('ef', 4, 3)")
+        uq = f"SELECT {key_col}, COUNT(*) FROM u WHERE {key_col} = ? GROUP BY {key_col}"
+        assert c.execute(uq, (key,)).fetchall() == want
+        if not grouped:
+            assert c.execute(uq, ("AB",)).fetchall() == [("ab", 1)]
+        assert ("GROUP BY" in _grouped_sql(c, uq)) == grouped

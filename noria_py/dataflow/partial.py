@@ -46,6 +46,13 @@ def keyer(cols, kinds, scalar: bool = False):
     if not stringy:
         g = itemgetter(*cols)
         return g
+    if kinds and len(cols) == 2:  # (a common group key: an id and a name)
+        c0, c1 = cols
+        s0, s1 = kinds[c0] in _STRINGY, kinds[c1] in _STRINGY
+        if not s0:
+            return lambda r: (r[c0], ck(r[c1]))
+        if not s1:
+            return lambda r: (ck(r[c0]), r[c1])
     return lambda r: tuple([ck(r[c]) for c in cols])
 
 

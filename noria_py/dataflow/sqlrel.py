@@ -14,6 +14,7 @@ value read is converted as base storage converts it, and a table with deltas sti
 
 from __future__ import annotations
 
+import sqlite3
 from decimal import Decimal
 
 from ..sql import values as V
@@ -121,6 +122,17 @@ def _param(v):
     return V.to_storage(v)
 
 
+def _params(key) -> list:
+    """``[_param(v) for v in key]``, an integer that fits SQLite's taken as it is."""
+    out = []
+    for v in key:
+        if v.__class__ is int and -9223372036854775808 <= v <= 9223372036854775807:
+            out.append(v)
+        else:
+            out.append(_param(v))
+    return out
+
+
 def _converter(convs):
     """``row tuple -> row tuple`` converting stored values as base storage does (None: none)."""
     todo = [(i, c) for i, c in enumerate(convs) if c is not None]
@@ -209,7 +221,7 @@ def select(storage, rel: SqlRel, cols, key, cache: dict) -> list:
         sql = f"SELECT {', '.join(rel.cols)} FROM {rel.from_sql}{where(rel, cols)}"
         entry = cache[tuple(cols)] = (sql, _converter(rel.convs))
     sql, conv = entry
-    rows = storage.reading.execute(sql, [_param(v) for v in key]).fetchall()
+    rows = storage.reading.execute(sql, _params(key)).fetchall()
     if conv is not None:
         return [(conv(r), 1) for r in rows]
     return [(r, 1) for r in rows]
@@ -243,27 +255,30 @@ class Grouped:
     """An aggregate fill as one grouped query: per group spelling, its group values, its row
     count and each aggregate's state (``parts``: how many result columns each one takes)."""
 
-    __slots__ = ("sql", "convert", "ngroup", "parts")
+    __slots__ = ("sql", "convert", "ngroup", "parts", "ungrouped")
 
-    def __init__(self, sql, convert, ngroup, parts):
+    def __init__(self, sql, convert, ngroup, parts, ungrouped=False):
         self.sql = sql
         self.convert = convert
         self.ngroup = ngroup
         self.parts = parts
+        # one group at most per key, asked for without GROUP BY: the one row of an empty
+        # answer (COUNT(*) = 0) is no group
+        self.ungrouped = ungrouped
 
     def run(self, storage, key) -> list | None:
         """``[(group values, rows, [state per aggregate])]``, or None when SQLite cannot give
         the exact states (an integer overflow, a sum that is not an integer)."""
-        import sqlite3
-
         try:
-            rows = storage.reading.execute(self.sql, [_param(v) for v in key]).fetchall()
+            rows = storage.reading.execute(self.sql, _params(key)).fetchall()
         except (sqlite3.OperationalError, OverflowError):
             return None
         ng = self.ngroup
         conv = self.convert
         out = []
         for r in rows:
+            if self.ungrouped and not r[ng]:
+                continue
             raw = r[:ng]
             if conv is not None:
                 raw = conv(raw)
@@ -324,6 +339,29 @@ def grouped(rel: SqlRel, ngroup: int, aggs, fill_cols) -> Grouped | None:
         # rows in the index's order (six times slower at a million rows beyond the cache)
         frm += " NOT INDEXED"
     sql = f"SELECT {', '.join(select)} FROM {frm}{where(rel, fill_cols)}"
-    if group_by:
+    ungrouped = bool(group_by) and _one_group(rel, ngroup, fill_cols)
+    if group_by and not ungrouped:
         sql += f" GROUP BY {', '.join(group_by)}"
-    return Grouped(sql, _converter(rel.convs[:ngroup]), ngroup, parts)
+    return Grouped(sql, _converter(rel.convs[:ngroup]), ngroup, parts, ungrouped)
+
+
+def _one_group(rel: SqlRel, ngroup: int, fill_cols) -> bool:
+    """Does a fill key have one group at most, so SQLite need not group (nor sort)? Yes when
+    every group column comes from one table read once whose primary key or a unique key of NOT
+    NULL columns the fill columns fix: at most one of its rows matches, and every result row
+    carries that row's values (or, padded by a left join, NULLs in all of them)."""
+    if not fill_cols:
+        return False
+    base = rel.src[0][0]
+    if any(rel.src[c][0] is not base for c in range(ngroup)):
+        return False
+    if sum(1 for b in rel.bases if b is base) != 1:
+        return False
+    schema = rel.storage.schemas.get(base.table.lower())
+    if schema is None:
+        return False
+    fixed = {rel.src[c][1] for c in fill_cols if rel.src[c][0] is base}
+    for key in [schema.primary_key, *schema.uniques]:
+        if key and fixed.issuperset(key) and not any(schema.columns[i].nullable for i in key):
+            return True
+    return False

@@ -393,6 +393,9 @@ class _Group:
         reps = self.reps
         if not reps:
             return key
+        if len(reps) == 1:
+            for only in reps:
+                return only
         return min(reps)
 
 
@@ -442,20 +445,27 @@ class Aggregate(Node):
         self.groups = {}
 
     def _fkey(self, row) -> tuple:
-        return tuple([ck(row[c]) for c in self.fill_cols])
+        fc = self.fill_cols
+        if len(fc) == 1:
+            return (ck(row[fc[0]]),)
+        return tuple([ck(row[c]) for c in fc])
 
     def ensure(self, fk: tuple) -> None:
-        fk = ck_tuple(fk)
+        self._ensure(ck_tuple(fk))
+
+    def _ensure(self, fk: tuple) -> None:
+        """``ensure`` of a fill key already normalized (``ck_tuple``)."""
         if fk in self.filled:
             return
         groups = self._grouped_fill(fk)
         if groups is None:
             rows = self.parents[0].query(self.fill_cols, fk)
         self.filled.add(fk)
-        self.fidx.setdefault(fk, set())
+        if fk not in self.fidx:
+            self.fidx[fk] = set()
         if groups is None:
             self._apply(rows)
-        else:
+        elif groups:
             self._absorb(groups)
         if self.graph is not None:
             self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
@@ -511,6 +521,15 @@ class Aggregate(Node):
         if any(j is None for j in comps):
             return None
         filled = self.filled
+        if len(comps) == 1:
+            j0 = comps[0]
+
+            def holds(key):
+                if not self.partial or self.probe_on_drop:
+                    return True
+                return (key[j0],) in filled
+
+            return holds
 
         def holds(key):
             if not self.partial or self.probe_on_drop:
@@ -620,13 +639,20 @@ class Aggregate(Node):
 
     def query(self, cols, key) -> list:
         ng = self.ngroup
-        if self.partial and all(c < ng for c in cols) and sorted(cols) == sorted(self.fill_cols):
-            d = dict(zip(cols, ck_tuple(tuple(key))))
-            fk = tuple(d[c] for c in self.fill_cols)
-            self.ensure(fk)
+        if self.partial and (
+            cols == self.fill_cols  # (the upquery of a reader keyed as this state is)
+            or (all(c < ng for c in cols) and sorted(cols) == sorted(self.fill_cols))
+        ):
+            if cols == self.fill_cols:
+                fk = ck_tuple(tuple(key))
+            else:
+                d = dict(zip(cols, ck_tuple(tuple(key))))
+                fk = tuple(d[c] for c in self.fill_cols)
+            self._ensure(fk)
             out = []
+            groups = self.groups
             for gk in self.fidx.get(fk, ()):
-                g = self.groups.get(gk)
+                g = groups.get(gk)
                 if g is not None and g.rows > 0:
                     out.append((self._output(gk, g), 1))
             return out

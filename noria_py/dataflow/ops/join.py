@@ -329,6 +329,8 @@ class Join(Node):
 
     def _by_key(self, port: int, rows) -> dict:
         keyf = self._lk if port == 0 else self._rk
+        if len(rows) == 1:  # (a one-row write)
+            return {keyf(rows[0][0]): rows}
         groups: dict = {}
         for rec in rows:
             k = keyf(rec[0])

@@ -78,8 +78,9 @@ class Project(Node):
         return self.on_input(0, self.parents[0].contents())
 
     def query(self, cols, key) -> list:
-        mapped = [self.source_cols[c] for c in cols]
-        if any(m is None for m in mapped):
+        src = self.source_cols
+        mapped = [src[c] for c in cols]
+        if None in mapped:
             return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
         return self.on_input(0, self.parents[0].query(mapped, key))
 

@@ -164,9 +164,10 @@ class Reader(Node):
         runtime = self.graph.runtime if self.graph is not None else None
         if runtime is not None:
             return runtime.read(self, key)
-        rows = self._from_sibling(key)
+        parent = self.parents[0]
+        rows = self._from_sibling(key) if len(parent.children) > 1 else None
         if rows is None:
-            rows = self.parents[0].query(list(self.key_cols), key)
+            rows = parent.query(list(self.key_cols), key)
         self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
         # published last: a concurrent lock-free lookup sees the key missing, then complete
         self._apply(rows, fill_key=key)
