@@ -3684,6 +3684,8 @@ class Engine:
         try:
             # the views it reads inlined, so their bodies keep MySQL's semantics too
             ast = inline_views(ast, self.views)
+            # a date summed (averaged ...) is its number, not its text
+            ast = proxy_types.numeric_temporal_arguments(ast, self.storage.schemas)
             # a UNION's branches cast to its columns' types, as MySQL converts them
             ast = proxy_types.unify_unions(ast, self.storage.schemas)
             rw = transpile.to_sqlite(ast, self.storage.schemas)

@@ -46,6 +46,7 @@ from .expr import (
     shown_value,
     truthy,
 )
+from .functions.aggregates import NUMERIC_AGGREGATES, TEMPORAL_KINDS
 from .parse import item_name
 
 # the aggregates the Aggregate operator implements itself, by their sqlglot class; the others
@@ -855,6 +856,10 @@ class Compiler:
             scale = 0
             for x in arg_list:
                 c = compile_expr(x, scope, allow_params=False)
+                if c.kind in TEMPORAL_KINDS and func in NUMERIC_AGGREGATES:
+                    # summed as the number its digits spell, as MySQL reads it
+                    x = exp.Add(this=x.copy(), expression=exp.Literal.number(0))
+                    c = compile_expr(x, scope, allow_params=False)
                 positions.append(len(pre_exprs))
                 pre_exprs.append(x)
                 kinds.append(c.kind)

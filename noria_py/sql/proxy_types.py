@@ -16,6 +16,12 @@ from . import functions as F
 from . import union_types as UT
 from . import values as V
 from .expr import Scope, compile_expr
+from .functions.aggregates import (
+    NUMERIC_AGGREGATES,
+    STATISTICS,
+    TEMPORAL_KINDS,
+    statistic_kind,
+)
 
 
 def select_scope(sel: exp.Select, schemas: dict, ctes: dict | None = None):
@@ -175,6 +181,40 @@ def unify_unions(q: exp.Expression, schemas: dict) -> exp.Expression:
     tops = [u for u in q.find_all(exp.SetOperation) if not _inside_union(u)]
     for top in tops:
         _unify(top, schemas)
+    return q
+
+
+def numeric_temporal_arguments(q: exp.Expression, schemas: dict) -> exp.Expression:
+    """``q`` with the temporal argument of every SUM, AVG, statistical or bit aggregate written
+    as ``arg + 0`` (base storage holds a date as text, which SQLite reads as its year)."""
+    calls = [
+        a
+        for a in q.find_all(exp.Sum, exp.Avg, exp.Anonymous)
+        if not isinstance(a, exp.Anonymous) or str(a.this).upper() in NUMERIC_AGGREGATES
+    ]
+    if not calls:
+        return q
+    q = q.copy()
+    for sel in list(q.find_all(exp.Select)):
+        found = None
+        for a in sel.find_all(exp.Sum, exp.Avg, exp.Anonymous):
+            if a.find_ancestor(exp.Select) is not sel:
+                continue
+            if isinstance(a, exp.Anonymous):
+                if str(a.this).upper() not in NUMERIC_AGGREGATES or len(a.expressions) != 1:
+                    continue
+                arg = a.expressions[0]
+            else:
+                arg = a.this
+            if isinstance(arg, exp.Distinct):
+                continue
+            if found is None:
+                found = select_scope(sel, schemas) or (None, None)
+            scope = found[0]
+            if scope is None:
+                break
+            if _kind(arg, scope) in TEMPORAL_KINDS:
+                arg.replace(exp.Add(this=arg.copy(), expression=exp.Literal.number(0)))
     return q
 
 
@@ -409,7 +449,11 @@ def _kind(e: exp.Expression, scope: Scope) -> str | None:
     if isinstance(e, exp.GroupConcat):
         return V.STR
     if isinstance(e, exp.Anonymous) and str(e.this).upper() in F.AGGREGATES:
-        agg = F.AGGREGATES[str(e.this).upper()]
+        name = str(e.this).upper()
+        if name in STATISTICS and len(e.expressions) == 1:
+            arg = e.expressions[0]
+            return statistic_kind(_kind(arg, scope), _scale(arg, scope))
+        agg = F.AGGREGATES[name]
         return agg.result_kind([_kind(a, scope) or V.STR for a in e.expressions])
     if e.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window):
         return None

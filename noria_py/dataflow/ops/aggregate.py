@@ -26,7 +26,7 @@ from sortedcontainers import SortedKeyList
 
 from ...sql import functions as F
 from ...sql import values as V
-from ...sql.functions import aggregates as _registered  # noqa: F401 - registers STD, BIT_OR, ...
+from ...sql.functions.aggregates import STATISTICS, statistic_kind  # (registers STD, BIT_OR ...)
 from ..node import FULL, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
 
@@ -69,6 +69,8 @@ class AggSpec:
             return V.FLOAT if self.kind == V.STR else V.DECIMAL
         if f == "GROUP_CONCAT":
             return V.STR
+        if f in STATISTICS:
+            return statistic_kind(self.kind, self.scale)  # shown with fixed decimals
         registered = F.AGGREGATES.get(f)
         if registered is not None:
             return registered.result_kind([self.kind])
@@ -292,11 +294,13 @@ class _ExtremeAcc(_Acc):
 class _RegisteredAcc(_Acc):
     """A registered aggregate's accumulator (``sql/functions``) fed with signed multiplicities."""
 
-    __slots__ = ("acc", "cols")
+    __slots__ = ("acc", "cols", "kind")
 
     def __init__(self, spec: AggSpec):
         self.acc = F.AGGREGATES[spec.func].factory()
         self.cols = spec.args
+        kind = spec.output_kind()
+        self.kind = kind if kind.__class__ is V.FloatKind else None
 
     def add(self, row, m):
         args = [row[c] for c in self.cols]
@@ -305,7 +309,8 @@ class _RegisteredAcc(_Acc):
             f(*args)
 
     def value(self):
-        return self.acc.value()
+        v = self.acc.value()
+        return v if self.kind is None else self.kind.wrap(v)
 
 
 class _Desc:

@@ -80,6 +80,34 @@ class _Moments:
         return float(m2 / d)
 
 
+# The statistical aggregates: a DOUBLE that MariaDB shows with its argument's decimals plus 4
+# when the argument has fixed decimals (an integer, a DECIMAL, a DATE): STDDEV of integers is
+# ``2.4166``, of a DECIMAL(5,1) ``0.70711``; of a DOUBLE or a string every digit.
+STATISTICS = frozenset(
+    ("VARIANCE", "VAR_POP", "VAR_SAMP", "STD", "STDDEV", "STDDEV_POP", "STDDEV_SAMP")
+)
+_NOT_FIXED_DEC = 31  # MariaDB: decimals from 31 on are not fixed
+# aggregates that read their argument as a number: a DATE, DATETIME or TIME is the number its
+# digits spell (``dt + 0``: 20240131), as MySQL reads it (the compiler and base storage's
+# rewrite, ``proxy_types.numeric_temporal_arguments``, write the argument so)
+NUMERIC_AGGREGATES = frozenset(("SUM", "AVG", "BIT_AND", "BIT_OR", "BIT_XOR")) | STATISTICS
+TEMPORAL_KINDS = ("date", "datetime", "time")  # values.DATE, DATETIME, TIME
+
+
+def statistic_kind(arg_kind, arg_scale: int | None):
+    """The kind of a statistical aggregate's value over an argument of ``arg_kind`` (and
+    ``arg_scale`` for a DECIMAL): a ``FloatKind`` with the decimals MariaDB shows, or FLOAT."""
+    from ..values import DATE, DECIMAL, FloatKind
+
+    if arg_kind in (INT, DATE):
+        dec = 4
+    elif arg_kind == DECIMAL and arg_scale is not None:
+        dec = arg_scale + 4
+    else:
+        return FLOAT
+    return FloatKind(False, dec) if dec < _NOT_FIXED_DEC else FLOAT
+
+
 @register_agg("VARIANCE", "VAR_POP", ret=FLOAT, args=1)
 class VarPop(_Moments):
     """Population variance."""
