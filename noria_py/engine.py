@@ -379,14 +379,21 @@ class SelectPrepared(Prepared):
         cq = self.cq
         same = self.reader.range_aliases  # the range column and its visible copies
         order = cq.order
+        self._post = post = cq.post
+        if post is not None:
+            # an aggregate or DISTINCT over the range (``dataflow/post_lookup.py``): a read
+            # takes every row of its range and the answer is computed from them
+            same = ()
         # the answer is ordered by the range column first: only its first (last) rows matter
         self._lead_desc = order[0][1] if order and order[0][0] in same else None
         # the answer is in the reader's order (by the range column; rows with equal values are
         # sorted by the ORDER BY when a read meets some)
-        self._range_sorted = not order or (len(order) == 1 and self._lead_desc is False)
+        self._range_sorted = post is None and (
+            not order or (len(order) == 1 and self._lead_desc is False)
+        )
         self._range_desc = len(order) == 1 and self._lead_desc is True
         self._rc = self.reader.range_col
-        self._visible = cq.visible
+        self._visible = cq.visible if post is None else None  # post: the reader's whole rows
         # per range parameter: its position and the side of its value the cut lies on
         # (``dataflow/intervals.py``: ``> v`` starts above v, ``>= v`` below it, ...)
         self._lower = [(i, 1 if op == ">" else 0) for op, i in cq.range_ops if op[0] == ">"]
@@ -411,6 +418,7 @@ class SelectPrepared(Prepared):
         cq = self.cq
         if not (
             self._int_range
+            and cq.post is None
             and cq.offset_param is None
             and cq.limit_param is None
             and self._range_sorted
@@ -545,7 +553,7 @@ class SelectPrepared(Prepared):
         offset, limit = self._page(params)
         if iv is None or _NoMatch in key or limit == 0 or not iv[0] < iv[1]:
             self.entry.hits += 1
-            return ()
+            return self._range_finish([], offset, limit, False) if self._post else ()
         lo, hi = iv
         desc = self._lead_desc
         need = None if limit is None or desc is None else offset + limit
@@ -585,7 +593,7 @@ class SelectPrepared(Prepared):
         offset, limit = self._page(params)
         if iv is None or limit == 0 or not iv[0] < iv[1]:
             self.entry.hits += 1
-            return ()
+            return self._range_finish([], offset, limit, False) if self._post else ()
         desc = self._lead_desc
         need = None if limit is None or desc is None else offset + limit
         keys = [k for k in self._keys(params) if _NoMatch not in k]
@@ -638,9 +646,14 @@ class SelectPrepared(Prepared):
         return out, hit
 
     def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:
-        """Order (when the reader's order is not the answer's), OFFSET/LIMIT, hidden columns."""
+        """Order (when the reader's order is not the answer's), OFFSET/LIMIT, hidden columns;
+        first, for an aggregate or DISTINCT over the range, the answer from the range's rows."""
         order = self.cq.order
-        if order:
+        if self._post is not None:
+            rows = self._post.apply(rows)
+            if order:
+                rows.sort(key=self._order_key)
+        elif order:
             # rows come in range order, equal values in no particular order
             if merged or not (self._range_sorted or self._range_desc):
                 rows.sort(key=self._order_key)
@@ -5725,7 +5738,7 @@ class Engine:
             if not isinstance(prep, SelectPrepared):
                 return self._explain_proxied(getattr(getattr(prep, "entry", None), "reason", None))
             entry = prep.entry
-            return self._explain_nodes(entry.compiled.nodes, entry.created)
+            return self._explain_nodes(entry.compiled.nodes, entry.created, entry.compiled)
         return self._explain_dry(target, nparams)
 
     def _explain_proxied(self, reason: str | None) -> Result:
@@ -5735,7 +5748,10 @@ class Engine:
         rows = [(None, "proxied", why, "", "none", "", 0, "")]
         return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, [True] * 8, 1)
 
-    def _explain_nodes(self, nodes, created) -> Result:
+    def _explain_nodes(self, nodes, created, cq: CompiledQuery | None = None) -> Result:
+        """One row per node; then, for a range read with an aggregate or DISTINCT over the
+        range, one ``post-lookup`` row per operation each read applies to its reader's rows
+        (``dataflow/post_lookup.py``; no id: they are not in the graph)."""
         from .dataflow import explain as X
 
         qualify = len({n.table for n in nodes if n.kind == "base"}) > 1
@@ -5753,14 +5769,31 @@ class Engine:
                     "no" if n.id in created else "yes",
                 )
             )
-        return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, [False] * 8, len(rows))
+        post = cq.post if cq is not None else None
+        if post is not None:
+            reader = cq.reader
+            for n, text in post.describe():
+                rows.append(
+                    (
+                        None,
+                        "post-lookup",
+                        (X.describe(n, text, qualify) if n is not None else text) + " (per read)",
+                        str(reader.id),
+                        "none",
+                        "",
+                        reader.domain,
+                        "no",
+                    )
+                )
+        nullable = [post is not None] + [False] * 7  # post-lookup rows have no id
+        return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, nullable, len(rows))
 
     def _explain_dry(self, target: exp.Expression, nparams: int) -> Result:
         """EXPLAIN of a query that installs nothing (``explain``)."""
         entry = self._by_sql.get(_normalize(target))
         if entry is not None:
             if entry.compiled is not None:
-                return self._explain_nodes(entry.compiled.nodes, entry.created)
+                return self._explain_nodes(entry.compiled.nodes, entry.created, entry.compiled)
             return self._explain_proxied(entry.reason)
         if not isinstance(target, exp.Select | exp.Union):
             return self._explain_proxied(None)
@@ -5786,7 +5819,7 @@ class Engine:
             for n in plan(cq.reader, cq.new_nodes, self.partial, _NoIndexes(self.storage)):
                 if id(n) in new_ids:
                     n.partial = False
-            return self._explain_nodes(cq.nodes, {n.id for n in cq.new_nodes})
+            return self._explain_nodes(cq.nodes, {n.id for n in cq.new_nodes}, cq)
         finally:
             self._discard(compiler)
 

@@ -461,14 +461,25 @@ class Aggregate(Node):
             self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
 
     def _apply(self, batch) -> None:
-        """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built).
-        Records are gathered by their group values as spelled first, so each spelling's key
-        is computed once and each accumulator takes its group's records in one call."""
+        """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built)."""
         groups = self.groups
+        touched = self._add_to(groups, batch)
+        for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
+            del groups[key]
+            if self.partial:
+                s_ = self.fidx.get(self._fkey(key))
+                if s_ is not None:
+                    s_.discard(key)
+
+    def _add_to(self, groups: dict, batch) -> set:
+        """Add ``batch`` to ``groups``; the group keys it touched. Records are gathered by
+        their group values as spelled first, so each spelling's key is computed once and each
+        accumulator takes its group's records in one call."""
         ng = self.ngroup
         touched = set()
         gk = self._gk
         sg = self._string_groups
+        index = self.partial and groups is self.groups
         spelled: dict = {}
         for rec in batch:
             raw = rec[0][:ng]
@@ -484,7 +495,7 @@ class Aggregate(Node):
             g = groups.get(key)
             if g is None:
                 g = groups[key] = _Group(self.aggs)
-                if self.partial:
+                if index:
                     self.fidx.setdefault(self._fkey(row), set()).add(key)
             m = 0
             for rec in recs:
@@ -495,12 +506,7 @@ class Aggregate(Node):
                 _count_rep(g, raw, m)
             for acc in g.accs:
                 acc.add_all(recs)
-        for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
-            del groups[key]
-            if self.partial:
-                s_ = self.fidx.get(self._fkey(key))
-                if s_ is not None:
-                    s_.discard(key)
+        return touched
 
     def key_gate(self, port: int, carriers: dict):
         """A partial aggregate drops a record of a missing fill key silently (when it needs
@@ -718,6 +724,16 @@ class Aggregate(Node):
             for k, g in self.groups.items()
             if g.rows > 0 or self.global_group
         ]
+
+    def evaluate(self, batch: list) -> list:
+        """The output rows of ``batch`` (positive records) aggregated from nothing, this node's
+        state untouched: what a range read computes over the rows of its range
+        (``dataflow/post_lookup.py``). The same groups and accumulators as a maintained
+        aggregate, so the same values; with no GROUP BY the one row comes even for no rows."""
+        groups: dict = {(): _Group(self.aggs)} if self.global_group else {}
+        self._add_to(groups, batch)
+        out = self._output
+        return [out(k, g) for k, g in groups.items() if g.rows > 0 or self.global_group]
 
     def empty_row(self, key: tuple = ()) -> tuple:
         """The output row of a group that received no input (for implicit global aggregates)."""
