@@ -569,12 +569,25 @@ class SelectPrepared(Prepared):
                         out = out[offset : None if limit is None else offset + limit]
                     return tuple(out)
             else:
+                post = self._post
+                if post is not None:
+                    # the answer computed from this very snapshot for this range, if any
+                    memo = post.memo.get((key, lo, hi))
+                    if memo is not None and memo[0] is snap:
+                        self.entry.hits += 1
+                        if self._evictor is not None:
+                            self._touch_range(key, lo, hi)
+                        return self._page_visible(memo[1], offset, limit)
                 out = snap.window(lo, hi, need, desc)
                 if out is not None:
                     self.entry.hits += 1
                     if self._evictor is not None:
                         self._touch_range(key, lo, hi)
-                    return self._range_finish(out, offset, limit, False)
+                    if post is None:
+                        return self._range_finish(out, offset, limit, False)
+                    answer = self._post_answer(out)
+                    post.remember((key, lo, hi), snap, answer)
+                    return self._page_visible(answer, offset, limit)
         return self._range_locked([key], lo, hi, need, offset, limit)
 
     def _touch_range(self, key, lo, hi) -> None:
@@ -650,10 +663,8 @@ class SelectPrepared(Prepared):
         first, for an aggregate or DISTINCT over the range, the answer from the range's rows."""
         order = self.cq.order
         if self._post is not None:
-            rows = self._post.apply(rows)
-            if order:
-                rows.sort(key=self._order_key)
-        elif order:
+            return self._page_visible(self._post_answer(rows), offset, limit)
+        if order:
             # rows come in range order, equal values in no particular order
             if merged or not (self._range_sorted or self._range_desc):
                 rows.sort(key=self._order_key)
@@ -662,6 +673,18 @@ class SelectPrepared(Prepared):
                     rows.reverse()
                 if has_ties(rows, self._rc):
                     rows.sort(key=self._order_key)  # ties: by the whole row
+        return self._page_visible(rows, offset, limit)
+
+    def _post_answer(self, rows) -> list:
+        """The aggregate, HAVING, select list and DISTINCT of a range read applied to the rows
+        of its range (``dataflow/post_lookup.py``), in the answer's ORDER BY order."""
+        rows = self._post.apply(rows)
+        if self.cq.order:
+            rows.sort(key=self._order_key)
+        return rows
+
+    def _page_visible(self, rows, offset: int, limit) -> tuple:
+        """OFFSET/LIMIT, then the visible columns."""
         if offset or limit is not None:
             rows = rows[offset : None if limit is None else offset + limit]
         vis = self.cq.visible

@@ -68,7 +68,14 @@ QUERIES = [
     ("SELECT SUM(qty) * 2, MAX(price) - MIN(price) FROM items WHERE qty < ?", "q", True),
 ]
 
-PRICES = [None, Decimal("-1.50"), Decimal("0.00"), Decimal("1.25"), Decimal("2.00"), Decimal("7.10")]
+PRICES = [
+    None,
+    Decimal("-1.50"),
+    Decimal("0.00"),
+    Decimal("1.25"),
+    Decimal("2.00"),
+    Decimal("7.10"),
+]
 VALUES = {
     "p": st.one_of(st.none(), st.sampled_from([-2, 0, 1, 2, 3, 8]), st.sampled_from(PRICES[1:])),
     "s": st.one_of(st.none(), st.integers(0, 3)),
@@ -273,9 +280,13 @@ def test_collation_groups_as_without_a_range():
     conn = noria_py.connect()
     conn.execute(SCHEMA)
     data = [(1, "b", 1), (2, "B", 1), (3, "a", 1), (4, "A", 1), (5, "b", 1), (6, None, 1)]
-    conn.executemany("INSERT INTO items VALUES (?, ?, ?, ?, 1, NULL)", [(i, c, s, i) for i, c, s in data])
+    conn.executemany(
+        "INSERT INTO items VALUES (?, ?, ?, ?, 1, NULL)", [(i, c, s, i) for i, c, s in data]
+    )
     plain = "SELECT cat, COUNT(*) FROM items WHERE shop = ? GROUP BY cat ORDER BY cat"
-    ranged = "SELECT cat, COUNT(*) FROM items WHERE shop = ? AND price > ? GROUP BY cat ORDER BY cat"
+    ranged = (
+        "SELECT cat, COUNT(*) FROM items WHERE shop = ? AND price > ? GROUP BY cat ORDER BY cat"
+    )
     want = conn.execute(plain, (1,)).fetchall()
     assert len(want) == 3
     assert conn.execute(ranged, (1, -1)).fetchall() == want
@@ -318,8 +329,12 @@ def test_matches_mariadb(mariadb_oracle):
                 mq = q.replace("items", "rp_items").replace("shops", "rp_shops").replace("?", "%s")
                 for _ in range(6):
                     params = tuple(
-                        {"p": rnd.choice([-2, 0, 1, 2, 8]), "s": rnd.randint(0, 3),
-                         "q": rnd.randint(-1, 10), "n": rnd.randint(0, 4)}[k]
+                        {
+                            "p": rnd.choice([-2, 0, 1, 2, 8]),
+                            "s": rnd.randint(0, 3),
+                            "q": rnd.randint(-1, 10),
+                            "n": rnd.randint(0, 4),
+                        }[k]
                         for k in kinds
                     )
                     cur.execute(mq, params)

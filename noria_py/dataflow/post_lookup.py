@@ -20,6 +20,11 @@ post-lookup operations:
 ORDER BY, LIMIT and OFFSET (constants or parameters) are applied after these by the engine's
 range read (``engine.SelectPrepared._range_finish``), as for any range read. None of these
 nodes holds state between reads: a read's answer depends on the reader's rows alone.
+
+A lock-free read answers from the key's ``RangeSnapshot``, which is immutable and replaced
+whenever the key's rows or filled ranges change; so the answer computed from one snapshot for
+one range is remembered (``memo``, at most ``MEMO_SIZE`` ranges, all forgotten when full) and
+served again while the key's snapshot is the same object.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ class PostLookup:
     ``aggregate`` with ``having`` and ``project`` over its output (all three or none), then
     DISTINCT over the first ``distinct`` columns (None: no DISTINCT)."""
 
-    __slots__ = ("aggregate", "having", "project", "distinct", "_distinct_source")
+    __slots__ = ("aggregate", "having", "project", "distinct", "_distinct_source", "memo")
+    MEMO_SIZE = 4096
 
     def __init__(
         self,
@@ -55,6 +61,17 @@ class PostLookup:
         self._distinct_source = (
             Node([], names[:distinct], kinds[:distinct]) if distinct is not None else None
         )
+        # (key, lo, hi) -> (the key's RangeSnapshot, the answer computed from it)
+        self.memo: dict = {}
+
+    def remember(self, where: tuple, snapshot, answer: list) -> None:
+        """Keep the answer ``snapshot`` gave for ``where`` (``(key, lo, hi)``)."""
+        memo = self.memo
+        if len(memo) >= self.MEMO_SIZE:
+            memo.clear()
+            if not self.MEMO_SIZE:
+                return  # remembering nothing (benches/ranges.py measures reads without it)
+        memo[where] = (snapshot, tuple(answer))
 
     def apply(self, rows) -> list:
         """The answer rows (visible columns, then hidden ORDER BY columns) of ``rows``, the

@@ -686,7 +686,9 @@ class Compiler:
             return frozenset()
         return frozenset(range(visible)) - {i for i, _d in order_spec}
 
-    def _plan_plain(self, plan, sel, rel: Rel, exprs, names, key_exprs, order, top=False, post=False):
+    def _plan_plain(
+        self, plan, sel, rel: Rel, exprs, names, key_exprs, order, top=False, post=False
+    ):
         scope = rel.scope()
         order_items = self._order_items(order, names, exprs)
         proj_exprs = list(exprs)
@@ -730,7 +732,18 @@ class Compiler:
         plan.nullable = out.nullable[: len(exprs)]
 
     def _plan_aggregate(
-        self, plan, sel, rel: Rel, exprs, names, key_exprs, group, having, order, top=False, post=False
+        self,
+        plan,
+        sel,
+        rel: Rel,
+        exprs,
+        names,
+        key_exprs,
+        group,
+        having,
+        order,
+        top=False,
+        post=False,
     ):
         """The aggregate of a SELECT. With ``post`` (range parameters: the last of
         ``key_exprs`` is the range column) the dataflow keeps only the projection beneath the

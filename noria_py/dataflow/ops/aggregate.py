@@ -283,6 +283,15 @@ class _ExtremeAcc(_Acc):
             for _ in range(-m):
                 self.vals.remove(v)
 
+    def add_all(self, recs):
+        for _row, m in recs:
+            if m != 1:
+                return _Acc.add_all(self, recs)
+        # insertions only (a fill, a batch of inserts, a range read's rows): one bulk update,
+        # which keeps equal values in the order given, as one add after another would
+        c = self.col
+        self.vals.update([row[c] for row, _m in recs if row[c] is not None])
+
     def value(self):
         if not self.vals:
             return None
