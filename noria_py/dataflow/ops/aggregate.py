@@ -84,8 +84,12 @@ class AggSpec:
         a = ",".join(f"#{i}" for i in self.args) or "*"
         return f"{self.func}({d}{a})"
 
-    def new(self):
+    def new(self, once: bool = False):
+        """A fresh accumulator; ``once``: for one batch of insertions, never retracted
+        (``Aggregate.evaluate``)."""
         f = self.func
+        if once and f in ("MIN", "MAX"):
+            return _ExtremeOnce(self)
         if self.distinct and f in ("COUNT", "SUM", "AVG"):
             return _DistinctAcc(self)
         if f == "COUNT":
@@ -298,6 +302,35 @@ class _ExtremeAcc(_Acc):
         return self.vals[-1] if self.is_max else self.vals[0]
 
 
+class _ExtremeOnce(_Acc):
+    """MIN/MAX over insertions only: the value ``_ExtremeAcc`` gives for the same records in
+    the same order (values compared under the collation; of equal ones, MIN keeps the first and
+    MAX the last, as the sorted list places an equal value after those it holds), without
+    keeping every value."""
+
+    __slots__ = ("best", "key", "col", "is_max")
+
+    def __init__(self, spec: AggSpec):
+        self.best = None
+        self.key = None
+        self.col = spec.args[0]
+        self.is_max = spec.func == "MAX"
+
+    def add(self, row, m):
+        if m <= 0:
+            raise ValueError("a MIN/MAX of insertions only took a retraction")
+        v = row[self.col]
+        if v is None:
+            return
+        k = ck(v)
+        if self.key is None or (k >= self.key if self.is_max else k < self.key):
+            self.best = v
+            self.key = k
+
+    def value(self):
+        return self.best
+
+
 class _RegisteredAcc(_Acc):
     """A registered aggregate's accumulator (``sql/functions``) fed with signed multiplicities."""
 
@@ -389,9 +422,9 @@ class _ConcatAcc(_Acc):
 class _Group:
     __slots__ = ("rows", "accs", "out", "reps")
 
-    def __init__(self, aggs: list[AggSpec]):
+    def __init__(self, aggs: list[AggSpec], once: bool = False):
         self.rows = 0
-        self.accs = [a.new() for a in aggs]
+        self.accs = [a.new(once) for a in aggs]
         self.out = None  # the output row last emitted for this group (None: not known)
         # grouped by strings: how many rows carry each spelling of the group's values (one
         # group holds 'Bob' and 'bob' under a case-insensitive collation; it shows one of them)
@@ -480,10 +513,11 @@ class Aggregate(Node):
                 if s_ is not None:
                     s_.discard(key)
 
-    def _add_to(self, groups: dict, batch) -> set:
+    def _add_to(self, groups: dict, batch, once: bool = False) -> set:
         """Add ``batch`` to ``groups``; the group keys it touched. Records are gathered by
         their group values as spelled first, so each spelling's key is computed once and each
-        accumulator takes its group's records in one call."""
+        accumulator takes its group's records in one call. ``once``: ``groups`` is built from
+        this batch of insertions alone (``_Group``)."""
         ng = self.ngroup
         touched = set()
         gk = self._gk
@@ -503,7 +537,7 @@ class Aggregate(Node):
             touched.add(key)
             g = groups.get(key)
             if g is None:
-                g = groups[key] = _Group(self.aggs)
+                g = groups[key] = _Group(self.aggs, once)
                 if index:
                     self.fidx.setdefault(self._fkey(row), set()).add(key)
             m = 0
@@ -739,8 +773,8 @@ class Aggregate(Node):
         state untouched: what a range read computes over the rows of its range
         (``dataflow/post_lookup.py``). The same groups and accumulators as a maintained
         aggregate, so the same values; with no GROUP BY the one row comes even for no rows."""
-        groups: dict = {(): _Group(self.aggs)} if self.global_group else {}
-        self._add_to(groups, batch)
+        groups: dict = {(): _Group(self.aggs, True)} if self.global_group else {}
+        self._add_to(groups, batch, True)
         out = self._output
         return [out(k, g) for k, g in groups.items() if g.rows > 0 or self.global_group]
 
