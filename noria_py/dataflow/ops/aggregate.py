@@ -26,6 +26,7 @@ from sortedcontainers import SortedKeyList
 
 from ...sql import functions as F
 from ...sql import values as V
+from ...sql.collation import CK
 from ...sql.functions import aggregates as _registered  # noqa: F401 - registers STD, BIT_OR, ...
 from ..node import FULL, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
@@ -326,6 +327,20 @@ class _ExtremeOnce(_Acc):
         if self.key is None or (k >= self.key if self.is_max else k < self.key):
             self.best = v
             self.key = k
+
+    def add_all(self, recs):
+        c = self.col
+        vals = [row[c] for row, _m in recs if row[c] is not None]
+        if not vals:
+            return
+        for v in vals:
+            if v.__class__ is str or v.__class__ is CK:
+                return _Acc.add_all(self, recs)  # compared under the collation, one by one
+        # values that are their own keys: max() keeps the first of equal maxima, so over the
+        # values reversed it keeps the last; min() keeps the first
+        best = max(reversed(vals)) if self.is_max else min(vals)
+        if self.key is None or (best >= self.key if self.is_max else best < self.key):
+            self.best = self.key = best
 
     def value(self):
         return self.best
