@@ -8,9 +8,10 @@ the registered accumulators compute from scratch over the current rows (a mainta
 carries no residue of the rows it retracted).
 
 MariaDB computes a variance in doubles (Welford's recurrence, in the order it reads the rows) and
-prints it with the argument's decimals + 4 (4 for an INT, 6 for a DECIMAL(10,2), all for a
-DOUBLE); noria_py computes it exactly and returns the full double. So the comparison with MariaDB
-allows its display rounding and the recurrence's rounding error, nothing more.
+shows it with the argument's decimals + 4 (4 for an INT, 6 for a DECIMAL(10,2), all for a
+DOUBLE); noria_py computes it exactly and shows it with the same decimals. So the comparison with
+MariaDB allows one unit of the last shown digit (both round, from values the recurrence's error
+sets apart) and that error, nothing more.
 """
 
 from __future__ import annotations
@@ -24,12 +25,21 @@ from hypothesis import strategies as st
 
 import noria_py
 from noria_py.dataflow.scheduler import filled_keys
+from noria_py.sql import values as V
 from noria_py.sql.functions import AGGREGATES
+from noria_py.sql.functions.aggregates import STATISTICS, statistic_kind
 
 COLUMNS = (
     "id INT PRIMARY KEY, cat VARCHAR(10), price DOUBLE, qty INT, amount DECIMAL(10,2), flags BIGINT"
 )
 DECIMALS = {"price": None, "qty": 4, "amount": 6, "flags": 4}  # MariaDB's display decimals
+# each column's (kind, scale), as the compiler types an aggregate's argument
+ARG_TYPES = {
+    "price": (V.FLOAT, None),
+    "qty": (V.INT, 0),
+    "amount": (V.DECIMAL, 2),
+    "flags": (V.INT, 0),
+}
 
 # (function, argument column) per aggregate column of each query
 GROUPED_AGGS = [
@@ -138,7 +148,7 @@ def agrees(func: str, col: str, mine, theirs, values: list) -> bool:
         return False
     big = max((abs(_num(v)) for v in values if v is not None), default=0.0)
     d = DECIMALS[col]
-    shown = 0.5 * 10.0**-d if d is not None else 0.0
+    shown = 10.0**-d if d is not None else 0.0
     if func.startswith("VAR"):
         err = 1e-12 * big * big
     else:
@@ -147,12 +157,19 @@ def agrees(func: str, col: str, mine, theirs, values: list) -> bool:
 
 
 def from_scratch(aggs, group_rows: list[dict]) -> tuple:
+    """Each aggregate's value from its accumulator over ``group_rows``, as a client reads it
+    (a statistical one with its argument's decimals + 4, ``statistic_kind``)."""
     out = []
     for func, col in aggs:
         acc = AGGREGATES[func].factory()
         for r in group_rows:
             acc.step(r[col])
-        out.append(acc.value())
+        v = acc.value()
+        if func in STATISTICS and v is not None:
+            kind = statistic_kind(*ARG_TYPES[col])
+            if kind.__class__ is V.FloatKind:
+                v = kind.wrap(v).plain()
+        out.append(v)
     return tuple(out)
 
 
