@@ -1,15 +1,21 @@
 """Range reads: noria_py's range readers against SQLite with an index, same process, same data.
 
 One table of timestamped events, ``events(id, k, ts, v)``: ``--rows`` rows, ``k`` uniform over
-``--keys`` keys, ``ts`` increasing with ``id``. Two queries:
+``--keys`` keys, ``ts`` increasing with ``id``. Four queries:
 
-    key    SELECT id, ts, v FROM events WHERE k = ? AND ts BETWEEN ? AND ?
-    page   SELECT id, ts FROM events WHERE ts > ? ORDER BY ts LIMIT 10
+    key       SELECT id, ts, v FROM events WHERE k = ? AND ts BETWEEN ? AND ?
+    page      SELECT id, ts FROM events WHERE ts > ? ORDER BY ts LIMIT 10
+    agg       SELECT COUNT(*), MIN(v), MAX(v) FROM events WHERE k = ? AND ts BETWEEN ? AND ?
+    distinct  SELECT DISTINCT k FROM events WHERE ts BETWEEN ? AND ?
+
+``agg`` and ``distinct`` keep a range reader over the rows beneath the aggregate (DISTINCT) and
+compute it per read over the rows of the range (``noria_py/dataflow/post_lookup.py``).
 
 Reads favour hot keys and recent events, as a dashboard's do: ``key`` reads choose ``k`` from a
 Zipf(``--zipf``) distribution (hot keys spread over the key space) and a window of ``--window``
 of the time span ending at one of 100 positions counted back from the newest event (Zipf: the
-latest window is the most read); ``page`` reads start at one of 1,000 positions (one every
+latest window is the most read), and ``agg`` reads are the same as ``key`` reads;
+``distinct`` reads take a window of 50 events ending where a ``page`` read starts; ``page`` reads start at one of 1,000 positions (one every
 ``rows / 1000`` events), Zipf from the newest backwards. SQLite answers the same statements with indexes on ``(k, ts)`` and ``(ts)``.
 
 The engine runs twice on the same data, each time with a fresh connection: partial state (the
@@ -44,6 +50,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import noria_py
+from noria_py.dataflow.post_lookup import PostLookup
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -59,9 +66,13 @@ INSERT = "INSERT INTO events (id, k, ts, v) VALUES (?, ?, ?, ?)"
 QUERIES = {
     "key": "SELECT id, ts, v FROM events WHERE k = ? AND ts BETWEEN ? AND ?",
     "page": "SELECT id, ts FROM events WHERE ts > ? ORDER BY ts LIMIT 10",
+    "agg": "SELECT COUNT(*), MIN(v), MAX(v) FROM events WHERE k = ? AND ts BETWEEN ? AND ?",
+    "distinct": "SELECT DISTINCT k FROM events WHERE ts BETWEEN ? AND ?",
 }
+UNORDERED = ("key", "distinct")  # compared as multisets
 TARGETS = {"range_read_ratio_min": 5.0}
 TS_STEP = 10  # ts of row i is about i * TS_STEP
+PROXIED_READS = 300
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -129,7 +140,8 @@ def make_reads(args: argparse.Namespace) -> dict[str, list[tuple]]:
         hi = span - end_of() * (span - width) // ends
         key_reads.append((keys[key_of()], hi - width, hi))
     page_reads = [(span - (page_of() + 1) * span // positions,) for _ in range(args.reads)]
-    return {"key": key_reads, "page": page_reads}
+    distinct_reads = [(p - 50 * TS_STEP, p) for (p,) in page_reads]
+    return {"key": key_reads, "page": page_reads, "agg": key_reads, "distinct": distinct_reads}
 
 
 def read_pass(cur, sql: str, params: list[tuple]) -> tuple[float, int]:
@@ -201,33 +213,21 @@ def run_mode(mode: str, args, rows, reads, db: sqlite3.Connection) -> tuple[dict
     scur = db.cursor()
     result: dict = {"load_s": round(load_s, 2)}
     for name, sql in QUERIES.items():
-        start = time.perf_counter()
-        cur.execute(sql, reads[name][0]).fetchall()  # installs the query
-        install_ms = (time.perf_counter() - start) * 1000
-        cold_s, nrows = read_pass(cur, sql, reads[name])
-        # what exists now lives through the timed rounds: keep the garbage collector's full
-        # passes over it out of them (they would land in whichever loop is running)
-        gc.collect()
-        gc.freeze()
-        times, sqlite_times = [], []
-        for _ in range(args.rounds):
-            times.append(read_pass(cur, sql, reads[name])[0])
-            sqlite_times.append(read_pass(scur, sql, reads[name])[0])
-        gc.unfreeze()
-        n = len(reads[name])
-        result[name] = {
-            "install_ms": round(install_ms, 1),
-            "cold_reads_per_s": round(n / cold_s, 1),
-            "reads_per_s": round(n / min(times), 1),
-            "reads_per_s_rounds": [round(n / t, 1) for t in times],
-            "rows_per_read": round(nrows / n, 2),
-            # SQLite's rounds alternate with this mode's: the ratio compares the two under the
-            # same machine load
-            "sqlite_reads_per_s": round(n / min(sqlite_times), 1),
-            "sqlite_reads_per_s_rounds": [round(n / t, 1) for t in sqlite_times],
-            "ratio": round(min(sqlite_times) / min(times), 3),
-        }
+        result[name] = measure(cur, scur, sql, reads[name], args)
         log(f"  {mode} {name}: {result[name]['reads_per_s']:,.0f} reads/s warm")
+    # the same reads of the aggregate and DISTINCT queries, each answer computed from the
+    # range's rows (a read repeated on unchanged rows is otherwise answered from the memo)
+    size = PostLookup.MEMO_SIZE
+    PostLookup.MEMO_SIZE = 0
+    try:
+        for entry in conn.engine.queries.values():
+            if entry.compiled is not None and entry.compiled.post is not None:
+                entry.compiled.post.memo.clear()
+        for name in ("agg", "distinct"):
+            result[f"{name}_computed"] = measure(cur, scur, QUERIES[name], reads[name], args)
+            log(f"  {mode} {name}, no memo: {result[name + '_computed']['reads_per_s']:,.0f}")
+    finally:
+        PostLookup.MEMO_SIZE = size
     result["state_bytes"] = conn.engine.graph.state_bytes()
     result["readers"] = range_stats(conn)
     result["explain"] = {
@@ -235,6 +235,54 @@ def run_mode(mode: str, args, rows, reads, db: sqlite3.Connection) -> tuple[dict
         for name, sql in QUERIES.items()
     }
     return result, conn
+
+
+def measure(cur, scur, sql: str, reads: list, args) -> dict:
+    """One query's reads: installed, a cold pass, then rounds alternating engine and SQLite."""
+    start = time.perf_counter()
+    cur.execute(sql, reads[0]).fetchall()  # installs the query
+    install_ms = (time.perf_counter() - start) * 1000
+    cold_s, nrows = read_pass(cur, sql, reads)
+    # what exists now lives through the timed rounds: keep the garbage collector's full
+    # passes over it out of them (they would land in whichever loop is running)
+    gc.collect()
+    gc.freeze()
+    times, sqlite_times = [], []
+    for _ in range(args.rounds):
+        times.append(read_pass(cur, sql, reads)[0])
+        sqlite_times.append(read_pass(scur, sql, reads)[0])
+    gc.unfreeze()
+    n = len(reads)
+    return {
+        "install_ms": round(install_ms, 1),
+        "cold_reads_per_s": round(n / cold_s, 1),
+        "reads_per_s": round(n / min(times), 1),
+        "reads_per_s_rounds": [round(n / t, 1) for t in times],
+        "rows_per_read": round(nrows / n, 2),
+        # SQLite's rounds alternate with this mode's: the ratio compares the two under the
+        # same machine load
+        "sqlite_reads_per_s": round(n / min(sqlite_times), 1),
+        "sqlite_reads_per_s_rounds": [round(n / t, 1) for t in sqlite_times],
+        "ratio": round(min(sqlite_times) / min(times), 3),
+    }
+
+
+def proxied_rates(args, rows, reads) -> dict:
+    """Reads per second of the aggregate and DISTINCT queries answered by base storage, as
+    they were before range reads kept them (an engine with ``dataflow=False``): the best of
+    ``--rounds`` passes over the first ``PROXIED_READS`` reads."""
+    conn = noria_py.connect(dataflow=False)
+    cur = conn.cursor()
+    cur.execute(ENGINE_SCHEMA)
+    cur.executemany(INSERT, rows)
+    out = {}
+    for name in ("agg", "distinct"):
+        sample = reads[name][:PROXIED_READS]  # base storage scans the table for each
+        best = min(read_pass(cur, QUERIES[name], sample)[0] for _ in range(args.rounds))
+        out[name] = round(len(sample) / best, 1)
+        log(f"  proxied {name}: {out[name]:,.0f} reads/s")
+    conn.close()
+    return out
 
 
 def mismatches(conn, db, reads: dict, sample: int, rng: random.Random) -> dict:
@@ -245,7 +293,7 @@ def mismatches(conn, db, reads: dict, sample: int, rng: random.Random) -> dict:
         for p in ps:
             got = [tuple(r) for r in conn.execute(sql, p).fetchall()]
             want = db.execute(sql, p).fetchall()
-            if name == "key":
+            if name in UNORDERED:
                 got, want = sorted(got), sorted(want)
             wrong += got != want
         bad[name] = wrong
@@ -273,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         modes[mode], conns[mode] = run_mode(mode, args, rows, reads, db)
         if mode == "partial":
             conns[mode].close()  # its memory figure is taken; the full run needs the room
+    proxied = proxied_rates(args, rows, reads)
 
     # writes, then answers compared with SQLite (on a fresh partial connection and the full one)
     rng = random.Random(args.seed + 2)
@@ -303,6 +352,16 @@ def main(argv: Sequence[str] | None = None) -> dict:
     result = {
         "range_read_ratio": ratio["key"],
         "page_read_ratio": ratio["page"],
+        "range_aggregate_ratio": ratio["agg"],
+        "range_distinct_ratio": ratio["distinct"],
+        "range_aggregate_ratio_computed": modes["partial"]["agg_computed"]["ratio"],
+        "range_distinct_ratio_computed": modes["partial"]["distinct_computed"]["ratio"],
+        "proxied_reads_per_s": proxied,
+        # the partial engine's reads (memo off) over the same reads answered by base storage
+        "over_proxied_computed": {
+            name: round(modes["partial"][f"{name}_computed"]["reads_per_s"] / proxied[name], 2)
+            for name in proxied
+        },
         "range_read_ratio_full": modes["full"]["key"]["ratio"],
         "page_read_ratio_full": modes["full"]["page"]["ratio"],
         "partial_range_bytes": partial_bytes,
@@ -333,7 +392,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
         " frozen; cold_reads_per_s is the first pass after"
         " the query was installed (partial state fills there). range_read_ratio: the key query,"
         " partial engine over SQLite in the rounds alternating with it; page_read_ratio: the"
-        " page query. *_bytes: the engine's"
+        " page query; range_aggregate_ratio and range_distinct_ratio: the agg and distinct"
+        " queries (an aggregate or DISTINCT computed per read from a range reader's rows, a"
+        " read repeated on unchanged rows answered from the memo); *_computed: the same reads"
+        " with the memo off (every answer computed from the range's rows)."
+        " *_bytes: the engine's"
         " graph.state_bytes() after the reads.",
     }
     db.close()
@@ -342,12 +405,13 @@ def main(argv: Sequence[str] | None = None) -> dict:
     print(f"{args.rows} events, {args.keys} keys, {args.reads} reads per pass")
     print(f"{'reads/s':22}{'engine':>12}{'sqlite3':>12}{'ratio':>8}")
     for mode in ("partial", "full"):
-        for name in QUERIES:
+        for name in [*QUERIES, "agg_computed", "distinct_computed"]:
             m = modes[mode][name]
             print(
                 f"{name + ' (' + mode + ')':<22}{m['reads_per_s']:>12,.0f}"
                 f"{m['sqlite_reads_per_s']:>12,.0f}{m['ratio']:>8.2f}"
             )
+    print(f"proxied (dataflow=False) reads/s: {proxied}")
     print(
         f"state bytes: partial {partial_bytes:,}, full {full_bytes:,}"
         f" (ratio {result['memory_ratio']})"

@@ -386,14 +386,21 @@ class SelectPrepared(Prepared):
         cq = self.cq
         same = self.reader.range_aliases  # the range column and its visible copies
         order = cq.order
+        self._post = post = cq.post
+        if post is not None:
+            # an aggregate or DISTINCT over the range (``dataflow/post_lookup.py``): a read
+            # takes every row of its range and the answer is computed from them
+            same = ()
         # the answer is ordered by the range column first: only its first (last) rows matter
         self._lead_desc = order[0][1] if order and order[0][0] in same else None
         # the answer is in the reader's order (by the range column; rows with equal values are
         # sorted by the ORDER BY when a read meets some)
-        self._range_sorted = not order or (len(order) == 1 and self._lead_desc is False)
+        self._range_sorted = post is None and (
+            not order or (len(order) == 1 and self._lead_desc is False)
+        )
         self._range_desc = len(order) == 1 and self._lead_desc is True
         self._rc = self.reader.range_col
-        self._visible = cq.visible
+        self._visible = cq.visible if post is None else None  # post: the reader's whole rows
         # per range parameter: its position and the side of its value the cut lies on
         # (``dataflow/intervals.py``: ``> v`` starts above v, ``>= v`` below it, ...)
         self._lower = [(i, 1 if op == ">" else 0) for op, i in cq.range_ops if op[0] == ">"]
@@ -418,6 +425,7 @@ class SelectPrepared(Prepared):
         cq = self.cq
         if not (
             self._int_range
+            and cq.post is None
             and cq.offset_param is None
             and cq.limit_param is None
             and self._range_sorted
@@ -552,7 +560,7 @@ class SelectPrepared(Prepared):
         offset, limit = self._page(params)
         if iv is None or _NoMatch in key or limit == 0 or not iv[0] < iv[1]:
             self.entry.hits += 1
-            return ()
+            return self._range_finish([], offset, limit, False) if self._post else ()
         lo, hi = iv
         desc = self._lead_desc
         need = None if limit is None or desc is None else offset + limit
@@ -568,12 +576,25 @@ class SelectPrepared(Prepared):
                         out = out[offset : None if limit is None else offset + limit]
                     return tuple(out)
             else:
+                post = self._post
+                if post is not None:
+                    # the answer computed from this very snapshot for this range, if any
+                    memo = post.memo.get((key, lo, hi))
+                    if memo is not None and memo[0] is snap:
+                        self.entry.hits += 1
+                        if self._evictor is not None:
+                            self._touch_range(key, lo, hi)
+                        return self._page_visible(memo[1], offset, limit)
                 out = snap.window(lo, hi, need, desc)
                 if out is not None:
                     self.entry.hits += 1
                     if self._evictor is not None:
                         self._touch_range(key, lo, hi)
-                    return self._range_finish(out, offset, limit, False)
+                    if post is None:
+                        return self._range_finish(out, offset, limit, False)
+                    answer = self._post_answer(out)
+                    post.remember((key, lo, hi), snap, answer)
+                    return self._page_visible(answer, offset, limit)
         return self._range_locked([key], lo, hi, need, offset, limit)
 
     def _touch_range(self, key, lo, hi) -> None:
@@ -592,7 +613,7 @@ class SelectPrepared(Prepared):
         offset, limit = self._page(params)
         if iv is None or limit == 0 or not iv[0] < iv[1]:
             self.entry.hits += 1
-            return ()
+            return self._range_finish([], offset, limit, False) if self._post else ()
         desc = self._lead_desc
         need = None if limit is None or desc is None else offset + limit
         keys = [k for k in self._keys(params) if _NoMatch not in k]
@@ -645,8 +666,11 @@ class SelectPrepared(Prepared):
         return out, hit
 
     def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:
-        """Order (when the reader's order is not the answer's), OFFSET/LIMIT, hidden columns."""
+        """Order (when the reader's order is not the answer's), OFFSET/LIMIT, hidden columns;
+        first, for an aggregate or DISTINCT over the range, the answer from the range's rows."""
         order = self.cq.order
+        if self._post is not None:
+            return self._page_visible(self._post_answer(rows), offset, limit)
         if order:
             # rows come in range order, equal values in no particular order
             if merged or not (self._range_sorted or self._range_desc):
@@ -656,6 +680,18 @@ class SelectPrepared(Prepared):
                     rows.reverse()
                 if has_ties(rows, self._rc):
                     rows.sort(key=self._order_key)  # ties: by the whole row
+        return self._page_visible(rows, offset, limit)
+
+    def _post_answer(self, rows) -> list:
+        """The aggregate, HAVING, select list and DISTINCT of a range read applied to the rows
+        of its range (``dataflow/post_lookup.py``), in the answer's ORDER BY order."""
+        rows = self._post.apply(rows)
+        if self.cq.order:
+            rows.sort(key=self._order_key)
+        return rows
+
+    def _page_visible(self, rows, offset: int, limit) -> tuple:
+        """OFFSET/LIMIT, then the visible columns."""
         if offset or limit is not None:
             rows = rows[offset : None if limit is None else offset + limit]
         vis = self.cq.visible
@@ -5821,7 +5857,7 @@ class Engine:
             if not isinstance(prep, SelectPrepared):
                 return self._explain_proxied(getattr(getattr(prep, "entry", None), "reason", None))
             entry = prep.entry
-            return self._explain_nodes(entry.compiled.nodes, entry.created)
+            return self._explain_nodes(entry.compiled.nodes, entry.created, entry.compiled)
         return self._explain_dry(target, nparams)
 
     def _explain_proxied(self, reason: str | None) -> Result:
@@ -5831,7 +5867,10 @@ class Engine:
         rows = [(None, "proxied", why, "", "none", "", 0, "")]
         return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, [True] * 8, 1)
 
-    def _explain_nodes(self, nodes, created) -> Result:
+    def _explain_nodes(self, nodes, created, cq: CompiledQuery | None = None) -> Result:
+        """One row per node; then, for a range read with an aggregate or DISTINCT over the
+        range, one ``post-lookup`` row per operation each read applies to its reader's rows
+        (``dataflow/post_lookup.py``; no id: they are not in the graph)."""
         from .dataflow import explain as X
 
         qualify = len({n.table for n in nodes if n.kind == "base"}) > 1
@@ -5849,14 +5888,31 @@ class Engine:
                     "no" if n.id in created else "yes",
                 )
             )
-        return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, [False] * 8, len(rows))
+        post = cq.post if cq is not None else None
+        if post is not None:
+            reader = cq.reader
+            for n, text in post.describe():
+                rows.append(
+                    (
+                        None,
+                        "post-lookup",
+                        (X.describe(n, text, qualify) if n is not None else text) + " (per read)",
+                        str(reader.id),
+                        "none",
+                        "",
+                        reader.domain,
+                        "no",
+                    )
+                )
+        nullable = [post is not None] + [False] * 7  # post-lookup rows have no id
+        return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, nullable, len(rows))
 
     def _explain_dry(self, target: exp.Expression, nparams: int) -> Result:
         """EXPLAIN of a query that installs nothing (``explain``)."""
         entry = self._by_sql.get(_normalize(target))
         if entry is not None:
             if entry.compiled is not None:
-                return self._explain_nodes(entry.compiled.nodes, entry.created)
+                return self._explain_nodes(entry.compiled.nodes, entry.created, entry.compiled)
             return self._explain_proxied(entry.reason)
         if not isinstance(target, exp.Select | exp.Union):
             return self._explain_proxied(None)
@@ -5882,7 +5938,7 @@ class Engine:
             for n in plan(cq.reader, cq.new_nodes, self.partial, _NoIndexes(self.storage)):
                 if id(n) in new_ids:
                     n.partial = False
-            return self._explain_nodes(cq.nodes, {n.id for n in cq.new_nodes})
+            return self._explain_nodes(cq.nodes, {n.id for n in cq.new_nodes}, cq)
         finally:
             self._discard(compiler)
 

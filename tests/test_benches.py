@@ -103,15 +103,23 @@ def test_ranges_bench(tmp_path):
         str(out),
     )
     result = json.loads(out.read_text())
-    for key in ("range_read_ratio", "page_read_ratio", "partial_range_bytes", "full_bytes"):
+    for key in (
+        "range_read_ratio",
+        "page_read_ratio",
+        "range_aggregate_ratio",
+        "range_distinct_ratio",
+        "partial_range_bytes",
+        "full_bytes",
+    ):
         assert result[key] is not None, key
+    queries = ("key", "page", "agg", "distinct")
     for mode in ("partial", "full"):
-        for query in ("key", "page"):
+        for query in queries:
             assert result[mode][query]["reads_per_s"] > 0
     assert 0 < result["partial_range_bytes"] < result["full_bytes"]
     assert result["answer_mismatches_after_writes"] == {
-        "partial": {"key": 0, "page": 0},
-        "full": {"key": 0, "page": 0},
+        "partial": dict.fromkeys(queries, 0),
+        "full": dict.fromkeys(queries, 0),
     }
     partial_readers = result["partial"]["readers"].values()
     assert all(r["materialization"] == "partial" for r in partial_readers)

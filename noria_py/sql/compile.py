@@ -31,6 +31,7 @@ from ..dataflow.ops.join import Join
 from ..dataflow.ops.project import Project
 from ..dataflow.ops.reader import Reader
 from ..dataflow.ops.union import Union
+from ..dataflow.post_lookup import PostLookup
 from ..errors import ProgrammingError, bad_field, no_such_table
 from . import functions as F
 from . import union_types as UT
@@ -151,6 +152,8 @@ class CompiledQuery:
     offset: int = 0
     views: frozenset = frozenset()  # lower-case names of the views the query reads, inlined
     fault_source: Node | None = None  # the projection whose rows may hold a Fault (1690)
+    # a range read's aggregate / HAVING / select list / DISTINCT over its reader's rows
+    post: PostLookup | None = None
 
     @property
     def multi_key(self) -> bool:
@@ -199,9 +202,16 @@ class Compiler:
         self.new: list[Node] = []
         self._view_stack: list[str] = []
         self.views_used: set[str] = set()
+        # building a range read's post-lookup operators (``dataflow/post_lookup.py``): nodes
+        # are made but neither shared nor added to the graph
+        self._detached = False
 
     # --- node creation with reuse ----------------------------------------------------------
     def _mk(self, signature: str, factory) -> Node:
+        if self._detached:
+            node = factory()
+            node.signature = signature
+            return node
         node = self.graph.lookup(signature)
         if node is None:
             node = factory()
@@ -595,15 +605,19 @@ class Compiler:
         plan = _Plan()
         plan.names = names
         plan.key_params = key_params
+        post = False
         if range_col is not None:
-            if is_agg or sel.args.get("distinct"):
-                raise Unsupported("range parameters with aggregates or DISTINCT")
+            # an aggregate or DISTINCT above the range is applied by each read to the rows of
+            # its range (``dataflow/post_lookup.py``)
+            post = is_agg or bool(sel.args.get("distinct"))
             plan.range_ops = range_ops
             key_exprs = key_exprs + [range_col]  # carried as a hidden column after the keys
         if is_agg:
-            self._plan_aggregate(plan, sel, rel, exprs, names, key_exprs, group, having, order, top)
+            self._plan_aggregate(
+                plan, sel, rel, exprs, names, key_exprs, group, having, order, top, post
+            )
         else:
-            self._plan_plain(plan, sel, rel, exprs, names, key_exprs, order, top)
+            self._plan_plain(plan, sel, rel, exprs, names, key_exprs, order, top, post)
         if range_col is not None:
             plan.range_pos = plan.key_pos[-1]
             plan.key_pos = plan.key_pos[:-1]
@@ -673,7 +687,9 @@ class Compiler:
             return frozenset()
         return frozenset(range(visible)) - {i for i, _d in order_spec}
 
-    def _plan_plain(self, plan, sel, rel: Rel, exprs, names, key_exprs, order, top=False):
+    def _plan_plain(
+        self, plan, sel, rel: Rel, exprs, names, key_exprs, order, top=False, post=False
+    ):
         scope = rel.scope()
         order_items = self._order_items(order, names, exprs)
         proj_exprs = list(exprs)
@@ -698,9 +714,13 @@ class Compiler:
         out = self.project_rel(rel, proj_exprs, proj_names, scope, faults, shown)
         if out.node.faults:
             plan.fault_source = out.node
-        if sel.args.get("distinct"):
-            if sel.args["distinct"].args.get("on"):
-                raise Unsupported("DISTINCT ON")
+        if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
+            raise Unsupported("DISTINCT ON")
+        if post:
+            # SELECT DISTINCT over a range: the reader keeps the rows, each read removes the
+            # duplicates of its range's visible columns
+            plan.post = PostLookup(None, None, None, len(exprs), names, out.node.kinds)
+        elif sel.args.get("distinct"):
             parent = out.node
             node = self._mk(f"distinct({parent.signature})", lambda: Distinct(parent))
             out = Rel(node, out.cols, out.nullable, {}, out.scales, out.ranges, out.inexact)
@@ -708,13 +728,29 @@ class Compiler:
         plan.visible = len(exprs)
         plan.key_pos = key_pos
         plan.order = order_spec
-        plan.distinct = bool(sel.args.get("distinct"))
+        plan.distinct = bool(sel.args.get("distinct")) and not post
         plan.kinds = [k for _, _, k in out.cols[: len(exprs)]]
         plan.nullable = out.nullable[: len(exprs)]
 
     def _plan_aggregate(
-        self, plan, sel, rel: Rel, exprs, names, key_exprs, group, having, order, top=False
+        self,
+        plan,
+        sel,
+        rel: Rel,
+        exprs,
+        names,
+        key_exprs,
+        group,
+        having,
+        order,
+        top=False,
+        post=False,
     ):
+        """The aggregate of a SELECT. With ``post`` (range parameters: the last of
+        ``key_exprs`` is the range column) the dataflow keeps only the projection beneath the
+        aggregate, with the key and range columns after its own, for a range reader; the
+        aggregate, HAVING, the select list and DISTINCT are built but not installed, and each
+        read applies them to the rows of its range (``dataflow/post_lookup.py``)."""
         scope = rel.scope()
         # GROUP BY items may name select aliases or ordinals
         group_exprs: list[exp.Expression] = []
@@ -739,9 +775,14 @@ class Compiler:
         implicit = group is None
         group_canon = [self.canon(g, scope) for g in group_exprs]
         multi = any(len(p) > 1 for p in plan.key_params)
-        for k in key_exprs:
+        for k in key_exprs[:-1] if post else key_exprs:
             c = self.canon(k, scope)
             if c not in group_canon:
+                if post and (multi or implicit):
+                    # aggregated over the rows of every key a read asks for (one group with no
+                    # GROUP BY); a single key's value is one group value, so grouping by it
+                    # lets the select list name it, as for a query without a range
+                    continue
                 if multi and not implicit:
                     raise Unsupported("IN parameters on a column that is not grouped")
                 if multi and implicit:
@@ -888,6 +929,13 @@ class Compiler:
         pre_names = [f"__g{i}" for i in range(ngroup)] + [
             f"__a{i}" for i in range(len(pre_exprs) - ngroup)
         ]
+        pre_keys = []
+        if post:
+            # the reader's key and range columns, after what the aggregate reads
+            for k in key_exprs:
+                pre_keys.append(len(pre_exprs))
+                pre_exprs.append(k)
+                pre_names.append(f"__key{len(pre_keys)}")
         # group keys as MySQL groups them (a quotient rounded to its scale), aggregates'
         # arguments with every digit, except that MIN/MAX keeps a quotient as shown
         extremes = [p for s in specs if s.func in ("MIN", "MAX") for p in s.args]
@@ -896,6 +944,7 @@ class Compiler:
         agg_names = pre_names[:ngroup] + [f"__agg{i}" for i in range(len(specs))]
         agg_kinds = [k for _, _, k in pre.cols[:ngroup]] + [s.output_kind() for s in specs]
         parent = pre.node
+        self._detached = post
         sig = (
             f"aggregate({parent.signature};{ngroup};"
             + ";".join(
@@ -935,7 +984,7 @@ class Compiler:
                     post_inexact.add(ngroup + i)
             else:
                 post_scales.append(None)
-        post = Rel(
+        post_rel = Rel(
             agg_node,
             post_cols,
             post_nullable,
@@ -944,7 +993,7 @@ class Compiler:
             post_ranges,
             frozenset(post_inexact),
         )
-        post_scope = post.scope()
+        post_scope = post_rel.scope()
 
         def rewrite(e: exp.Expression) -> exp.Expression:
             e = e.copy()
@@ -964,12 +1013,14 @@ class Compiler:
 
             return _transform_top_down(e, repl)
 
+        having_node = None
         if having_expr is not None:
-            post = self.filter_rel(post, [rewrite(having_expr)])
+            post_rel = self.filter_rel(post_rel, [rewrite(having_expr)])
+            having_node = post_rel.node
         proj_exprs = [rewrite(e) for e in exprs]
         proj_names = list(names)
         key_pos = []
-        for k in key_exprs:
+        for k in [] if post else key_exprs:
             key_pos.append(len(proj_exprs))
             proj_exprs.append(rewrite(k))
             proj_names.append(f"__key{len(key_pos)}")
@@ -985,20 +1036,29 @@ class Compiler:
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
         shown = len(proj_exprs) if top else 0
-        out = self.project_rel(post, proj_exprs, proj_names, post_scope, faults, shown)
+        out = self.project_rel(post_rel, proj_exprs, proj_names, post_scope, faults, shown)
+        self._detached = False
         if out.node.faults:
             plan.fault_source = out.node
+        plan.visible = len(exprs)
+        plan.order = order_spec
+        plan.kinds = [k for _, _, k in out.cols[: len(exprs)]]
+        plan.nullable = out.nullable[: len(exprs)]
+        if post:
+            distinct = len(exprs) if sel.args.get("distinct") else None
+            plan.post = PostLookup(
+                agg_node, having_node, out.node, distinct, proj_names, out.node.kinds
+            )
+            plan.rel = pre
+            plan.key_pos = pre_keys
+            return
         if sel.args.get("distinct"):
             parent2 = out.node
             node = self._mk(f"distinct({parent2.signature})", lambda: Distinct(parent2))
             out = Rel(node, out.cols, out.nullable, {}, out.scales, out.ranges, out.inexact)
         plan.rel = out
-        plan.visible = len(exprs)
         plan.key_pos = key_pos
-        plan.order = order_spec
         plan.distinct = bool(sel.args.get("distinct"))
-        plan.kinds = [k for _, _, k in out.cols[: len(exprs)]]
-        plan.nullable = out.nullable[: len(exprs)]
         if implicit and key_exprs:
             # no GROUP BY, but grouped by the key: a key with no rows still yields one row
             having_fn = None
@@ -1346,6 +1406,7 @@ class Compiler:
                 limit=None if isinstance(limit, tuple) else limit,
                 offset=0 if isinstance(offset, tuple) else offset,
                 fault_source=plan.fault_source,
+                post=plan.post,
             )
         if multi and (order or limit is not None or offset):
             r_limit = None if limit is None else limit + offset
@@ -1417,6 +1478,7 @@ class _Plan:
         self.range_pos: int | None = None
         self.range_ops: list = []
         self.fault_source = None
+        self.post: PostLookup | None = None
 
 
 def _transform_top_down(e: exp.Expression, fn) -> exp.Expression:

@@ -26,6 +26,7 @@ from sortedcontainers import SortedKeyList
 
 from ...sql import functions as F
 from ...sql import values as V
+from ...sql.collation import CK
 from ...sql.functions.aggregates import STATISTICS, statistic_kind  # (registers STD, BIT_OR ...)
 from ..node import FULL, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
@@ -86,8 +87,12 @@ class AggSpec:
         a = ",".join(f"#{i}" for i in self.args) or "*"
         return f"{self.func}({d}{a})"
 
-    def new(self):
+    def new(self, once: bool = False):
+        """A fresh accumulator; ``once``: for one batch of insertions, never retracted
+        (``Aggregate.evaluate``)."""
         f = self.func
+        if once and f in ("MIN", "MAX"):
+            return _ExtremeOnce(self)
         if self.distinct and f in ("COUNT", "SUM", "AVG"):
             return _DistinctAcc(self)
         if f == "COUNT":
@@ -285,10 +290,62 @@ class _ExtremeAcc(_Acc):
             for _ in range(-m):
                 self.vals.remove(v)
 
+    def add_all(self, recs):
+        for _row, m in recs:
+            if m != 1:
+                return _Acc.add_all(self, recs)
+        # insertions only (a fill, a batch of inserts, a range read's rows): one bulk update,
+        # which keeps equal values in the order given, as one add after another would
+        c = self.col
+        self.vals.update([row[c] for row, _m in recs if row[c] is not None])
+
     def value(self):
         if not self.vals:
             return None
         return self.vals[-1] if self.is_max else self.vals[0]
+
+
+class _ExtremeOnce(_Acc):
+    """MIN/MAX over insertions only: the value ``_ExtremeAcc`` gives for the same records in
+    the same order (values compared under the collation; of equal ones, MIN keeps the first and
+    MAX the last, as the sorted list places an equal value after those it holds), without
+    keeping every value."""
+
+    __slots__ = ("best", "key", "col", "is_max")
+
+    def __init__(self, spec: AggSpec):
+        self.best = None
+        self.key = None
+        self.col = spec.args[0]
+        self.is_max = spec.func == "MAX"
+
+    def add(self, row, m):
+        if m <= 0:
+            raise ValueError("a MIN/MAX of insertions only took a retraction")
+        v = row[self.col]
+        if v is None:
+            return
+        k = ck(v)
+        if self.key is None or (k >= self.key if self.is_max else k < self.key):
+            self.best = v
+            self.key = k
+
+    def add_all(self, recs):
+        c = self.col
+        vals = [row[c] for row, _m in recs if row[c] is not None]
+        if not vals:
+            return
+        for v in vals:
+            if v.__class__ is str or v.__class__ is CK:
+                return _Acc.add_all(self, recs)  # compared under the collation, one by one
+        # values that are their own keys: max() keeps the first of equal maxima, so over the
+        # values reversed it keeps the last; min() keeps the first
+        best = max(reversed(vals)) if self.is_max else min(vals)
+        if self.key is None or (best >= self.key if self.is_max else best < self.key):
+            self.best = self.key = best
+
+    def value(self):
+        return self.best
 
 
 class _RegisteredAcc(_Acc):
@@ -385,9 +442,9 @@ class _ConcatAcc(_Acc):
 class _Group:
     __slots__ = ("rows", "accs", "out", "reps")
 
-    def __init__(self, aggs: list[AggSpec]):
+    def __init__(self, aggs: list[AggSpec], once: bool = False):
         self.rows = 0
-        self.accs = [a.new() for a in aggs]
+        self.accs = [a.new(once) for a in aggs]
         self.out = None  # the output row last emitted for this group (None: not known)
         # grouped by strings: how many rows carry each spelling of the group's values (one
         # group holds 'Bob' and 'bob' under a case-insensitive collation; it shows one of them)
@@ -476,14 +533,26 @@ class Aggregate(Node):
             self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
 
     def _apply(self, batch) -> None:
-        """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built).
-        Records are gathered by their group values as spelled first, so each spelling's key
-        is computed once and each accumulator takes its group's records in one call."""
+        """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built)."""
         groups = self.groups
+        touched = self._add_to(groups, batch)
+        for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
+            del groups[key]
+            if self.partial:
+                s_ = self.fidx.get(self._fkey(key))
+                if s_ is not None:
+                    s_.discard(key)
+
+    def _add_to(self, groups: dict, batch, once: bool = False) -> set:
+        """Add ``batch`` to ``groups``; the group keys it touched. Records are gathered by
+        their group values as spelled first, so each spelling's key is computed once and each
+        accumulator takes its group's records in one call. ``once``: ``groups`` is built from
+        this batch of insertions alone (``_Group``)."""
         ng = self.ngroup
         touched = set()
         gk = self._gk
         sg = self._string_groups
+        index = self.partial and groups is self.groups
         spelled: dict = {}
         for rec in batch:
             raw = rec[0][:ng]
@@ -498,8 +567,8 @@ class Aggregate(Node):
             touched.add(key)
             g = groups.get(key)
             if g is None:
-                g = groups[key] = _Group(self.aggs)
-                if self.partial:
+                g = groups[key] = _Group(self.aggs, once)
+                if index:
                     self.fidx.setdefault(self._fkey(row), set()).add(key)
             m = 0
             for rec in recs:
@@ -510,12 +579,7 @@ class Aggregate(Node):
                 _count_rep(g, raw, m)
             for acc in g.accs:
                 acc.add_all(recs)
-        for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
-            del groups[key]
-            if self.partial:
-                s_ = self.fidx.get(self._fkey(key))
-                if s_ is not None:
-                    s_.discard(key)
+        return touched
 
     def key_gate(self, port: int, carriers: dict):
         """A partial aggregate drops a record of a missing fill key silently (when it needs
@@ -749,6 +813,16 @@ class Aggregate(Node):
             for k, g in self.groups.items()
             if g.rows > 0 or self.global_group
         ]
+
+    def evaluate(self, batch: list) -> list:
+        """The output rows of ``batch`` (positive records) aggregated from nothing, this node's
+        state untouched: what a range read computes over the rows of its range
+        (``dataflow/post_lookup.py``). The same groups and accumulators as a maintained
+        aggregate, so the same values; with no GROUP BY the one row comes even for no rows."""
+        groups: dict = {(): _Group(self.aggs, True)} if self.global_group else {}
+        self._add_to(groups, batch, True)
+        out = self._output
+        return [out(k, g) for k, g in groups.items() if g.rows > 0 or self.global_group]
 
     def empty_row(self, key: tuple = ()) -> tuple:
         """The output row of a group that received no input (for implicit global aggregates)."""
