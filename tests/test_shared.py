@@ -60,16 +60,19 @@ def _truth(path: str, sql: str, key) -> list:
     return _norm(rows)
 
 
-def _cached(conn, wait: float = 10.0) -> dict:
-    """Every query's answer from this process's views, once they stop changing."""
+def _cached(conn, path: str, wait: float = 10.0) -> dict:
+    """Every query's answer from this process's views, once they show what the file holds.
+    Other processes' commits reach these views within a few poll intervals, not at once, so
+    a stale answer is read again until ``wait`` seconds have passed: a commit the views never
+    take is still returned stale (and fails the caller's comparison)."""
     deadline = time.monotonic() + wait
-    last = None
     while True:
         now = {(q, k): _norm(conn.execute(q, (k,)).fetchall()) for q, k in QUERIES}
-        if now == last or time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             return now
-        last = now
-        time.sleep(0.05)
+        if all(rows == _truth(path, q, k) for (q, k), rows in now.items()):
+            return now
+        time.sleep(0.02)
 
 
 # --- connections in one process --------------------------------------------------------------
@@ -106,7 +109,7 @@ def test_two_connections_on_one_file_see_each_others_commits(tmp_path, mode):
         assert time.monotonic() < deadline
         time.sleep(0.005)
     for conn in (a, b):
-        got = _cached(conn)
+        got = _cached(conn, path)
         for (q, k), rows in got.items():
             assert rows == _truth(path, q, k), (q, k)
     a.close()
@@ -141,7 +144,7 @@ def _writer(path: str, me: int, plan: list, out, finish, opts=None) -> None:
             out.put(("committed", me, written))
     out.put(("done", me, None))
     finish.wait(120)  # every writer is done: the views must now show everything
-    out.put(("views", me, _cached(conn)))
+    out.put(("views", me, _cached(conn, path)))
     conn.close()
 
 
@@ -155,7 +158,7 @@ def _reader(path: str, rows: list, stop, out, opts=None) -> None:
             if not seen[r] or seen[r][-1] != v:
                 seen[r].append(v)
     out.put(("seen", 0, seen))
-    out.put(("views", -1, _cached(conn)))
+    out.put(("views", -1, _cached(conn, path)))
     conn.close()
 
 
@@ -258,7 +261,7 @@ def test_a_killed_writer_loses_nothing_it_acknowledged(tmp_path):
             break
     assert acked >= 30
     # the watcher's views catch up with everything committed, and agree with base storage
-    got = _cached(watcher)
+    got = _cached(watcher, path)
     n = got[(ROW, 1)][0][0]
     assert n >= acked
     assert got == {(q, k): _truth(path, q, k) for q, k in QUERIES}
