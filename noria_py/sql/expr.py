@@ -144,6 +144,79 @@ def member_in_string_context(col: exp.Column, scope) -> None:
     )
 
 
+# operators under which an ENUM or SET column is its number: an ENUM member's position (1 for
+# the first declared member, 0 for the empty string an invalid value was stored as), a SET's bit
+# mask (bit i for the i-th declared member)
+_NUMBER_PARENTS = (
+    exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.BitwiseAnd,
+    exp.BitwiseOr, exp.BitwiseXor, exp.BitwiseNot, exp.BitwiseLeftShift, exp.BitwiseRightShift,
+)  # fmt: skip
+_NUMBER_CASTS = ("BIGINT", "UBIGINT", "INT", "UINT", "DECIMAL", "DOUBLE", "FLOAT")
+
+
+def _member_as_number(col: exp.Column) -> bool:
+    """Is an ENUM or SET column an operand MySQL reads as its number (arithmetic, a bit
+    operator, CAST AS SIGNED/UNSIGNED/DECIMAL/DOUBLE)?"""
+    parent = col.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    if isinstance(parent, _NUMBER_PARENTS):
+        return True
+    node = col
+    while node.parent is not parent:
+        node = node.parent
+    others: list = []
+    if isinstance(parent, _COMPARE):
+        others = [parent.expression if parent.this is node else parent.this]
+    elif isinstance(parent, exp.In) and not parent.args.get("query") and parent.this is node:
+        others = list(parent.expressions)
+    elif isinstance(parent, exp.Between) and parent.this is node:
+        others = [parent.args.get("low"), parent.args.get("high")]
+    if others and all(_number_literal(o) for o in others):
+        return True  # compared with numbers: by its number (g < 2, g IN (1, 3))
+    return isinstance(parent, exp.Cast) and getattr(parent.to.this, "name", None) in _NUMBER_CASTS
+
+
+def _number_literal(e) -> bool:
+    while isinstance(e, (exp.Paren, exp.Neg)):
+        e = e.this
+    return isinstance(e, exp.Literal) and not e.is_string
+
+
+def _member_number(i: int, ctype) -> Compiled:
+    """Column ``i`` of ENUM/SET type ``ctype`` read as its number."""
+    from .collation import current
+
+    coll = current()
+    if ctype.mysql_name == "ENUM":
+        numbers = {m: pos for pos, m in enumerate(ctype.values, 1)}
+    else:
+        numbers = {m: 1 << b for b, m in enumerate(ctype.values)}
+    keys = {coll.key(m): v for m, v in numbers.items()}
+    numbers[""] = 0  # an ENUM's invalid value, an empty SET
+    is_set = ctype.mysql_name == "SET"
+
+    def one(text: str) -> int:
+        v = numbers.get(text)
+        return v if v is not None else keys.get(coll.key(text), 0)
+
+    def fn(r, p):
+        v = r[i]
+        if v is None:
+            return None
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        if is_set and "," in v:
+            mask = 0
+            for part in v.split(","):
+                mask |= one(part)
+            return mask
+        return one(v)
+
+    hi = len(ctype.values) if not is_set else (1 << len(ctype.values)) - 1
+    return Compiled(fn, V.INT, scale=0, rng=(0, hi, True))
+
+
 _STRING_PARENTS = (
     exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Like, exp.ILike, exp.Length,
     exp.Substring, exp.Trim, exp.Left, exp.Right, exp.GroupConcat,
@@ -863,6 +936,8 @@ class _Compiler:
             raise Unsupported("* in an expression")
         i, kind = self.scope.resolve(n)
         if kind.__class__ is V.MemberKind:
+            if _member_as_number(n):
+                return _member_number(i, kind.ctype)
             member_in_string_context(n, self.scope)
 
         scales = self.scope.scales
@@ -1597,8 +1672,42 @@ class _Compiler:
         name = str(n.this).upper()
         if name in F.AGGREGATES:
             raise Unsupported(f"aggregate {name} in this position")
+        if name == "FIND_IN_SET" and len(n.expressions) == 2:
+            member = self._find_in_set_member(*n.expressions)
+            if member is not None:
+                return member
         call = canonical_call(n)
         return self.call(*call)
+
+    def _find_in_set_member(self, needle: exp.Expression, haystack: exp.Expression):
+        """``FIND_IN_SET(<constant>, <SET column>)``: MySQL reads it from the column's bit
+        mask, so a constant naming a member answers with that member's place among the
+        column's declared members (when the row holds it), not with its place in the row's
+        text: ``FIND_IN_SET('k', s)`` of ``SET('q','b','k')`` holding ``'q,k'`` is 3. Computed
+        as ``SIGN(FIND_IN_SET(c, s)) * FIND_IN_SET(c, '<the members>')``; None for any other
+        call (a column or a subquery as the first argument: the plain function)."""
+        col = haystack
+        while isinstance(col, exp.Paren):
+            col = col.this
+        if not isinstance(col, exp.Column) or needle.find(
+            exp.Column, exp.Subquery, exp.Select, exp.AggFunc
+        ):
+            return None
+        try:
+            kind = self.scope.resolve(col)[1]
+        except Exception:  # noqa: BLE001 - the column's own error comes when it is compiled
+            return None
+        if kind.__class__ is not V.MemberKind or kind.ctype.mysql_name != "SET":
+            return None
+        held = self.call("FIND_IN_SET", [needle, haystack]).fn
+        members = exp.Literal.string(",".join(kind.ctype.values))
+        place = self.call("FIND_IN_SET", [needle, members]).fn
+
+        def fn(r, p):
+            v = held(r, p)
+            return place(r, p) if v else v  # (0 or NULL as the plain function answers)
+
+        return Compiled(fn, V.INT, rng=_SMALL)
 
     def call(self, name: str, args: list[exp.Expression]) -> Compiled:
         """A call of the MySQL function ``name`` (from the registry) on ``args``."""
