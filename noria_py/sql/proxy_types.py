@@ -12,6 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from sqlglot import exp
 
+from .. import errors as E
 from . import functions as F
 from . import union_types as UT
 from . import values as V
@@ -30,9 +31,11 @@ def select_scope(sel: exp.Select, schemas: dict, ctes: dict | None = None):
     ``ctes``, or in the SELECT's own WITH) has the types of its select list
     (:func:`query_columns`)."""
     frm = sel.args.get("from_")
-    if frm is None:
-        return Scope([]), []
     ctes = with_columns(sel, schemas, ctes)
+    if frm is None:
+        scope = Scope([])
+        scope.schemas, scope.ctes = schemas, ctes
+        return scope, []
     sources = [frm.this] + [j.this for j in sel.args.get("joins") or []]
     cols, ctypes = [], []
     for src in sources:
@@ -44,7 +47,9 @@ def select_scope(sel: exp.Select, schemas: dict, ctes: dict | None = None):
             cols.append((alias, name, ct.kind))
             ctypes.append(ct)
     scales = [V.column_scale(c) for c in ctypes]
-    return Scope(cols, scales, [V.int_range(c) for c in ctypes]), ctypes
+    scope = Scope(cols, scales, [V.int_range(c) for c in ctypes])
+    scope.schemas, scope.ctes = schemas, ctes  # (a scalar subquery's scope is built from them)
+    return scope, ctypes
 
 
 def with_columns(sel: exp.Expression, schemas: dict, ctes: dict | None) -> dict:
@@ -393,6 +398,9 @@ def _scale(e: exp.Expression, scope: Scope) -> int | None:
         if s is None:
             return None
         return min(s + 4, 30) if isinstance(e, exp.Avg) else s
+    if isinstance(e, exp.Subquery):
+        typed = _scalar_subquery(e, scope)
+        return None if typed is None else typed[1]
     if e.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window):
         return None
     try:
@@ -455,12 +463,66 @@ def _kind(e: exp.Expression, scope: Scope) -> str | None:
             return statistic_kind(_kind(arg, scope), _scale(arg, scope))
         agg = F.AGGREGATES[name]
         return agg.result_kind([_kind(a, scope) or V.STR for a in e.expressions])
+    if isinstance(e, exp.Subquery):
+        typed = _scalar_subquery(e, scope)
+        return None if typed is None else typed[0]
     if e.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window):
         return None
     try:
         return compile_expr(e, scope, allow_params=True).kind
     except Exception:  # noqa: BLE001 - anything the compiler cannot type is "unknown"
         return None
+
+
+def _scalar_subquery(e: exp.Subquery, outer: Scope) -> tuple | None:
+    """(kind, DECIMAL scale) of a scalar subquery, its one column's as MySQL types it (its
+    value, or NULL when it finds no row); None when unknown. A column of the query around it
+    (a correlated subquery) is typed from ``outer``."""
+    schemas = getattr(outer, "schemas", None)
+    q = e.this
+    if schemas is None or (isinstance(q, exp.Select) and len(q.expressions) != 1):
+        return None
+    if not isinstance(q, exp.Select):
+        cols = query_columns(q, schemas, outer.ctes)
+        if cols is None or len(cols) != 1:
+            return None
+        ct = cols[0][1]
+        return ct.kind, V.column_scale(ct) if ct.kind == V.DECIMAL else None
+    item = q.expressions[0]
+    item = item.this if isinstance(item, exp.Alias) else item
+    if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star):
+        return None
+    found = select_scope(q, schemas, outer.ctes)
+    if found is None:
+        return None
+    scope = _nested(found[0], outer)
+    kind = _kind(item, scope)
+    if kind is None or kind == V.NULL:
+        return None
+    return kind, _scale(item, scope) if kind == V.DECIMAL else None
+
+
+def _nested(inner: Scope, outer: Scope) -> Scope:
+    """The scope of a subquery's items: its own FROM's columns, then the query around it."""
+    n, m = len(inner.columns), len(outer.columns)
+    scope = Scope(
+        inner.columns + outer.columns,
+        (inner.scales or [None] * n) + (outer.scales or [None] * m),
+        (inner.ranges or [None] * n) + (outer.ranges or [None] * m),
+    )
+    scope.schemas, scope.ctes = inner.schemas, inner.ctes
+
+    def resolve(col: exp.Column) -> tuple[int, str]:
+        try:
+            return inner.resolve(col)
+        except E.ProgrammingError as err:
+            if err.errno != E.ER_BAD_FIELD_ERROR:
+                raise
+        i, kind = outer.resolve(col)
+        return i + n, kind
+
+    scope.resolve = resolve
+    return scope
 
 
 def converter(kind: str | None, scale: int | None = None):

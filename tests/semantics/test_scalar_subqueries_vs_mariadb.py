@@ -90,3 +90,47 @@ def test_scalar_subqueries_as_mariadb(oracle_answers):
     assert ("error", 1242) in oracle_answers  # the script reaches MySQL's error
     for sql, want, have in zip(SCRIPT, oracle_answers, got):
         assert have == want, sql
+
+
+TYPED_SETUP = [
+    "CREATE TABLE st_a (id INT PRIMARY KEY, v INT)",
+    "CREATE TABLE st_b (id INT PRIMARY KEY, a_id INT, amt DECIMAL(10,2), f FLOAT, dt DATE)",
+    "INSERT INTO st_a VALUES (1, 10), (2, NULL), (3, 5)",
+    "INSERT INTO st_b VALUES (1, 1, 2.50, 1.5, '2024-01-01'), (2, 1, 3.25, 2.25, '2024-02-01'),"
+    " (3, 2, 1.00, 3, NULL)",
+]
+TYPED = [
+    "SELECT a.id, (SELECT MAX(amt) FROM st_b b WHERE b.a_id = a.id) FROM st_a a ORDER BY a.id",
+    "SELECT a.id, (SELECT SUM(amt) FROM st_b b WHERE b.a_id = a.id),"
+    " (SELECT amt FROM st_b b WHERE b.id = a.id) FROM st_a a ORDER BY a.id",
+    "SELECT (SELECT MAX(amt) FROM st_b), (SELECT SUM(v) FROM st_a), (SELECT MIN(dt) FROM st_b),"
+    " (SELECT MAX(f) FROM st_b), (SELECT AVG(v) FROM st_a)",
+    "SELECT a.id, (SELECT MIN(dt) FROM st_b b WHERE b.a_id = a.id) AS d,"
+    " (SELECT AVG(amt) FROM st_b b WHERE b.a_id = a.id) FROM st_a a ORDER BY a.id",
+    "SELECT a.id, (SELECT MAX(amt + a.v) FROM st_b b WHERE b.a_id = a.id) FROM st_a a ORDER BY a.id",
+    "SELECT id, (SELECT amt FROM st_b WHERE id = 9) FROM st_a ORDER BY id",
+]
+
+
+@pytest.mark.parametrize("sql", TYPED)
+def test_a_scalar_subquerys_value_has_its_columns_type(mariadb_oracle, sql):
+    """A scalar subquery's value is typed as its one column: a DECIMAL keeps its scale, a DATE
+    is a date, AVG shows four more decimals. Base storage answered with SQLite's value (the
+    float ``1`` for 1.00, the text ``'2024-01-01'``, ``'2.875000000'``)."""
+    conn = mariadb_oracle.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("DROP TABLE IF EXISTS st_a, st_b")
+            for s in TYPED_SETUP:
+                cur.execute(s)
+            cur.execute(sql)
+            want = repr([tuple(r) for r in cur.fetchall()])
+    finally:
+        conn.close()
+    for dataflow in (True, False):
+        ours = noria_py.connect(dataflow=dataflow)
+        for s in TYPED_SETUP:
+            ours.execute(s)
+        got = repr([tuple(r) for r in ours.execute(sql).fetchall()])
+        ours.close()
+        assert got == want, (dataflow, sql)
