@@ -325,20 +325,34 @@ class OverAggregates:
 
 
 def over_aggregates(e: exp.Expression, scope: Scope) -> OverAggregates | None:
-    """``e`` as an expression over aggregates, or None when it is not one (an aggregate
-    itself, no aggregate, a subquery or window inside) or cannot be typed."""
+    """``e`` as an expression over aggregates or scalar subqueries, or None when it is not one
+    (an aggregate or a subquery itself, neither inside, a window inside) or cannot be typed.
+    Beside scalar subqueries alone, the row's columns are inputs too (``v + (SELECT ...)``);
+    beside an aggregate a bare column is not (SQLite's row, not one value)."""
     if isinstance(e, exp.Alias):
         e = e.this
-    if is_aggregate(e) or e.find(exp.Subquery, exp.Select, exp.Window) is not None:
+    if _opaque(e) or e.find(exp.Window) is not None:
         return None
-    if not any(is_aggregate(n) for n in e.walk()):
+    originals = _maximal_inputs(e)
+    if not originals:
         return None
-    originals = _maximal_aggregates(e)
+    grouped = any(is_aggregate(a) for a in originals)
+    if grouped and any(isinstance(a, exp.Subquery) for a in originals):
+        return None  # (a subquery beside an aggregate: left to SQLite)
     tree = e.copy()
-    for i, a in enumerate(_maximal_aggregates(tree)):  # the copy's twins, in the same order
+    for i, a in enumerate(_maximal_inputs(tree)):  # the copy's twins, in the same order
         a.replace(exp.column(f"nf_agg{i}"))
-    if any(not c.name.lower().startswith("nf_agg") for c in tree.find_all(exp.Column)):
+    if tree.find(exp.Select, exp.Subquery) is not None:
+        return None  # a subquery the value row cannot hold (IN, EXISTS)
+    bare = [c for c in tree.find_all(exp.Column) if not c.name.lower().startswith("nf_agg")]
+    if bare and grouped:
         return None  # a bare column beside the aggregates: SQLite's row, not one value
+    if bare:  # beside subqueries: the row's columns are inputs of the expression too
+        tree = e.copy()
+        inputs = _maximal_inputs(tree, columns=True)
+        originals = _maximal_inputs(e, columns=True)
+        for i, a in enumerate(inputs):
+            a.replace(exp.column(f"nf_agg{i}"))
     kinds, scales = [], []
     for a in originals:
         k = _kind(a, scope)
@@ -351,16 +365,37 @@ def over_aggregates(e: exp.Expression, scope: Scope) -> OverAggregates | None:
         compiled = compile_expr(tree, Scope(cols, scales, [None] * len(cols)), allow_params=True)
     except Exception:  # noqa: BLE001 - anything the compiler cannot type is left to SQLite
         return None
-    exact = [None if isinstance(a, exp.Avg) else sc for a, sc in zip(originals, scales)]
+    exact = [None if _averages(a) else sc for a, sc in zip(originals, scales)]
     return OverAggregates(originals, compiled, kinds, exact)
 
 
-def _maximal_aggregates(e: exp.Expression) -> list:
-    """The aggregates in ``e`` not inside another one, in depth-first order."""
+def _opaque(n: exp.Expression) -> bool:
+    """An aggregate, a scalar subquery, or a test over a subquery (``x IN (SELECT ...)``,
+    EXISTS: 1, 0 or NULL)."""
+    if is_aggregate(n) or _subquery_test(n):
+        return True
+    return isinstance(n, exp.Subquery) and not isinstance(n.parent, (exp.In, exp.Any, exp.All))
+
+
+def _subquery_test(n: exp.Expression) -> bool:
+    return isinstance(n, exp.Exists) or (isinstance(n, exp.In) and n.args.get("query") is not None)
+
+
+def _averages(n: exp.Expression) -> bool:
+    """Does the value of an input hold more digits than its scale (AVG, a subquery's AVG)?"""
+    if isinstance(n, exp.Subquery) and isinstance(n.this, exp.Select) and n.this.expressions:
+        item = n.this.expressions[0]
+        n = item.this if isinstance(item, exp.Alias) else item
+    return isinstance(n, exp.Avg)
+
+
+def _maximal_inputs(e: exp.Expression, columns: bool = False) -> list:
+    """The aggregates and scalar subqueries in ``e`` not inside another one (and with
+    ``columns``, the columns outside them), in depth-first order."""
     found: list = []
 
     def visit(n):
-        if is_aggregate(n):
+        if _opaque(n) or (columns and isinstance(n, exp.Column)):
             found.append(n)
             return
         for child in n.iter_expressions():
@@ -401,6 +436,8 @@ def _scale(e: exp.Expression, scope: Scope) -> int | None:
     if isinstance(e, exp.Subquery):
         typed = _scalar_subquery(e, scope)
         return None if typed is None else typed[1]
+    if _subquery_test(e):
+        return 0
     if e.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window):
         return None
     try:
@@ -466,6 +503,8 @@ def _kind(e: exp.Expression, scope: Scope) -> str | None:
     if isinstance(e, exp.Subquery):
         typed = _scalar_subquery(e, scope)
         return None if typed is None else typed[0]
+    if _subquery_test(e):
+        return V.INT
     if e.find(exp.AggFunc, exp.Subquery, exp.Select, exp.Window):
         return None
     try:

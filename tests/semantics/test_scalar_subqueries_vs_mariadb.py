@@ -109,14 +109,30 @@ TYPED = [
     " (SELECT AVG(amt) FROM st_b b WHERE b.a_id = a.id) FROM st_a a ORDER BY a.id",
     "SELECT a.id, (SELECT MAX(amt + a.v) FROM st_b b WHERE b.a_id = a.id) FROM st_a a ORDER BY a.id",
     "SELECT id, (SELECT amt FROM st_b WHERE id = 9) FROM st_a ORDER BY id",
+    # expressions over them: computed by the evaluator from the typed value
+    "SELECT a.id, (SELECT MAX(amt) FROM st_b b WHERE b.a_id = a.id) * 2 FROM st_a a ORDER BY a.id",
+    "SELECT a.id, v + (SELECT SUM(amt) FROM st_b b WHERE b.a_id = a.id) FROM st_a a ORDER BY a.id",
+    "SELECT a.id, COALESCE((SELECT SUM(amt) FROM st_b b WHERE b.a_id = a.id), 0) FROM st_a a"
+    " ORDER BY a.id",
+    "SELECT a.id, CONCAT('x', (SELECT MAX(amt) FROM st_b b WHERE b.a_id = a.id)) FROM st_a a"
+    " ORDER BY a.id",
+    "SELECT (SELECT MAX(amt) FROM st_b) / 3, (SELECT SUM(amt) FROM st_b) - 0.005",
+    "SELECT a.id, (SELECT COUNT(*) FROM st_b b WHERE b.a_id = a.id) / 2 FROM st_a a ORDER BY a.id",
+    "SELECT a.id, ROUND((SELECT AVG(amt) FROM st_b b WHERE b.a_id = a.id), 1) FROM st_a a"
+    " ORDER BY a.id",
+    "SELECT a.id, DATE_ADD((SELECT MIN(dt) FROM st_b b WHERE b.a_id = a.id), INTERVAL 1 DAY)"
+    " FROM st_a a ORDER BY a.id",
+    "SELECT a.id, (a.id IN (SELECT a_id FROM st_b)) + (SELECT MAX(amt) FROM st_b) FROM st_a a"
+    " ORDER BY a.id",
 ]
 
 
 @pytest.mark.parametrize("sql", TYPED)
 def test_a_scalar_subquerys_value_has_its_columns_type(mariadb_oracle, sql):
     """A scalar subquery's value is typed as its one column: a DECIMAL keeps its scale, a DATE
-    is a date, AVG shows four more decimals. Base storage answered with SQLite's value (the
-    float ``1`` for 1.00, the text ``'2024-01-01'``, ``'2.875000000'``)."""
+    is a date, AVG shows four more decimals; an expression over it is computed from that value
+    by the evaluator (exact DECIMAL arithmetic). Base storage answered with SQLite's value (the
+    float ``1`` for 1.00, the text ``'2024-01-01'``, ``'2.875000000'``, ``6.5`` for 6.50)."""
     conn = mariadb_oracle.connect()
     try:
         with conn.cursor() as cur:
