@@ -61,9 +61,34 @@ def with_columns(sel: exp.Expression, schemas: dict, ctes: dict | None) -> dict:
         return out
     for cte in with_.expressions:
         name = cte.alias_or_name.lower()
-        pairs = None if with_.args.get("recursive") else query_columns(cte.this, schemas, out)
+        if with_.args.get("recursive"):
+            pairs = _anchor_columns(cte.this, name, schemas, out)
+        else:
+            pairs = query_columns(cte.this, schemas, out)
         out[name] = _renamed(pairs, cte.args.get("alias"))
     return out
+
+
+def _anchor_columns(q: exp.Expression, name: str, schemas: dict, ctes: dict) -> list | None:
+    """The columns of a CTE of a WITH RECURSIVE: MySQL types them from its non-recursive
+    SELECTs only (the branches of its UNION that do not read ``name``); None when it reads
+    itself everywhere or a column cannot be typed."""
+    leaves = union_leaves(q) if isinstance(q, exp.SetOperation) else [q]
+    anchors = [
+        b
+        for b in leaves
+        if not any(t.name.lower() == name and not t.args.get("db") for t in b.find_all(exp.Table))
+    ]
+    if not anchors:
+        return None
+    if len(anchors) == len(leaves):
+        return query_columns(q, schemas, ctes)  # (it does not read itself)
+    if len(anchors) == 1:
+        return query_columns(anchors[0], schemas, ctes)
+    union = anchors[0]
+    for b in anchors[1:]:
+        union = exp.union(union, b, distinct=False)
+    return query_columns(union, schemas, ctes)
 
 
 def _renamed(pairs: list | None, alias) -> list | None:
