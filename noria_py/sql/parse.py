@@ -77,6 +77,7 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     _flatten_nested_joins(stmt)
     _name_items(stmt, text, toks)
     _unit_keywords(stmt)
+    _interval_calls(stmt)
     if ignore and isinstance(stmt, exp.Update):
         stmt.meta["ignore"] = True  # UPDATE IGNORE
     return stmt, nparams
@@ -118,6 +119,25 @@ def _unit_keywords(stmt: exp.Expression) -> None:
             first = node.expressions[0]
             if isinstance(first, exp.Column) and not first.table:
                 first.replace(exp.Var(this=first.name.upper()))
+
+
+def _interval_calls(stmt: exp.Expression) -> None:
+    """``INTERVAL(N, N1, N2)``, the function: the parser reads it as an interval of a tuple
+    with no unit (``INTERVAL(N, N1) + 1`` as the interval of ``(N, N1) + 1``)."""
+    for node in list(stmt.find_all(exp.Interval)):
+        if node.args.get("unit") is not None:
+            continue
+        first = node.this
+        while isinstance(first, exp.Binary):
+            first = first.this  # the leftmost operand: where the call stands
+        if not isinstance(first, exp.Tuple):
+            continue
+        call = exp.Anonymous(this="INTERVAL", expressions=list(first.expressions))
+        if first is node.this:
+            node.replace(call)
+        else:
+            first.replace(call)
+            node.replace(node.this)
 
 
 _TOKENIZER = None
