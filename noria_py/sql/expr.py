@@ -662,6 +662,21 @@ def _str(v):
     return v if isinstance(v, str) else V.format_value(v)
 
 
+def _escape_char(e) -> str:
+    """LIKE's ESCAPE character: an empty or NULL one is the backslash (MariaDB's reading); more
+    than one character is error 1210."""
+    if e is None:
+        return "\\"
+    text = _str(e) if not isinstance(e, bytes) else e.decode("utf-8", "replace")
+    if text == "":
+        return "\\"
+    if len(text) > 1:
+        from ..errors import ER_WRONG_ARGUMENTS, ProgrammingError
+
+        raise ProgrammingError("Incorrect arguments to ESCAPE", ER_WRONG_ARGUMENTS, "HY000")
+    return text
+
+
 def _nullif(a, b):
     if a is None:
         return None
@@ -1521,20 +1536,21 @@ class _Compiler:
 
         return Compiled(fn, V.INT)
 
-    def c_Like(self, n: exp.Like):
-        coll = None
-        this = n.this
-        if isinstance(this, exp.Collate):  # a LIKE D COLLATE x: matched under x
-            from . import collation as _C
+    @staticmethod
+    def _collated(this: exp.Expression):
+        """(operand, collation) of LIKE's left side: ``x COLLATE c`` is matched under c."""
+        if not isinstance(this, exp.Collate):
+            return this, None
+        from . import collation as _C
 
-            name = (
-                this.expression.name if hasattr(this.expression, "name") else str(this.expression)
-            )
-            try:
-                coll = _C.get(name)
-            except KeyError:
-                raise Unsupported(f"COLLATE {name}") from None
-            this = this.this
+        name = this.expression.name if hasattr(this.expression, "name") else str(this.expression)
+        try:
+            return this.this, _C.get(name)
+        except KeyError:
+            raise Unsupported(f"COLLATE {name}") from None
+
+    def c_Like(self, n: exp.Like):
+        this, coll = self._collated(n.this)
         value = self.compile(this)
         fa = value.fn
         pat = self.compile(n.expression)
@@ -1561,21 +1577,49 @@ class _Compiler:
         return Compiled(lambda r, p: _like(fa(r, p), fp(r, p)), V.INT)
 
     def c_Escape(self, n: exp.Escape):
+        """``v LIKE pattern ESCAPE e``: ``e`` (one character; empty or NULL: the backslash, as
+        MariaDB reads it; longer: 1210) quotes a ``%`` or ``_`` in the pattern. The pattern and
+        the escape may be parameters."""
         like = n.this
         if not isinstance(like, exp.Like):
             raise Unsupported("ESCAPE")
+        this, coll = self._collated(like.this)
         esc = self.compile(n.expression)
         pat = self.compile(like.expression)
-        if not (esc.const and pat.const):
-            raise Unsupported("LIKE ... ESCAPE with non-constant")
-        fa = self.compile(like.this).fn
-        m = like_matcher(_str(pat.fn(None, None)), _str(esc.fn(None, None)) or None)
+        value = self.compile(this)
+        fa = value.fn
+        if coll is None and V.BYTES in (value.kind, pat.kind):
+            from . import collation as _C
 
-        def fn(r, p):
+            coll = _C.get("binary")  # a binary string on either side: bytes compare as bytes
+        if esc.const and pat.const:
+            pv = pat.fn(None, None)
+            if pv is None:
+                return Compiled(lambda r, p: None, V.INT)
+            m = like_matcher(_str(pv), _escape_char(esc.fn(None, None)), coll=coll)
+
+            def fn(r, p):
+                v = fa(r, p)
+                return None if v is None else (1 if m(_str(v)) else 0)
+
+            return Compiled(fn, V.INT)
+        fp, fe = pat.fn, esc.fn
+        seen: dict = {}
+
+        def per_row(r, p):
             v = fa(r, p)
-            return None if v is None else (1 if m(_str(v)) else 0)
+            pv = fp(r, p)
+            if v is None or pv is None:
+                return None
+            key = (_str(pv), _escape_char(fe(r, p)))
+            m = seen.get(key)
+            if m is None:
+                if len(seen) > 1000:
+                    seen.clear()
+                m = seen[key] = like_matcher(key[0], key[1], coll=coll)
+            return 1 if m(_str(v)) else 0
 
-        return Compiled(fn, V.INT)
+        return Compiled(per_row, V.INT)
 
     def c_ILike(self, n):
         return self.c_Like(n)

@@ -25,6 +25,7 @@ import threading
 
 from sqlglot import exp
 
+from .. import errors as E
 from ..errors import Error
 from . import functions as F
 from . import values as V
@@ -642,6 +643,10 @@ class _Rewriter:
         sc, ctypes = scope
         try:
             compiled = compile_expr(node, sc, allow_params=True)
+        except E.ProgrammingError as e:
+            if e.errno == E.ER_WRONG_ARGUMENTS:
+                raise  # the statement's own error (LIKE ... ESCAPE '!!'), as MySQL reports it
+            return None  # (an outer query's column: SQLite resolves it)
         except Exception:  # noqa: BLE001 - not compilable here: SQLite's functions then
             return None
         shown = top if shown is None else shown
