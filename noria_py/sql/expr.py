@@ -1758,6 +1758,9 @@ class _Compiler:
         fn = lookup_function(name, len(args))
         if not self.allow_params and (not fn.deterministic or fn.context):
             raise Unsupported(f"{name}() is not deterministic")
+        coll = None
+        if fn.collation and any(isinstance(a, exp.Collate) for a in args):
+            coll, args = argument_collation(args, lambda a: self.compile(a).kind, name)
         comps = [self.compile(a) for a in args]
         if name in _NUMERIC_ARGUMENTS:
             comps = [self._numeric(c) if c.hexnum is not None else c for c in comps]
@@ -1779,7 +1782,7 @@ class _Compiler:
             signs = {bool((int_range(c) or SIGNED)[2]) for c in comps if c.kind == V.INT}
             if len(signs) > 1:
                 kind = V.DECIMAL  # a signed beside an unsigned integer, as MySQL merges them
-        call = bind_function(fn)
+        call = bind_function(fn, coll)
         if kind == V.FLOAT and fn.ret.__class__ is not V.FloatKind:  # (CAST_FLOAT's is)
             floats = [k for k in kinds if k.__class__ is V.FloatKind]
             if floats and name in _RETURNS_ARGUMENT and all(floats[0].same(k) for k in kinds):
@@ -1972,8 +1975,50 @@ def lookup_function(name: str, nargs: int) -> F.Fn:
     return fn
 
 
-def bind_function(fn: F.Fn) -> Callable:
-    """``fn.impl`` with NULL propagation, the session context and the collation bound in.
+def argument_collation(args: list, kinds, name: str) -> tuple:
+    """(collation, arguments) of a string function whose arguments carry collations
+    (``STRCMP(a COLLATE utf8mb4_bin, c)``: a column with its own collation, as base storage
+    writes it). MySQL compares under the one collation they share; where a _bin collation meets
+    another column's, under the _bin one; another mix of two columns' collations is 1267.
+    ``kinds(e)``: an argument's kind (a string column without a wrapper has the default
+    collation)."""
+    from ..errors import ER_CANT_AGGREGATE_2COLLATIONS, ProgrammingError
+    from . import collation as _C
+
+    plain = [a.this if isinstance(a, exp.Collate) else a for a in args]
+    default = _C.current().name.lower()
+    distinct = []  # in the arguments' order, as MySQL names them
+    for a in args:
+        n = None
+        if isinstance(a, exp.Collate):
+            e = a.expression
+            n = (e.name if hasattr(e, "name") else str(e)).lower()
+        elif a.find(exp.Column) is not None and kinds(a) == V.STR:
+            n = default
+        if n is not None and n not in distinct:
+            distinct.append(n)
+    binary = [n for n in distinct if n.endswith("_bin") or n == "binary"]
+    if len(distinct) == 1:
+        chosen = distinct[0]
+    elif len(binary) == 1:
+        chosen = binary[0]
+    else:
+        a, b = distinct[0], distinct[1]
+        raise ProgrammingError(
+            f"Illegal mix of collations ({a},IMPLICIT) and ({b},IMPLICIT) for operation "
+            f"'{name.lower()}'",
+            ER_CANT_AGGREGATE_2COLLATIONS,
+            "HY000",
+        )
+    try:
+        return _C.get(chosen), plain
+    except KeyError:
+        raise Unsupported(f"COLLATE {chosen}") from None
+
+
+def bind_function(fn: F.Fn, coll=None) -> Callable:
+    """``fn.impl`` with NULL propagation, the session context and the collation bound in
+    (``coll``: the arguments' own, else the session's).
 
     A call that fails on its input gives NULL, as MySQL does (with a warning); a
     ``FunctionError`` is a MySQL error and surfaces as one."""
@@ -1988,7 +2033,7 @@ def bind_function(fn: F.Fn) -> Callable:
                 return None
             kw = {}
             if fn.collation:
-                kw["coll"] = _coll.get(F.current_context().collation)
+                kw["coll"] = coll or _coll.get(F.current_context().collation)
             try:
                 if fn.context:
                     return impl(F.current_context(), *a, **kw)

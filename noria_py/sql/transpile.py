@@ -31,6 +31,7 @@ from . import functions as F
 from . import values as V
 from .expr import (
     _interval_parts,
+    argument_collation,
     canonical_call,
     carries_digits,
     cast_call,
@@ -48,6 +49,8 @@ _TYPED_AGG_NAMES = {exp.JSONObjectAgg: "JSON_OBJECTAGG"}
 _NATIVE = (exp.Coalesce, exp.If, exp.Nullif, exp.Case)
 _SIMPLE = (exp.Column, exp.Literal, exp.Placeholder, exp.Null, exp.Boolean)
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ)
+_OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+              exp.NullSafeEQ: "<=>"}  # fmt: skip
 _NOT_SCALAR = (exp.AggFunc, exp.Subquery, exp.Select, exp.Window, exp.Star, exp.Exists)
 
 _FAMILY = {V.INT: "num", V.DECIMAL: "num", V.FLOAT: "num", V.STR: "str", V.BYTES: "bytes",
@@ -361,6 +364,7 @@ class _Rewriter:
             if kind.__class__ is V.MemberKind:  # an ENUM/SET read as a number: refused
                 member_in_string_context(node, scope[0])
         if isinstance(node, _COMPARISONS) and scope is not None:
+            self._collations_agree(node, scope)
             self._note_param_kinds(node, scope)
         elif isinstance(node, exp.In) and isinstance(node.this, exp.Column) and scope is not None:
             # col IN (?, ...) compares each parameter with the column as col = ? does (an
@@ -372,6 +376,39 @@ class _Rewriter:
         child_top = top and isinstance(node, exp.Alias)
         self._children(node, scope, lambda key: child_top)
         return self._replace(node)
+
+    @staticmethod
+    def _collations_agree(node: exp.Expression, scope) -> None:
+        """Two columns of different collations compared (``b = c``, a column with its own
+        collation written ``b COLLATE x``) are MySQL's 1267 unless one is a _bin collation."""
+        sides = [node.this, node.expression]
+        for i, e in enumerate(sides):
+            while isinstance(e, exp.Paren):
+                e = e.this
+            sides[i] = e
+        wrapped = [e for e in sides if isinstance(e, exp.Collate)]
+        if not wrapped:
+            return
+        for e in wrapped:
+            # a column's own collation, as base storage writes it; a COLLATE the statement
+            # wrote (another collation than the column's, or over an expression) wins instead
+            if not isinstance(e.this, exp.Column):
+                return
+            try:
+                declared = scope[1][scope[0].resolve(e.this)[0]].collation
+            except Exception:  # noqa: BLE001 - an outer or unknown column
+                return
+            name = e.expression.name if hasattr(e.expression, "name") else str(e.expression)
+            if not declared or declared.lower() != name.lower():
+                return
+
+        def kind(e):
+            try:
+                return compile_expr(e, scope[0], allow_params=True).kind
+            except Exception:  # noqa: BLE001 - not typed: not counted as a column
+                return None
+
+        argument_collation(sides, kind, _OPERATORS[type(node)])
 
     @staticmethod
     def _arg_kind(arg: exp.Expression, scope) -> str | None:
@@ -644,7 +681,7 @@ class _Rewriter:
         try:
             compiled = compile_expr(node, sc, allow_params=True)
         except E.ProgrammingError as e:
-            if e.errno == E.ER_WRONG_ARGUMENTS:
+            if e.errno in (E.ER_WRONG_ARGUMENTS, E.ER_CANT_AGGREGATE_2COLLATIONS):
                 raise  # the statement's own error (LIKE ... ESCAPE '!!'), as MySQL reports it
             return None  # (an outer query's column: SQLite resolves it)
         except Exception:  # noqa: BLE001 - not compilable here: SQLite's functions then
