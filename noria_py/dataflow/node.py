@@ -265,6 +265,29 @@ class Node:
         buffered pieces, a join's half-filled keys): fold into them what they must include.
         Called by ``Dataflow`` before ``on_input`` when it has fills or buffers at this node."""
 
+    # --- Spark bulk replay (spark/replay.py) ----------------------------------------------
+    # A big full node's initial state may be computed by Spark from a snapshot of its base
+    # tables. Each node says whether it takes such a replay and what it is as a relational
+    # operation; the spark package turns that into DataFrame calls (pyspark stays an optional
+    # import only the spark package performs).
+
+    replay_role: str | None = None
+    """Whether a full node's input may be computed in Spark: "reduce" (its input is consolidated
+    into a much smaller state, so joins and distincts beneath it are recomputed in Spark too),
+    "keep" (it keeps every input row: only stateless operators beneath it go to Spark) or None
+    (never: its inputs are replayed in process)."""
+
+    def replay_op(self) -> tuple | None:
+        """This node as one relational operation over its parents' outputs, for a Spark replay
+        of a node below: ``("scan", table)`` (a base table's rows), ``("where", pred)`` (the
+        rows for which ``pred(row, None)`` is true), ``("map", source_cols, fns)`` (each output
+        column a copy of input column ``source_cols[i]``, or ``fns[i](row, None)`` when that is
+        None), ``("union",)`` (every parent's rows), ``("join", left_key, right_key, outer)``
+        (an equi-join kept in full), ``("distinct",)`` (each row once, kept in full),
+        ``("state",)`` (a state whose contents are at hand: replayed from them, in process);
+        None when it has no such translation."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id} {self.describe()}>"
 

@@ -12,7 +12,8 @@ computed in Spark instead:
     conn = noria_py.connect("app.db", spark_master="spark://host:7077")
 
 1. **Plan.** The operators between the node and the base tables are translated into DataFrame
-   operations: a base table is its snapshot, a projection of columns is a ``select``, an
+   operations, each from the relational operation it says it is (``Node.replay_op``; whether the
+   node takes a Spark replay at all is its ``replay_role``): a base table is its snapshot, a projection of columns is a ``select``, an
    equi-join (inner or left) is a DataFrame join, a union is ``union``, a distinct is
    ``distinct``. Filters and computed projections are Python closures with MySQL semantics
    (``sql/expr.py``); they run inside Spark through ``mapInArrow`` calling the very same
@@ -85,14 +86,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ..dataflow.ops.aggregate import Aggregate
-from ..dataflow.ops.base import BaseTable
-from ..dataflow.ops.distinct import Distinct
-from ..dataflow.ops.filter import Filter
-from ..dataflow.ops.join import Join
-from ..dataflow.ops.project import Project
-from ..dataflow.ops.reader import Reader
-from ..dataflow.ops.union import Union
 from ..options import DEFAULT_BULK_REPLAY_ROWS  # the option's default (options.py)
 from ..sql import values as V
 
@@ -289,7 +282,7 @@ class _Plan:
 
 @dataclass(eq=False)
 class _Scan(_Plan):
-    node: BaseTable
+    table: str
     schema: Any
     types: list
     needed: set = field(default_factory=set)
@@ -370,23 +363,27 @@ class _Empty(_Plan):
 
 def plan_port(node, port: int, storage) -> _Plan:
     """The plan computing ``node``'s input on ``port``, or Untranslatable."""
-    reducing = isinstance(node, (Aggregate, Distinct))
+    reducing = node.replay_role == "reduce"
     return _translate(node.parents[port], storage, reducing, top=True)
 
 
 def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
-    kind = type(n)
-    if kind is BaseTable:
-        schema = storage.schemas.get(n.table.lower())
+    """The plan of node ``n``'s output, from the relational operation it says it is
+    (``Node.replay_op``) over the plans of its parents."""
+    op = n.replay_op()
+    what = op[0] if op is not None else None
+    if what == "scan":
+        table = op[1]
+        schema = storage.schemas.get(table.lower())
         if schema is None or len(schema.columns) != len(n.columns):
-            raise Untranslatable(f"base table {n.table} has no matching schema")
-        return _Scan(n, schema, [_base_transport(c.ctype) for c in schema.columns])
-    if kind is Filter:
+            raise Untranslatable(f"base table {table} has no matching schema")
+        return _Scan(table, schema, [_base_transport(c.ctype) for c in schema.columns])
+    if what == "where":
         child = _translate(n.parents[0], storage, reducing)
-        return _Where(child, n.pred, list(child.types))
-    if kind is Project:
+        return _Where(child, op[1], list(child.types))
+    if what == "map":
         child = _translate(n.parents[0], storage, reducing)
-        cols = list(n.source_cols)
+        cols = list(op[1])
         if not cols:
             if not top:
                 raise Untranslatable("a projection to no columns inside the plan")
@@ -401,11 +398,11 @@ def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
                 types.append(_KIND_TRANSPORT[k])
             else:
                 raise Untranslatable(f"a computed column of kind {k}")
-        fns = list(n.fns)
+        fns = list(op[2])
         if any(c is None and f is None for c, f in zip(cols, fns)):
             raise Untranslatable("a computed column without a function")
         return _Compute(child, cols, fns, types)
-    if kind is Union:
+    if what == "union":
         inputs = [_translate(p, storage, reducing) for p in n.parents]
         width = len(inputs[0].types)
         if any(len(p.types) != width for p in inputs):
@@ -417,10 +414,11 @@ def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
                 raise Untranslatable(f"union column {i} has different types in its inputs")
             types.append(t)
         return _UnionP(inputs, types)
-    if kind is Join and reducing and not n.partial:
+    if what == "join" and reducing:
+        _, left_key, right_key, outer = op
         left = _translate(n.parents[0], storage, reducing)
         right = _translate(n.parents[1], storage, reducing)
-        for lk, rk in zip(n.left_key, n.right_key):
+        for lk, rk in zip(left_key, right_key):
             if not _join_compatible(left.types[lk], right.types[rk]):
                 raise Untranslatable(
                     f"join key types {left.types[lk]} and {right.types[rk]} compare differently"
@@ -429,17 +427,17 @@ def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
         return _JoinP(
             left,
             right,
-            list(n.left_key),
-            list(n.right_key),
-            bool(n.outer),
+            list(left_key),
+            list(right_key),
+            bool(outer),
             left.types + right.types,
         )
-    if kind is Distinct and reducing and not n.partial:
+    if what == "distinct" and reducing:
         child = _translate(n.parents[0], storage, reducing)
         if not all(_comparable(t) for t in child.types):
             raise Untranslatable("distinct over a computed DECIMAL")
         return _DistinctP(child, list(child.types))
-    if kind in (Join, Distinct, Aggregate):
+    if what in ("join", "distinct", "state"):
         raise Untranslatable(f"input {n.kind} {n.id} is materialized: its contents are at hand")
     raise Untranslatable(f"{n.kind} {n.id} has no Spark translation")
 
@@ -826,7 +824,7 @@ class BulkReplay:
 
     # --- deciding ------------------------------------------------------------------------------
     def __call__(self, node) -> set[int]:
-        if not isinstance(node, (Aggregate, Join, Distinct, Reader)):
+        if node.replay_role is None:
             return set()
         done = set()
         for port in range(len(node.parents)):
@@ -841,12 +839,12 @@ class BulkReplay:
         except Untranslatable as e:
             self._note(label, port, "in-process", str(e))
             return False
-        reducing = isinstance(node, (Aggregate, Distinct))
+        reducing = node.replay_role == "reduce"
         if _trivial(plan) and not reducing:
             self._note(label, port, "in-process", "nothing to compute: the input is a base table")
             return False
         scans = _scans(plan)
-        base_rows = sum(self.storage.count(s.node.table) for s in scans)
+        base_rows = sum(self.storage.count(s.table) for s in scans)
         if base_rows < self.threshold:
             self._note(label, port, "in-process", "below the threshold", base_rows)
             return False

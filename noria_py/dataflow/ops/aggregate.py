@@ -863,6 +863,12 @@ class Aggregate(Node):
                     got[self._output(gk, g)] += 1
             yield "", fk, got, want_by.get(fk, Counter())
 
+    # --- Spark bulk replay (spark/replay.py) ------------------------------------------------
+    replay_role = "reduce"
+
+    def replay_op(self):
+        return ("state",)
+
     # --- upqueries as messages (domain.py): a partial aggregate answers by its fill key from
     # its own state, filling it first; asked by other group columns, it computes the answer
     # from its parent's rows (nothing is filled here; drops here probe the key below)

@@ -83,6 +83,9 @@ class BaseTable(Node):
         # key columns then the range column: serves equality-only lookups of the key too
         planner.storage.ensure_index(self.table, list(cols) + [col])
 
+    def replay_op(self):
+        return ("scan", self.table)
+
     # --- upqueries as messages (domain.py) --------------------------------------------------
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
         """Base storage answers by index lookups, one per key (a ranged request: an indexed

@@ -209,6 +209,12 @@ class Distinct(Node):
                     got[self._shown(r)] = c
             yield "", fk, got, want_by.get(fk, Counter())
 
+    # --- Spark bulk replay (spark/replay.py) ------------------------------------------------
+    replay_role = "reduce"
+
+    def replay_op(self):
+        return ("state",) if self.partial else ("distinct",)
+
     # --- upqueries as messages (domain.py): a partial distinct answers by its fill key from its
     # own state, filling it first; asked by other columns, it passes the upquery on and takes
     # the distinct rows of the answer (nothing is filled here; drops here probe the key below)

@@ -64,6 +64,9 @@ class Filter(Node):
     def congruent(self, port, carriers) -> bool:
         return pass_congruent(self, carriers)
 
+    def replay_op(self):
+        return ("where", self.pred)
+
     # --- upqueries as messages (domain.py): asked by the same columns; answers pass through
     # ``on_input`` (Node.on_response)
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:

@@ -678,6 +678,14 @@ class Join(Node):
                     continue  # a NULL key's right rows are never kept
                 yield side, key, _nonzero(mine.get(key, {})), _nonzero(theirs.get(key, {}))
 
+    # --- Spark bulk replay (spark/replay.py) ------------------------------------------------
+    replay_role = "keep"
+
+    def replay_op(self):
+        if self.partial:
+            return ("state",)
+        return ("join", list(self.left_key), list(self.right_key), bool(self.outer))
+
     # --- upqueries as messages (domain.py) --------------------------------------------------
     # Asked by its join key, a partial join answers from its own state, filling the key on both
     # sides first (``request_fill``; with ``join_fill_buffering`` a delta for a key being filled

@@ -169,6 +169,9 @@ class Project(Node):
             return not self.children  # a component is projected away
         return all(c.congruent(p, new) for c, p in self.children)
 
+    def replay_op(self):
+        return ("map", list(self.source_cols), list(self.fns))
+
     # --- upqueries as messages (domain.py): asked by the source columns; answers pass through
     # ``on_input`` (Node.on_response)
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:

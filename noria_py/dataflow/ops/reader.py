@@ -109,6 +109,7 @@ class _RowTie:
 class Reader(Node):
     kind = "reader"
     placement = "own"  # a reader gets a domain of its own
+    replay_role = "keep"  # (spark/replay.py)
 
     def __new__(cls, *args, **kwargs):
         # a reader with a range column is a RangeReader (the compiler builds both as Reader)

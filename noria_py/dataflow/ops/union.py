@@ -54,6 +54,9 @@ class Union(Node):
     def congruent(self, port, carriers) -> bool:
         return pass_congruent(self, carriers)
 
+    def replay_op(self):
+        return ("union",)
+
     # --- upqueries as messages (domain.py) ------------------------------------------------
     # Every parent is asked; with ``union_buffering`` the pieces of one upquery are held (per
     # upquery and path below, so chained unions work) until every parent has answered, and with
