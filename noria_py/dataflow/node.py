@@ -75,6 +75,16 @@ class Node:
     def key_columns(self) -> list[int]:
         return []
 
+    def column_source(self, col: int):
+        """Where output column ``col`` comes from (its provenance, as EXPLAIN names it:
+        ``explain.py``): ``(port, input column)`` when it is that input column, a text naming
+        the first input's columns by position when it is computed from them (an aggregate's
+        ``"COUNT(#1)"``), None when only its own name says what it is (a computed column, a
+        base table's column). The default: the same column of the first input, if it has it."""
+        if self.parents and len(self.parents[0].columns) > col:
+            return (0, col)
+        return None
+
     def state_size(self) -> tuple[int, int]:
         """(keys, rows) held in this node's state."""
         return (0, 0)

@@ -836,6 +836,14 @@ class Aggregate(Node):
     def key_columns(self) -> list[int]:
         return list(range(self.ngroup))
 
+    def column_source(self, col: int):
+        ngroup = self.ngroup
+        if col < ngroup:
+            return (0, col)
+        if col - ngroup < len(self.aggs):
+            return self.aggs[col - ngroup].describe()
+        return None
+
     def state_size(self):
         return (len(self.groups), len(self.groups))
 

@@ -26,6 +26,9 @@ class BaseTable(Node):
     def base_tables(self):
         return {self.table.lower()}
 
+    def column_source(self, col: int):
+        return None  # named by its own name (EXPLAIN qualifies it with the table's)
+
     def source_column(self, col: int):
         return (self, col)
 

@@ -637,6 +637,10 @@ class Join(Node):
     def key_columns(self) -> list[int]:
         return list(self.left_key)
 
+    def column_source(self, col: int):
+        nl = len(self.parents[0].columns)
+        return (0, col) if col < nl else (1, col - nl)
+
     def state_size(self):
         keys = len(self.left_state) + len(self.right_state)
         rows = sum(len(b) for b in self.left_state.values())

@@ -110,6 +110,10 @@ class Project(Node):
     def describe(self) -> str:
         return f"project {self.text}"
 
+    def column_source(self, col: int):
+        src = self.source_cols[col] if col < len(self.source_cols) else None
+        return None if src is None else (0, src)  # a computed column: its select-list name
+
     def key_gate(self, port: int, carriers: dict):
         from ..partial import children_gate
 
