@@ -63,6 +63,11 @@ class Node:
 
     # --- the contract -------------------------------------------------------------------
     def on_input(self, port: int, batch: list) -> list:
+        """Process a batch of deltas (``(row, multiplicity)`` records) from the parent on
+        ``port``; return the batch this node emits to its children. A partial state drops the
+        records of keys it has not filled and probes below for them (``graph.probe``), unless
+        nothing below could hold them. Called by ``Graph.propagate``, the message runtime (a
+        ``delta`` message), ``Graph.install`` (the initial replay) and the Spark replay."""
         raise NotImplementedError
 
     def contents(self) -> list:
@@ -70,9 +75,11 @@ class Node:
         raise NotImplementedError
 
     def describe(self) -> str:
+        """One line for EXPLAIN (columns by position: ``explain.py`` names them)."""
         return self.kind
 
     def key_columns(self) -> list[int]:
+        """The columns this node's state is keyed by, for EXPLAIN's key column."""
         return []
 
     def column_source(self, col: int):
@@ -137,6 +144,12 @@ class Node:
     def on_probe(self, port: int, rows: list) -> list:
         """A record was dropped upstream: evict what it may affect here, return probes to pass on."""
         return rows
+
+    def evict_key(self, key) -> None:
+        """Evict filled key ``key`` (one of ``filled_keys``) of this partial state, probing
+        below for what it derived (``graph.probe``). Called by the eviction points
+        (``eviction.py``, a runtime's ``evict``) and by ``on_probe``. Nothing to do for a node
+        without partial state."""
 
     def make_full(self) -> None:
         """Turn a partial node full: rebuild its state from its (full) parents' contents."""
