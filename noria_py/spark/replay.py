@@ -274,10 +274,28 @@ def decode_values(values: list, t) -> list:
 
 
 class _Plan:
+    """One relational operation of a port's plan, typed (a transport per column). Each kind
+    says which base columns it needs and builds its own DataFrame (``_Job``)."""
+
     types: list
+    counts_only = False  # only the number of rows matters (``_Empty``)
 
     def children(self) -> list[_Plan]:
         return []
+
+    def mark_needed(self, cols: set) -> None:
+        """Record in each scan below the base columns that reach ``cols`` of this plan's
+        output or decide whether a row is in it."""
+        for c in self.children():
+            c.mark_needed(set(range(len(c.types))))
+
+    def trivial(self) -> bool:
+        """Only picks of base columns: nothing for Spark to compute."""
+        return False
+
+    def dataframe(self, job: _Job, F):
+        """The DataFrame of this plan's output rows, columns named c0, c1, ..."""
+        raise Untranslatable(f"no DataFrame for {type(self).__name__}")
 
 
 @dataclass(eq=False)
@@ -286,6 +304,24 @@ class _Scan(_Plan):
     schema: Any
     types: list
     needed: set = field(default_factory=set)
+
+    def mark_needed(self, cols):
+        self.needed |= cols
+
+    def trivial(self):
+        return True
+
+    def dataframe(self, job, F):
+        path, exported = job.paths[id(self)]
+        df = job.spark.read.parquet(path)
+        cols = []
+        for i, t in enumerate(self.types):
+            name = f"c{i}"
+            if i in exported:
+                cols.append(F.col(name).cast(spark_type(t)).alias(name))
+            else:
+                cols.append(F.lit(None).cast(spark_type(t)).alias(name))
+        return df.select(*cols)
 
 
 @dataclass(eq=False)
@@ -296,6 +332,16 @@ class _Pick(_Plan):
 
     def children(self):
         return [self.child]
+
+    def mark_needed(self, cols):
+        self.child.mark_needed({self.cols[c] for c in cols})
+
+    def trivial(self):
+        return self.child.trivial()
+
+    def dataframe(self, job, F):
+        df = self.child.dataframe(job, F)
+        return df.select(*[F.col(f"c{c}").alias(f"c{j}") for j, c in enumerate(self.cols)])
 
 
 @dataclass(eq=False)
@@ -308,6 +354,12 @@ class _Compute(_Plan):
     def children(self):
         return [self.child]
 
+    # (mark_needed: every closure runs, even for a column nobody needs, and reads anything)
+
+    def dataframe(self, job, F):
+        fn = _compute_fn(self.cols, self.fns, self.child.types, self.types, job.problems)
+        return self.child.dataframe(job, F).mapInArrow(fn, _struct(self.types))
+
 
 @dataclass(eq=False)
 class _Where(_Plan):
@@ -317,6 +369,10 @@ class _Where(_Plan):
 
     def children(self):
         return [self.child]
+
+    def dataframe(self, job, F):
+        fn = _filter_fn(self.pred, self.child.types, job.problems)
+        return self.child.dataframe(job, F).mapInArrow(fn, _struct(self.types))
 
 
 @dataclass(eq=False)
@@ -331,6 +387,21 @@ class _JoinP(_Plan):
     def children(self):
         return [self.left, self.right]
 
+    def mark_needed(self, cols):
+        nl = len(self.left.types)
+        self.left.mark_needed({c for c in cols if c < nl} | set(self.left_key))
+        self.right.mark_needed({c - nl for c in cols if c >= nl} | set(self.right_key))
+
+    def dataframe(self, job, F):
+        left = self.left.dataframe(job, F)
+        nl, nr = len(self.left.types), len(self.right.types)
+        right = self.right.dataframe(job, F).toDF(*_names(nr, "r"))
+        cond = [F.col(f"c{a}") == F.col(f"r{b}") for a, b in zip(self.left_key, self.right_key)]
+        joined = left.join(right, on=cond, how="left" if self.outer else "inner")
+        out = [F.col(f"c{i}") for i in range(nl)]
+        out += [F.col(f"r{j}").alias(f"c{nl + j}") for j in range(nr)]
+        return joined.select(*out)
+
 
 @dataclass(eq=False)
 class _UnionP(_Plan):
@@ -339,6 +410,22 @@ class _UnionP(_Plan):
 
     def children(self):
         return list(self.inputs)
+
+    def mark_needed(self, cols):
+        for p in self.inputs:
+            p.mark_needed(cols)
+
+    def dataframe(self, job, F):
+        result = None
+        for p in self.inputs:
+            df = p.dataframe(job, F).select(
+                *[
+                    F.col(f"c{i}").cast(spark_type(t)).alias(f"c{i}")
+                    for i, t in enumerate(self.types)
+                ]
+            )
+            result = df if result is None else result.union(df)
+        return result
 
 
 @dataclass(eq=False)
@@ -349,6 +436,9 @@ class _DistinctP(_Plan):
     def children(self):
         return [self.child]
 
+    def dataframe(self, job, F):
+        return self.child.dataframe(job, F).distinct()
+
 
 @dataclass(eq=False)
 class _Empty(_Plan):
@@ -356,9 +446,13 @@ class _Empty(_Plan):
 
     child: _Plan
     types: list
+    counts_only = True
 
     def children(self):
         return [self.child]
+
+    def mark_needed(self, cols):
+        self.child.mark_needed(set())
 
 
 def plan_port(node, port: int, storage) -> _Plan:
@@ -447,42 +541,10 @@ def _scans(plan: _Plan) -> list[_Scan]:
     stack = [plan]
     while stack:
         p = stack.pop()
-        if isinstance(p, _Scan):
-            out.append(p)
+        if not p.children():
+            out.append(p)  # every leaf is a scan
         stack.extend(p.children())
     return out
-
-
-def _mark_needed(plan: _Plan, cols: set) -> None:
-    """Record in each scan the base columns that reach ``cols`` of ``plan`` or decide a row."""
-    every = set(range(len(plan.types)))
-    if isinstance(plan, _Scan):
-        plan.needed |= cols
-    elif isinstance(plan, _Pick):
-        _mark_needed(plan.child, {plan.cols[c] for c in cols})
-    elif isinstance(plan, _Compute):
-        # every closure runs (even for a column nobody needs), and a closure reads anything
-        _mark_needed(plan.child, set(range(len(plan.child.types))))
-    elif isinstance(plan, _Where):
-        _mark_needed(plan.child, every)
-    elif isinstance(plan, _JoinP):
-        nl = len(plan.left.types)
-        _mark_needed(plan.left, {c for c in cols if c < nl} | set(plan.left_key))
-        _mark_needed(plan.right, {c - nl for c in cols if c >= nl} | set(plan.right_key))
-    elif isinstance(plan, _UnionP):
-        for p in plan.inputs:
-            _mark_needed(p, cols)
-    elif isinstance(plan, _DistinctP):
-        _mark_needed(plan.child, every)
-    elif isinstance(plan, _Empty):
-        _mark_needed(plan.child, set())
-
-
-def _trivial(plan: _Plan) -> bool:
-    """Only picks of base columns: nothing for Spark to compute."""
-    while isinstance(plan, _Pick):
-        plan = plan.child
-    return isinstance(plan, _Scan)
 
 
 # --- Spark side ------------------------------------------------------------------------------
@@ -587,56 +649,14 @@ class _Job:
         """The DataFrame of ``plan``'s output rows, columns named c0, c1, ..."""
         from pyspark.sql import functions as F
 
-        if isinstance(plan, _Scan):
-            path, exported = self.paths[id(plan)]
-            df = self.spark.read.parquet(path)
-            cols = []
-            for i, t in enumerate(plan.types):
-                name = f"c{i}"
-                if i in exported:
-                    cols.append(F.col(name).cast(spark_type(t)).alias(name))
-                else:
-                    cols.append(F.lit(None).cast(spark_type(t)).alias(name))
-            return df.select(*cols)
-        if isinstance(plan, _Pick):
-            df = self.dataframe(plan.child)
-            return df.select(*[F.col(f"c{c}").alias(f"c{j}") for j, c in enumerate(plan.cols)])
-        if isinstance(plan, _Where):
-            fn = _filter_fn(plan.pred, plan.child.types, self.problems)
-            return self.dataframe(plan.child).mapInArrow(fn, _struct(plan.types))
-        if isinstance(plan, _Compute):
-            fn = _compute_fn(plan.cols, plan.fns, plan.child.types, plan.types, self.problems)
-            return self.dataframe(plan.child).mapInArrow(fn, _struct(plan.types))
-        if isinstance(plan, _JoinP):
-            left = self.dataframe(plan.left)
-            nl, nr = len(plan.left.types), len(plan.right.types)
-            right = self.dataframe(plan.right).toDF(*_names(nr, "r"))
-            cond = [F.col(f"c{a}") == F.col(f"r{b}") for a, b in zip(plan.left_key, plan.right_key)]
-            joined = left.join(right, on=cond, how="left" if plan.outer else "inner")
-            out = [F.col(f"c{i}") for i in range(nl)]
-            out += [F.col(f"r{j}").alias(f"c{nl + j}") for j in range(nr)]
-            return joined.select(*out)
-        if isinstance(plan, _UnionP):
-            result = None
-            for p in plan.inputs:
-                df = self.dataframe(p).select(
-                    *[
-                        F.col(f"c{i}").cast(spark_type(t)).alias(f"c{i}")
-                        for i, t in enumerate(plan.types)
-                    ]
-                )
-                result = df if result is None else result.union(df)
-            return result
-        if isinstance(plan, _DistinctP):
-            return self.dataframe(plan.child).distinct()
-        raise Untranslatable(f"no DataFrame for {type(plan).__name__}")
+        return plan.dataframe(self, F)
 
     def consolidated(self, plan: _Plan) -> list:
         """The port's input as a batch of (row, multiplicity) records, computed by Spark."""
         from pyspark.sql import functions as F
 
-        if isinstance(plan, _Empty):
-            n = self.dataframe(plan.child).count()
+        if plan.counts_only:
+            n = self.dataframe(plan.children()[0]).count()
             self._check()
             return [((), n)] if n else []
         names = _names(len(plan.types))
@@ -840,7 +860,7 @@ class BulkReplay:
             self._note(label, port, "in-process", str(e))
             return False
         reducing = node.replay_role == "reduce"
-        if _trivial(plan) and not reducing:
+        if plan.trivial() and not reducing:
             self._note(label, port, "in-process", "nothing to compute: the input is a base table")
             return False
         scans = _scans(plan)
@@ -898,7 +918,7 @@ class BulkReplay:
         from .session import get_session
 
         start = time.perf_counter()
-        _mark_needed(plan, set(range(len(plan.types))))
+        plan.mark_needed(set(range(len(plan.types))))
         position = self.storage.conn.total_changes
         # one snapshot per table, with the columns every scan of it (a self-join) needs
         needed: dict[str, set] = {}
