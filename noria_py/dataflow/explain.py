@@ -4,7 +4,7 @@ Operators describe themselves by column position (``project #1,#0``, ``aggregate
 COUNT(*)``), which is what they work with. For a reader of EXPLAIN this module traces each
 position back to where the column comes from: a base table's column (``t.a`` when the query
 reads more than one table, ``a`` otherwise), an aggregate (``COUNT(*)``) or the select list's
-name of a computed column. Positions in a description refer to the node's input (its first
+name of a computed column (``Node.column_source``). Positions in a description refer to the node's input (its first
 parent); a reader's key and order refer to its own columns, which are its parent's.
 """
 
@@ -25,33 +25,15 @@ def column_label(node: Node, col: int, qualify: bool = False, _depth: int = 0) -
     name = names[col] if 0 <= col < len(names) else f"#{col}"
     if _depth > _MAX_DEPTH:
         return name
-    kind = node.kind
-    if kind == "base":
+    if not node.parents:  # a base table's column
         table = getattr(node, "table", "")
         return f"{table}.{name}" if qualify and table else name
-    up = _depth + 1
-    if kind == "project":
-        src = node.source_cols[col] if col < len(node.source_cols) else None
-        if src is not None:
-            return column_label(node.parents[0], src, qualify, up)
+    src = node.column_source(col)
+    if src is None:
         return name  # a computed column: the select list's text or alias
-    if kind == "aggregate":
-        ngroup = node.ngroup
-        if col < ngroup:
-            return column_label(node.parents[0], col, qualify, up)
-        aggs = getattr(node, "aggs", ())
-        if col - ngroup < len(aggs):
-            return _named(aggs[col - ngroup].describe(), node.parents[0], qualify, up)
-        return name
-    if kind == "join" and len(node.parents) == 2:
-        nl = len(node.parents[0].columns)
-        if col < nl:
-            return column_label(node.parents[0], col, qualify, up)
-        return column_label(node.parents[1], col - nl, qualify, up)
-    if node.parents and len(node.parents[0].columns) > col:
-        # filter, distinct, reader, union: the same columns as the (first) input
-        return column_label(node.parents[0], col, qualify, up)
-    return name
+    if isinstance(src, tuple):  # a copy of an input's column
+        return column_label(node.parents[src[0]], src[1], qualify, _depth + 1)
+    return _named(src, node.parents[0], qualify, _depth + 1)  # computed from the first input
 
 
 def _named(text: str, source: Node, qualify: bool, depth: int) -> str:

@@ -55,7 +55,6 @@ class Graph:
         self.nx.add_node(node.id)
         for p in node.parents:
             self.nx.add_edge(p.id, node.id)
-        node._installed = False
         node.graph = self
         node.on_added(self)
         return node
@@ -90,7 +89,6 @@ class Graph:
                         node.on_input(port, batch)
             for port, parent in enumerate(node.parents):
                 parent.children.append((node, port))
-            node._installed = True
             self.version += 1
 
     def remove(self, node: Node) -> None:

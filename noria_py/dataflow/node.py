@@ -6,25 +6,36 @@ addition: processing two batches one after the other emits the same multiset as 
 sum. ``contents()`` returns a node's current full output, which is how a newly installed child
 gets its initial state (a replay of its ancestors' current contents).
 
-Every operator implements the contract for itself; the planner, the audit, the eviction
-points and the engine call only these methods (no checks of operator classes):
+Every operator implements the contract for itself (a default here, overridden per operator);
+the planner, the engine, the message runtime, the audit, the eviction points and the Spark
+replay call only these methods (no checks of operator classes, no private members):
 
-* processing: ``on_input(port, batch)`` (a delta in, the delta out), ``contents()``,
-  ``on_probe`` (a record dropped upstream: evict what it may affect, pass the probe on);
-* upqueries: ``query(cols, key)`` (the output rows of a key, filling partial state on the way),
-  and for the planner ``traceable``/``range_traceable``/``stateless_to_base`` (what a lookup
-  reaches), ``plan_need``/``plan_pass``/``plan_range`` (partial or full, and the indexes its
-  parents need), ``fill_carriers``/``fill_key``/``congruent`` (which drops need probes);
-* base storage: ``base_tables``/``source_column`` (what a stateless node reads), ``sql_rel``
-  (itself as one SQL relation, so a fill is one query), ``build_from_storage`` (a full state
-  from one query), ``key_gate`` (whether a record of some key would be dropped silently below,
-  so a lookup join can skip it);
-* state: ``state_size``, ``filled_keys``, ``sample_state``, ``compare_filled`` (the audit
+* processing (``Graph``, the engine, every runtime): ``on_input(port, batch)`` (a delta in, the
+  delta out; records a partial state drops are probed for below), ``contents()`` (the full
+  output: a new child's initial state), ``on_probe`` (a record dropped upstream: evict what it
+  may affect, pass the probe on);
+* provenance (planner, lookup joins, ``sqlrel``): ``source_column`` (the base column an output
+  column is a copy of), ``base_tables``, ``traceable``/``range_traceable``/``stateless_to_base``
+  (what a lookup by some columns reaches);
+* indexes and partial state (``plan_upqueries.py``): ``plan_need``/``plan_pass``/``plan_range``
+  (partial or full, and the indexes its parents need), ``fill_carriers``/``fill_key``/
+  ``congruent`` (which drops need probes);
+* upqueries in process (``connect(upqueries="direct")``): ``query(cols, key)`` (the output rows
+  of a key, filling partial state on the way) and ``query_range``;
+* upqueries as messages (``domain.py``): ``on_request`` (answer from its own state or ask the
+  parents), ``on_response`` (an answer passing through), ``on_fill`` (an answer filling its own
+  state), ``request_fill`` (what a fill asks the parents), ``fold_held`` (a delta meeting
+  answers held here), ``placement`` (its domain);
+* base storage: ``sql_rel`` (itself as one SQL relation, so a fill is one query),
+  ``build_from_storage`` (a full state from one query), ``key_gate`` (whether a record of some
+  key would be dropped silently below, so a lookup join can skip it);
+* eviction and state (``eviction.py``, ``audit.py``, ``Graph``): ``evict_key`` (on stateful
+  nodes), ``filled_keys``, ``state_size``, ``sample_state``, ``compare_filled`` (the audit
   against a fully materialized twin), ``make_full``, ``on_added``/``on_removed``;
-* EXPLAIN: ``describe()`` and ``key_columns()``.
-
-The message runtime (``domain.py``) and the Spark replay (``spark/replay.py``) still read some
-operators' members directly.
+* EXPLAIN (``explain.py``): ``describe()`` (one line) and ``key_columns()``;
+* Spark bulk replay (``spark/replay.py``): ``replay_role`` (whether a full node's initial state
+  may come from Spark) and ``replay_op`` (the node as a relational operation Spark can run, or
+  why not); the dataflow never imports pyspark.
 """
 
 from __future__ import annotations
@@ -52,6 +63,11 @@ class Node:
 
     # --- the contract -------------------------------------------------------------------
     def on_input(self, port: int, batch: list) -> list:
+        """Process a batch of deltas (``(row, multiplicity)`` records) from the parent on
+        ``port``; return the batch this node emits to its children. A partial state drops the
+        records of keys it has not filled and probes below for them (``graph.probe``), unless
+        nothing below could hold them. Called by ``Graph.propagate``, the message runtime (a
+        ``delta`` message), ``Graph.install`` (the initial replay) and the Spark replay."""
         raise NotImplementedError
 
     def contents(self) -> list:
@@ -59,10 +75,22 @@ class Node:
         raise NotImplementedError
 
     def describe(self) -> str:
+        """One line for EXPLAIN (columns by position: ``explain.py`` names them)."""
         return self.kind
 
     def key_columns(self) -> list[int]:
+        """The columns this node's state is keyed by, for EXPLAIN's key column."""
         return []
+
+    def column_source(self, col: int):
+        """Where output column ``col`` comes from (its provenance, as EXPLAIN names it:
+        ``explain.py``): ``(port, input column)`` when it is that input column, a text naming
+        the first input's columns by position when it is computed from them (an aggregate's
+        ``"COUNT(#1)"``), None when only its own name says what it is (a computed column, a
+        base table's column). The default: the same column of the first input, if it has it."""
+        if self.parents and len(self.parents[0].columns) > col:
+            return (0, col)
+        return None
 
     def state_size(self) -> tuple[int, int]:
         """(keys, rows) held in this node's state."""
@@ -116,6 +144,12 @@ class Node:
     def on_probe(self, port: int, rows: list) -> list:
         """A record was dropped upstream: evict what it may affect here, return probes to pass on."""
         return rows
+
+    def evict_key(self, key) -> None:
+        """Evict filled key ``key`` (one of ``filled_keys``) of this partial state, probing
+        below for what it derived (``graph.probe``). Called by the eviction points
+        (``eviction.py``, a runtime's ``evict``) and by ``on_probe``. Nothing to do for a node
+        without partial state."""
 
     def make_full(self) -> None:
         """Turn a partial node full: rebuild its state from its (full) parents' contents."""
@@ -203,6 +237,79 @@ class Node:
             and own is not None
             and all(c.congruent(p, own) for c, p in self.children)
         )
+
+    # --- the message runtime (domain.py) ---------------------------------------------------
+    # With ``connect(upqueries="messages")`` (and under the test schedulers) an upquery travels
+    # as messages: a request up, the answer back down along the hops it came up. The runtime
+    # (``domain.Dataflow``, passed as ``df``) keeps what every node shares (delivery, hops,
+    # the fills under way and their waiters, union buffers) and asks the node what to do with
+    # each message; the node answers through ``df.request``/``df.respond``/``df.need``.
+    # ``hops`` is the tuple of ``(node id, port, cols, keys, ...)`` the request passed, the
+    # asker's last; a node appends its own hop when it passes a request on.
+
+    placement = "inherit"
+    """Where ``domain.assign_domains`` puts the node: "storage" (domain 0, base storage),
+    "own" (a new domain: a boundary only its small output crosses) or "inherit" (its
+    parents' domain)."""
+
+    def on_request(self, df, up, hops, cols: tuple, keys: list, rng=None) -> None:
+        """An upquery for the rows whose ``cols`` equal one of ``keys`` (ranged: ``rng =
+        (col, lo, hi, limit, desc)``) reached this node, which is partial or keeps no state (a
+        full state answers from its contents without asking). Answer it (``df.respond``) from
+        this node's own state, filling the keys first (``df.need``), or pass it on to the
+        parents (``df.request``, this node's hop appended). Called by ``Dataflow`` for each
+        ``req`` message."""
+        raise RuntimeError(f"no upquery handling for {self}")
+
+    def on_response(self, df, port: int, up, hops, rows: list, span=None) -> None:
+        """An answer from the parent on ``port`` passes through on its way down to ``hops[:-1]``
+        (``hops[-1]`` is this node's own hop: what it was asked, and what it asked). Send down
+        this node's output for it; ``span`` is the sub-range a ranged request was answered for.
+        The default is a stateless operator's: its output for those rows, the same range.
+        Called by ``Dataflow`` for each ``resp`` message not addressed to its asker."""
+        df.respond(self, up, hops[:-1], self.on_input(port, rows), span)
+
+    def on_fill(self, df, port: int, up, rows: list, span=None) -> None:
+        """The answer to upquery ``up`` this node sent to fill its own state (``request_fill``,
+        a reader's miss) arrived from the parent on ``port``: add the rows and report each key
+        filled (``df.answered`` says which keys are still waited for, ``df.done`` wakes what
+        waited). Called by ``Dataflow`` for a ``resp`` message back at its asker."""
+        raise RuntimeError(f"no fills at {self}")
+
+    def request_fill(self, df, up, fks: list) -> None:
+        """Send the upqueries (one upquery ``up``) that fill keys ``fks`` of this partial state:
+        ``df.need`` calls it for keys neither filled (``self.filled``) nor being filled. The
+        default asks the parent for the rows of ``fill_key(0)``."""
+        cols = tuple(self.fill_key(0))
+        df.request(self, 0, up, ((self.id, 0, cols, tuple(fks)),), cols, fks)
+
+    def fold_held(self, df, port: int, batch: list) -> None:
+        """A delta arrives while this node holds answers of upqueries under way (a union's
+        buffered pieces, a join's half-filled keys): fold into them what they must include.
+        Called by ``Dataflow`` before ``on_input`` when it has fills or buffers at this node."""
+
+    # --- Spark bulk replay (spark/replay.py) ----------------------------------------------
+    # A big full node's initial state may be computed by Spark from a snapshot of its base
+    # tables. Each node says whether it takes such a replay and what it is as a relational
+    # operation; the spark package turns that into DataFrame calls (pyspark stays an optional
+    # import only the spark package performs).
+
+    replay_role: str | None = None
+    """Whether a full node's input may be computed in Spark: "reduce" (its input is consolidated
+    into a much smaller state, so joins and distincts beneath it are recomputed in Spark too),
+    "keep" (it keeps every input row: only stateless operators beneath it go to Spark) or None
+    (never: its inputs are replayed in process)."""
+
+    def replay_op(self) -> tuple | None:
+        """This node as one relational operation over its parents' outputs, for a Spark replay
+        of a node below: ``("scan", table)`` (a base table's rows), ``("where", pred)`` (the
+        rows for which ``pred(row, None)`` is true), ``("map", source_cols, fns)`` (each output
+        column a copy of input column ``source_cols[i]``, or ``fns[i](row, None)`` when that is
+        None), ``("union",)`` (every parent's rows), ``("join", left_key, right_key, outer)``
+        (an equi-join kept in full), ``("distinct",)`` (each row once, kept in full),
+        ``("state",)`` (a state whose contents are at hand: replayed from them, in process);
+        None when it has no such translation."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id} {self.describe()}>"

@@ -12,7 +12,8 @@ computed in Spark instead:
     conn = noria_py.connect("app.db", spark_master="spark://host:7077")
 
 1. **Plan.** The operators between the node and the base tables are translated into DataFrame
-   operations: a base table is its snapshot, a projection of columns is a ``select``, an
+   operations, each from the relational operation it says it is (``Node.replay_op``; whether the
+   node takes a Spark replay at all is its ``replay_role``): a base table is its snapshot, a projection of columns is a ``select``, an
    equi-join (inner or left) is a DataFrame join, a union is ``union``, a distinct is
    ``distinct``. Filters and computed projections are Python closures with MySQL semantics
    (``sql/expr.py``); they run inside Spark through ``mapInArrow`` calling the very same
@@ -85,14 +86,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ..dataflow.ops.aggregate import Aggregate
-from ..dataflow.ops.base import BaseTable
-from ..dataflow.ops.distinct import Distinct
-from ..dataflow.ops.filter import Filter
-from ..dataflow.ops.join import Join
-from ..dataflow.ops.project import Project
-from ..dataflow.ops.reader import Reader
-from ..dataflow.ops.union import Union
 from ..options import DEFAULT_BULK_REPLAY_ROWS  # the option's default (options.py)
 from ..sql import values as V
 
@@ -281,18 +274,54 @@ def decode_values(values: list, t) -> list:
 
 
 class _Plan:
+    """One relational operation of a port's plan, typed (a transport per column). Each kind
+    says which base columns it needs and builds its own DataFrame (``_Job``)."""
+
     types: list
+    counts_only = False  # only the number of rows matters (``_Empty``)
 
     def children(self) -> list[_Plan]:
         return []
 
+    def mark_needed(self, cols: set) -> None:
+        """Record in each scan below the base columns that reach ``cols`` of this plan's
+        output or decide whether a row is in it."""
+        for c in self.children():
+            c.mark_needed(set(range(len(c.types))))
+
+    def trivial(self) -> bool:
+        """Only picks of base columns: nothing for Spark to compute."""
+        return False
+
+    def dataframe(self, job: _Job, F):
+        """The DataFrame of this plan's output rows, columns named c0, c1, ..."""
+        raise Untranslatable(f"no DataFrame for {type(self).__name__}")
+
 
 @dataclass(eq=False)
 class _Scan(_Plan):
-    node: BaseTable
+    table: str
     schema: Any
     types: list
     needed: set = field(default_factory=set)
+
+    def mark_needed(self, cols):
+        self.needed |= cols
+
+    def trivial(self):
+        return True
+
+    def dataframe(self, job, F):
+        path, exported = job.paths[id(self)]
+        df = job.spark.read.parquet(path)
+        cols = []
+        for i, t in enumerate(self.types):
+            name = f"c{i}"
+            if i in exported:
+                cols.append(F.col(name).cast(spark_type(t)).alias(name))
+            else:
+                cols.append(F.lit(None).cast(spark_type(t)).alias(name))
+        return df.select(*cols)
 
 
 @dataclass(eq=False)
@@ -303,6 +332,16 @@ class _Pick(_Plan):
 
     def children(self):
         return [self.child]
+
+    def mark_needed(self, cols):
+        self.child.mark_needed({self.cols[c] for c in cols})
+
+    def trivial(self):
+        return self.child.trivial()
+
+    def dataframe(self, job, F):
+        df = self.child.dataframe(job, F)
+        return df.select(*[F.col(f"c{c}").alias(f"c{j}") for j, c in enumerate(self.cols)])
 
 
 @dataclass(eq=False)
@@ -315,6 +354,12 @@ class _Compute(_Plan):
     def children(self):
         return [self.child]
 
+    # (mark_needed: every closure runs, even for a column nobody needs, and reads anything)
+
+    def dataframe(self, job, F):
+        fn = _compute_fn(self.cols, self.fns, self.child.types, self.types, job.problems)
+        return self.child.dataframe(job, F).mapInArrow(fn, _struct(self.types))
+
 
 @dataclass(eq=False)
 class _Where(_Plan):
@@ -324,6 +369,10 @@ class _Where(_Plan):
 
     def children(self):
         return [self.child]
+
+    def dataframe(self, job, F):
+        fn = _filter_fn(self.pred, self.child.types, job.problems)
+        return self.child.dataframe(job, F).mapInArrow(fn, _struct(self.types))
 
 
 @dataclass(eq=False)
@@ -338,6 +387,21 @@ class _JoinP(_Plan):
     def children(self):
         return [self.left, self.right]
 
+    def mark_needed(self, cols):
+        nl = len(self.left.types)
+        self.left.mark_needed({c for c in cols if c < nl} | set(self.left_key))
+        self.right.mark_needed({c - nl for c in cols if c >= nl} | set(self.right_key))
+
+    def dataframe(self, job, F):
+        left = self.left.dataframe(job, F)
+        nl, nr = len(self.left.types), len(self.right.types)
+        right = self.right.dataframe(job, F).toDF(*_names(nr, "r"))
+        cond = [F.col(f"c{a}") == F.col(f"r{b}") for a, b in zip(self.left_key, self.right_key)]
+        joined = left.join(right, on=cond, how="left" if self.outer else "inner")
+        out = [F.col(f"c{i}") for i in range(nl)]
+        out += [F.col(f"r{j}").alias(f"c{nl + j}") for j in range(nr)]
+        return joined.select(*out)
+
 
 @dataclass(eq=False)
 class _UnionP(_Plan):
@@ -346,6 +410,22 @@ class _UnionP(_Plan):
 
     def children(self):
         return list(self.inputs)
+
+    def mark_needed(self, cols):
+        for p in self.inputs:
+            p.mark_needed(cols)
+
+    def dataframe(self, job, F):
+        result = None
+        for p in self.inputs:
+            df = p.dataframe(job, F).select(
+                *[
+                    F.col(f"c{i}").cast(spark_type(t)).alias(f"c{i}")
+                    for i, t in enumerate(self.types)
+                ]
+            )
+            result = df if result is None else result.union(df)
+        return result
 
 
 @dataclass(eq=False)
@@ -356,6 +436,9 @@ class _DistinctP(_Plan):
     def children(self):
         return [self.child]
 
+    def dataframe(self, job, F):
+        return self.child.dataframe(job, F).distinct()
+
 
 @dataclass(eq=False)
 class _Empty(_Plan):
@@ -363,30 +446,38 @@ class _Empty(_Plan):
 
     child: _Plan
     types: list
+    counts_only = True
 
     def children(self):
         return [self.child]
 
+    def mark_needed(self, cols):
+        self.child.mark_needed(set())
+
 
 def plan_port(node, port: int, storage) -> _Plan:
     """The plan computing ``node``'s input on ``port``, or Untranslatable."""
-    reducing = isinstance(node, (Aggregate, Distinct))
+    reducing = node.replay_role == "reduce"
     return _translate(node.parents[port], storage, reducing, top=True)
 
 
 def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
-    kind = type(n)
-    if kind is BaseTable:
-        schema = storage.schemas.get(n.table.lower())
+    """The plan of node ``n``'s output, from the relational operation it says it is
+    (``Node.replay_op``) over the plans of its parents."""
+    op = n.replay_op()
+    what = op[0] if op is not None else None
+    if what == "scan":
+        table = op[1]
+        schema = storage.schemas.get(table.lower())
         if schema is None or len(schema.columns) != len(n.columns):
-            raise Untranslatable(f"base table {n.table} has no matching schema")
-        return _Scan(n, schema, [_base_transport(c.ctype) for c in schema.columns])
-    if kind is Filter:
+            raise Untranslatable(f"base table {table} has no matching schema")
+        return _Scan(table, schema, [_base_transport(c.ctype) for c in schema.columns])
+    if what == "where":
         child = _translate(n.parents[0], storage, reducing)
-        return _Where(child, n.pred, list(child.types))
-    if kind is Project:
+        return _Where(child, op[1], list(child.types))
+    if what == "map":
         child = _translate(n.parents[0], storage, reducing)
-        cols = list(n.source_cols)
+        cols = list(op[1])
         if not cols:
             if not top:
                 raise Untranslatable("a projection to no columns inside the plan")
@@ -401,11 +492,11 @@ def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
                 types.append(_KIND_TRANSPORT[k])
             else:
                 raise Untranslatable(f"a computed column of kind {k}")
-        fns = list(n.fns)
+        fns = list(op[2])
         if any(c is None and f is None for c, f in zip(cols, fns)):
             raise Untranslatable("a computed column without a function")
         return _Compute(child, cols, fns, types)
-    if kind is Union:
+    if what == "union":
         inputs = [_translate(p, storage, reducing) for p in n.parents]
         width = len(inputs[0].types)
         if any(len(p.types) != width for p in inputs):
@@ -417,10 +508,11 @@ def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
                 raise Untranslatable(f"union column {i} has different types in its inputs")
             types.append(t)
         return _UnionP(inputs, types)
-    if kind is Join and reducing and not n.partial:
+    if what == "join" and reducing:
+        _, left_key, right_key, outer = op
         left = _translate(n.parents[0], storage, reducing)
         right = _translate(n.parents[1], storage, reducing)
-        for lk, rk in zip(n.left_key, n.right_key):
+        for lk, rk in zip(left_key, right_key):
             if not _join_compatible(left.types[lk], right.types[rk]):
                 raise Untranslatable(
                     f"join key types {left.types[lk]} and {right.types[rk]} compare differently"
@@ -429,17 +521,17 @@ def _translate(n, storage, reducing: bool, top: bool = False) -> _Plan:
         return _JoinP(
             left,
             right,
-            list(n.left_key),
-            list(n.right_key),
-            bool(n.outer),
+            list(left_key),
+            list(right_key),
+            bool(outer),
             left.types + right.types,
         )
-    if kind is Distinct and reducing and not n.partial:
+    if what == "distinct" and reducing:
         child = _translate(n.parents[0], storage, reducing)
         if not all(_comparable(t) for t in child.types):
             raise Untranslatable("distinct over a computed DECIMAL")
         return _DistinctP(child, list(child.types))
-    if kind in (Join, Distinct, Aggregate):
+    if what in ("join", "distinct", "state"):
         raise Untranslatable(f"input {n.kind} {n.id} is materialized: its contents are at hand")
     raise Untranslatable(f"{n.kind} {n.id} has no Spark translation")
 
@@ -449,42 +541,10 @@ def _scans(plan: _Plan) -> list[_Scan]:
     stack = [plan]
     while stack:
         p = stack.pop()
-        if isinstance(p, _Scan):
-            out.append(p)
+        if not p.children():
+            out.append(p)  # every leaf is a scan
         stack.extend(p.children())
     return out
-
-
-def _mark_needed(plan: _Plan, cols: set) -> None:
-    """Record in each scan the base columns that reach ``cols`` of ``plan`` or decide a row."""
-    every = set(range(len(plan.types)))
-    if isinstance(plan, _Scan):
-        plan.needed |= cols
-    elif isinstance(plan, _Pick):
-        _mark_needed(plan.child, {plan.cols[c] for c in cols})
-    elif isinstance(plan, _Compute):
-        # every closure runs (even for a column nobody needs), and a closure reads anything
-        _mark_needed(plan.child, set(range(len(plan.child.types))))
-    elif isinstance(plan, _Where):
-        _mark_needed(plan.child, every)
-    elif isinstance(plan, _JoinP):
-        nl = len(plan.left.types)
-        _mark_needed(plan.left, {c for c in cols if c < nl} | set(plan.left_key))
-        _mark_needed(plan.right, {c - nl for c in cols if c >= nl} | set(plan.right_key))
-    elif isinstance(plan, _UnionP):
-        for p in plan.inputs:
-            _mark_needed(p, cols)
-    elif isinstance(plan, _DistinctP):
-        _mark_needed(plan.child, every)
-    elif isinstance(plan, _Empty):
-        _mark_needed(plan.child, set())
-
-
-def _trivial(plan: _Plan) -> bool:
-    """Only picks of base columns: nothing for Spark to compute."""
-    while isinstance(plan, _Pick):
-        plan = plan.child
-    return isinstance(plan, _Scan)
 
 
 # --- Spark side ------------------------------------------------------------------------------
@@ -589,56 +649,14 @@ class _Job:
         """The DataFrame of ``plan``'s output rows, columns named c0, c1, ..."""
         from pyspark.sql import functions as F
 
-        if isinstance(plan, _Scan):
-            path, exported = self.paths[id(plan)]
-            df = self.spark.read.parquet(path)
-            cols = []
-            for i, t in enumerate(plan.types):
-                name = f"c{i}"
-                if i in exported:
-                    cols.append(F.col(name).cast(spark_type(t)).alias(name))
-                else:
-                    cols.append(F.lit(None).cast(spark_type(t)).alias(name))
-            return df.select(*cols)
-        if isinstance(plan, _Pick):
-            df = self.dataframe(plan.child)
-            return df.select(*[F.col(f"c{c}").alias(f"c{j}") for j, c in enumerate(plan.cols)])
-        if isinstance(plan, _Where):
-            fn = _filter_fn(plan.pred, plan.child.types, self.problems)
-            return self.dataframe(plan.child).mapInArrow(fn, _struct(plan.types))
-        if isinstance(plan, _Compute):
-            fn = _compute_fn(plan.cols, plan.fns, plan.child.types, plan.types, self.problems)
-            return self.dataframe(plan.child).mapInArrow(fn, _struct(plan.types))
-        if isinstance(plan, _JoinP):
-            left = self.dataframe(plan.left)
-            nl, nr = len(plan.left.types), len(plan.right.types)
-            right = self.dataframe(plan.right).toDF(*_names(nr, "r"))
-            cond = [F.col(f"c{a}") == F.col(f"r{b}") for a, b in zip(plan.left_key, plan.right_key)]
-            joined = left.join(right, on=cond, how="left" if plan.outer else "inner")
-            out = [F.col(f"c{i}") for i in range(nl)]
-            out += [F.col(f"r{j}").alias(f"c{nl + j}") for j in range(nr)]
-            return joined.select(*out)
-        if isinstance(plan, _UnionP):
-            result = None
-            for p in plan.inputs:
-                df = self.dataframe(p).select(
-                    *[
-                        F.col(f"c{i}").cast(spark_type(t)).alias(f"c{i}")
-                        for i, t in enumerate(plan.types)
-                    ]
-                )
-                result = df if result is None else result.union(df)
-            return result
-        if isinstance(plan, _DistinctP):
-            return self.dataframe(plan.child).distinct()
-        raise Untranslatable(f"no DataFrame for {type(plan).__name__}")
+        return plan.dataframe(self, F)
 
     def consolidated(self, plan: _Plan) -> list:
         """The port's input as a batch of (row, multiplicity) records, computed by Spark."""
         from pyspark.sql import functions as F
 
-        if isinstance(plan, _Empty):
-            n = self.dataframe(plan.child).count()
+        if plan.counts_only:
+            n = self.dataframe(plan.children()[0]).count()
             self._check()
             return [((), n)] if n else []
         names = _names(len(plan.types))
@@ -826,7 +844,7 @@ class BulkReplay:
 
     # --- deciding ------------------------------------------------------------------------------
     def __call__(self, node) -> set[int]:
-        if not isinstance(node, (Aggregate, Join, Distinct, Reader)):
+        if node.replay_role is None:
             return set()
         done = set()
         for port in range(len(node.parents)):
@@ -841,12 +859,12 @@ class BulkReplay:
         except Untranslatable as e:
             self._note(label, port, "in-process", str(e))
             return False
-        reducing = isinstance(node, (Aggregate, Distinct))
-        if _trivial(plan) and not reducing:
+        reducing = node.replay_role == "reduce"
+        if plan.trivial() and not reducing:
             self._note(label, port, "in-process", "nothing to compute: the input is a base table")
             return False
         scans = _scans(plan)
-        base_rows = sum(self.storage.count(s.node.table) for s in scans)
+        base_rows = sum(self.storage.count(s.table) for s in scans)
         if base_rows < self.threshold:
             self._note(label, port, "in-process", "below the threshold", base_rows)
             return False
@@ -900,7 +918,7 @@ class BulkReplay:
         from .session import get_session
 
         start = time.perf_counter()
-        _mark_needed(plan, set(range(len(plan.types))))
+        plan.mark_needed(set(range(len(plan.types))))
         position = self.storage.conn.total_changes
         # one snapshot per table, with the columns every scan of it (a self-join) needs
         needed: dict[str, set] = {}

@@ -28,6 +28,7 @@ from ...sql import functions as F
 from ...sql import values as V
 from ...sql.collation import CK
 from ...sql.functions.aggregates import STATISTICS, statistic_kind  # (registers STD, BIT_OR ...)
+from ..domain import select
 from ..node import FULL, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
 
@@ -835,6 +836,14 @@ class Aggregate(Node):
     def key_columns(self) -> list[int]:
         return list(range(self.ngroup))
 
+    def column_source(self, col: int):
+        ngroup = self.ngroup
+        if col < ngroup:
+            return (0, col)
+        if col - ngroup < len(self.aggs):
+            return self.aggs[col - ngroup].describe()
+        return None
+
     def state_size(self):
         return (len(self.groups), len(self.groups))
 
@@ -861,6 +870,64 @@ class Aggregate(Node):
                 if g is not None and g.rows > 0:
                     got[self._output(gk, g)] += 1
             yield "", fk, got, want_by.get(fk, Counter())
+
+    # --- Spark bulk replay (spark/replay.py) ------------------------------------------------
+    replay_role = "reduce"
+
+    def replay_op(self):
+        return ("state",)
+
+    # --- upqueries as messages (domain.py): a partial aggregate answers by its fill key from
+    # its own state, filling it first; asked by other group columns, it computes the answer
+    # from its parent's rows (nothing is filled here; drops here probe the key below)
+    placement = "own"  # only its small output crosses a domain boundary
+
+    def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        if rng is not None:  # pragma: no cover - the planner routes none through it
+            raise RuntimeError(f"no ranged upquery through {self}")
+        fill = self.fill_cols
+        if sorted(cols) != sorted(fill):
+            if not all(c < self.ngroup for c in cols):
+                raise RuntimeError(f"untraceable upquery through {self}")
+            hop = (self.id, 0, cols, tuple(keys))
+            df.request(self, 0, up, hops + (hop,), cols, keys)
+            return
+        pos = [cols.index(c) for c in fill]
+        fks = list(dict.fromkeys(tuple(k[i] for i in pos) for k in keys))
+        df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
+
+    def _filled_rows(self, fks) -> list:
+        out = []
+        groups = self.groups
+        for fk in fks:
+            for gk in self.fidx.get(fk, ()):
+                g = groups.get(gk)
+                if g is not None and g.rows > 0:
+                    out.append((self._output(gk, g), 1))
+        return out
+
+    def on_response(self, df, port, up, hops, rows, span=None) -> None:
+        # asked by other columns than the fill key: aggregate the parent's answer on its own
+        scratch = Aggregate(self.parents[0], self.ngroup, self.aggs, self.columns, self.kinds)
+        scratch.groups = {}
+        scratch._apply(rows)
+        hop = hops[-1]
+        df.respond(self, up, hops[:-1], select(scratch.contents(), hop[2], hop[3]))
+
+    def on_fill(self, df, port, up, rows, span=None) -> None:
+        fks = df.answered(self, up)
+        if not fks:
+            return
+        if len(fks) != len(up.keys):  # else the parent answered exactly these keys
+            want = set(fks)
+            rows = [rec for rec in rows if self._fkey(rec[0]) in want]
+        for fk in fks:
+            self.filled.add(fk)
+            self.fidx.setdefault(fk, set())
+        self._apply(rows)
+        for fk in fks:
+            df.done(self, fk)
+            df.graph.filled(self, fk, len(self.fidx.get(fk, ())))
 
     # --- planning (plan_upqueries.py): partial, filled per key of some group columns ----------
     def traceable(self, cols) -> bool:

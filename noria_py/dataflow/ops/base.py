@@ -9,6 +9,7 @@ from ..partial import matches
 
 class BaseTable(Node):
     kind = "base"
+    placement = "storage"
 
     def __init__(self, table: str, columns: list[str], kinds: list[str], storage):
         super().__init__([], columns, kinds)
@@ -24,6 +25,9 @@ class BaseTable(Node):
 
     def base_tables(self):
         return {self.table.lower()}
+
+    def column_source(self, col: int):
+        return None  # named by its own name (EXPLAIN qualifies it with the table's)
 
     def source_column(self, col: int):
         return (self, col)
@@ -81,6 +85,26 @@ class BaseTable(Node):
     def plan_range(self, planner, cols, col) -> None:
         # key columns then the range column: serves equality-only lookups of the key too
         planner.storage.ensure_index(self.table, list(cols) + [col])
+
+    def replay_op(self):
+        return ("scan", self.table)
+
+    # --- upqueries as messages (domain.py) --------------------------------------------------
+    def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        """Base storage answers by index lookups, one per key (a ranged request: an indexed
+        range query for its one key, answered for the sub-range ``query_range`` reached)."""
+        if rng is not None:
+            if len(keys) != 1:  # pragma: no cover - readers ask one key at a time
+                raise RuntimeError("a ranged upquery asks for one key")
+            col, lo, hi, limit, desc = rng
+            rows, lo, hi = self.query_range(cols, keys[0], col, lo, hi, limit, desc)
+            df.respond(self, up, hops, rows, (lo, hi))
+            return
+        rows = []
+        lookup = self.storage.lookup
+        for k in dict.fromkeys(keys):
+            rows.extend((r, 1) for r in lookup(self.table, list(cols), k))
+        df.respond(self, up, hops, rows)
 
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):

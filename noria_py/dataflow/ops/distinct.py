@@ -209,6 +209,60 @@ class Distinct(Node):
                     got[self._shown(r)] = c
             yield "", fk, got, want_by.get(fk, Counter())
 
+    # --- Spark bulk replay (spark/replay.py) ------------------------------------------------
+    replay_role = "reduce"
+
+    def replay_op(self):
+        return ("state",) if self.partial else ("distinct",)
+
+    # --- upqueries as messages (domain.py): a partial distinct answers by its fill key from its
+    # own state, filling it first; asked by other columns, it passes the upquery on and takes
+    # the distinct rows of the answer (nothing is filled here; drops here probe the key below)
+    placement = "own"  # only its small output crosses a domain boundary
+
+    def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        if rng is not None:  # pragma: no cover - the planner routes none through it
+            raise RuntimeError(f"no ranged upquery through {self}")
+        fill = self.fill_cols
+        if sorted(cols) != sorted(fill):
+            hop = (self.id, 0, cols, tuple(keys))
+            df.request(self, 0, up, hops + (hop,), cols, keys)
+            return
+        pos = [cols.index(c) for c in fill]
+        fks = list(dict.fromkeys(tuple(k[i] for i in pos) for k in keys))
+        df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
+
+    def _filled_rows(self, fks) -> list:
+        out = []
+        counts = self.counts
+        for fk in fks:
+            for r in self.fidx.get(fk, ()):
+                if counts.get(r, 0) > 0:
+                    out.append((self._shown(r), 1))
+        return out
+
+    def on_response(self, df, port, up, hops, rows, span=None) -> None:
+        bag: dict = {}
+        for r, m in rows:
+            bag[r] = bag.get(r, 0) + m
+        df.respond(self, up, hops[:-1], [(r, 1) for r, c in bag.items() if c > 0])
+
+    def on_fill(self, df, port, up, rows, span=None) -> None:
+        fks = df.answered(self, up)
+        if not fks:
+            return
+        if len(fks) != len(up.keys):  # else the parent answered exactly these keys
+            want = set(fks)
+            rows = [rec for rec in rows if self._fkey(rec[0]) in want]
+        for fk in fks:
+            self.filled.add(fk)
+            self.fidx.setdefault(fk, set())
+        for r, m in rows:
+            self._count(r, m)
+        for fk in fks:
+            df.done(self, fk)
+            df.graph.filled(self, fk, len(self.fidx.get(fk, ())))
+
     # --- planning (plan_upqueries.py): partial, filled per key of the columns looked up -------
     def traceable(self, cols) -> bool:
         return self.parents[0].traceable(cols)

@@ -64,6 +64,15 @@ class Filter(Node):
     def congruent(self, port, carriers) -> bool:
         return pass_congruent(self, carriers)
 
+    def replay_op(self):
+        return ("where", self.pred)
+
+    # --- upqueries as messages (domain.py): asked by the same columns; answers pass through
+    # ``on_input`` (Node.on_response)
+    def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        hop = (self.id, 0, cols, tuple(keys))
+        df.request(self, 0, up, hops + (hop,), cols, keys, rng)
+
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):
         """``query_range`` of the parent, filtered (the range it answered stays the same)."""

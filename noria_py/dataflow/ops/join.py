@@ -11,6 +11,7 @@ Rows whose key contains NULL never match (SQL equality); for a left join they ar
 
 from __future__ import annotations
 
+from ..domain import in_range, select
 from ..node import FULL, NONE, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
 from ..sqlrel import nonempty
@@ -636,6 +637,10 @@ class Join(Node):
     def key_columns(self) -> list[int]:
         return list(self.left_key)
 
+    def column_source(self, col: int):
+        nl = len(self.parents[0].columns)
+        return (0, col) if col < nl else (1, col - nl)
+
     def state_size(self):
         keys = len(self.left_state) + len(self.right_state)
         rows = sum(len(b) for b in self.left_state.values())
@@ -676,6 +681,227 @@ class Join(Node):
                 if side == "right" and self._has_null(key):
                     continue  # a NULL key's right rows are never kept
                 yield side, key, _nonzero(mine.get(key, {})), _nonzero(theirs.get(key, {}))
+
+    # --- Spark bulk replay (spark/replay.py) ------------------------------------------------
+    replay_role = "keep"
+
+    def replay_op(self):
+        if self.partial:
+            return ("state",)
+        return ("join", list(self.left_key), list(self.right_key), bool(self.outer))
+
+    # --- upqueries as messages (domain.py) --------------------------------------------------
+    # Asked by its join key, a partial join answers from its own state, filling the key on both
+    # sides first (``request_fill``; with ``join_fill_buffering`` a delta for a key being filled
+    # from a side that has answered is folded into that side's pending rows). Asked by other
+    # columns, it asks the side they come from, and each row that comes back has its join key
+    # filled before it is joined: a missing one discards the answer, fills the keys and asks
+    # again (``dependent_upqueries``).
+
+    def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        nl = len(self.parents[0].columns)
+        for side, jcols, base in ((0, self.left_key, 0), (1, self.right_key, nl)):
+            if side == 1 and self.outer:
+                break
+            want = [c + base for c in jcols]
+            if all(c in cols for c in want):
+                # asked by the join key: answer from the join's own state, filling it first
+                pos = [cols.index(c) for c in want]
+                jks = []
+                for k in keys:
+                    t = tuple(k[i] for i in pos)
+                    jks.append(t if self._multi else t[0])
+                jks = list(dict.fromkeys(jks))
+
+                def answer(jks=jks):
+                    rows = []
+                    for jk in jks:
+                        rows.extend(self._records_for(jk))
+                    rows = select(rows, cols, keys)
+                    if rng is None:
+                        df.respond(self, up, hops, rows)
+                    else:  # all of the range, from the join's state
+                        df.respond(self, up, hops, in_range(rows, rng), (rng[1], rng[2]))
+
+                df.need(self, jks, answer)
+                return
+        if rng is not None:
+            # a ranged request goes to the side its columns and range come from (the left one
+            # for a left join; range_side); the rows that come back get their join keys filled
+            # (dependent upqueries) and are joined with the other side
+            col = rng[0]
+            if col < nl and all(c < nl for c in cols):
+                port, shift = 0, 0
+            elif not self.outer and col >= nl and all(c >= nl for c in cols):
+                port, shift = 1, nl
+            else:  # pragma: no cover - range_traceable plans none other
+                raise RuntimeError(f"untraceable ranged upquery through {self}")
+            pcols = tuple(c - shift for c in cols)
+            prng = (col - shift,) + tuple(rng[1:])
+            hop = (self.id, port, cols, tuple(keys), pcols, tuple(keys), prng)
+            df.request(self, port, up, hops + (hop,), pcols, keys, prng)
+            return
+        lsel = [i for i, c in enumerate(cols) if c < nl]
+        rsel = [i for i, c in enumerate(cols) if c >= nl]
+        # ask the side the columns trace back through (a column computed above the join, an
+        # aggregate's COUNT, cannot be looked up); the join's output is filtered by all of them
+        left, right = self.parents
+        left_ok = bool(lsel) and left.traceable([cols[i] for i in lsel])
+        right_ok = bool(rsel) and not self.outer and right.traceable([cols[i] - nl for i in rsel])
+        if lsel and not left_ok and not right_ok:
+            # neither side traces every column: ask by the left columns that do trace
+            sub = [i for i in lsel if left.traceable([cols[i]])]
+            if sub:
+                lsel, left_ok = sub, True
+        if lsel and (left_ok or not right_ok):
+            pcols = tuple(cols[i] for i in lsel)
+            port = 0
+        elif not self.outer:
+            pcols = tuple(cols[i] - nl for i in rsel)
+            port = 1
+            lsel = rsel
+        else:
+            raise RuntimeError(f"untraceable upquery through {self}")
+        pkeys = list(dict.fromkeys(tuple(k[i] for i in lsel) for k in keys))
+        # the hop also records what was asked of the parent, to ask again (dependent upqueries)
+        hop = (self.id, port, cols, tuple(keys), pcols, tuple(pkeys), None)
+        df.request(self, port, up, hops + (hop,), pcols, pkeys)
+
+    def _records_for(self, jk) -> list:
+        """The output records of join key ``jk`` from the join's state."""
+        out = []
+        lefts = self.left_state.get(jk, {})
+        rights = self.right_state.get(jk) if not self._has_null(jk) else None
+        for lr, lc in lefts.items():
+            if rights:
+                for rr, rc in rights.items():
+                    out.append((lr + rr, lc * rc))
+            elif self.outer:
+                out.append((lr + self.pad, lc))
+        return out
+
+    def request_fill(self, df, up, fks) -> None:
+        """A join key is filled by asking both sides for it (a NULL key only the left one)."""
+        pend = df.pending[self.id]
+        for fk in fks:
+            if self._has_null(fk):
+                pend[fk].got[1] = {}  # NULL never matches: nothing to ask
+        tuples = [self._tuple(k) for k in fks]
+        lk = tuple(self.left_key)
+        hop = (self.id, 0, lk, tuple(tuples))
+        df.request(self, 0, up, (hop,), lk, tuples)
+        rkeys = [t for t, k in zip(tuples, fks) if not self._has_null(k)]
+        if rkeys:
+            rk = tuple(self.right_key)
+            hop = (self.id, 1, rk, tuple(tuples))
+            df.request(self, 1, up, (hop,), rk, rkeys)
+
+    def on_response(self, df, port, up, hops, rows, span=None) -> None:
+        hop = hops[-1]
+        cols, keys = hop[2], hop[3]
+        keyf = self._lk if port == 0 else self._rk
+        has_null = self._has_null
+        if self.partial:
+            missing = []
+            # a NULL key matches nothing, but a left join's left rows with it are still kept
+            # (and padded) per key, so only an inner join can skip it
+            skip_null = not (self.outer and port == 0)
+            filled = self.filled
+            for r, _m in rows:
+                jk = keyf(r)
+                if skip_null and has_null(jk):
+                    continue
+                if jk not in filled:
+                    missing.append(jk)
+            if missing and df.mechanisms["dependent_upqueries"]:
+                # discard the response, fill the join keys, then ask again
+                df.discarded += 1
+                missing = list(dict.fromkeys(missing))
+                # what this join asked its parent
+                pcols, pkeys, prng = hop[4], list(hop[5]), hop[6]
+
+                def reissue():
+                    df.reissued += 1
+                    df.request(self, port, up, hops, pcols, pkeys, prng)
+
+                df.need(self, missing, reissue)
+                return
+        out = []
+        if port == 0:
+            rstate = self.right_state
+            for r, m in rows:
+                jk = keyf(r)
+                others = rstate.get(jk) if not has_null(jk) else None
+                if others:
+                    for rr, rc in others.items():
+                        out.append((r + rr, m * rc))
+                elif self.outer:
+                    out.append((r + self.pad, m))
+        else:
+            lstate = self.left_state
+            for r, m in rows:
+                jk = keyf(r)
+                if has_null(jk):
+                    continue
+                for lr, lc in lstate.get(jk, {}).items():
+                    out.append((lr + r, m * lc))
+        # a ranged answer keeps its sub-range: the other side adds matches, it cuts no rows
+        df.respond(self, up, hops[:-1], select(out, cols, list(keys)), span)
+
+    def fold_held(self, df, port, batch) -> None:
+        if not df.mechanisms["join_fill_buffering"]:
+            return
+        pend = df.pending.get(self.id)
+        if not pend:
+            return
+        keyf = self._lk if port == 0 else self._rk
+        for row, m in batch:
+            jk = keyf(row)
+            p = pend.get(jk)
+            if p is None:
+                continue
+            bag = p.got.get(port)
+            if bag is None:
+                continue  # that side's answer, still to come, includes this delta
+            c = bag.get(row, 0) + m
+            if c:
+                bag[row] = c
+            else:
+                bag.pop(row, None)
+
+    def on_fill(self, df, port, up, rows, span=None) -> None:
+        """One side's answer for join keys being filled; a key is filled once both sides have
+        answered for it."""
+        pend = df.pending.get(self.id, {})
+        keyf = self._lk if port == 0 else self._rk
+        bags: dict = {}
+        for r, m in rows:
+            k = keyf(r)
+            b = bags.get(k)
+            if b is None:
+                b = bags[k] = {}
+            b[r] = b.get(r, 0) + m
+        done = []
+        for jk in up.keys:
+            p = pend.get(jk)
+            if p is None or p.up != up.id or port in p.got:
+                continue
+            p.got[port] = {r: c for r, c in bags.get(jk, {}).items() if c}
+            if len(p.got) == 2:
+                done.append(jk)
+        for jk in done:
+            got = pend[jk].got
+            if got[0]:
+                self.left_state[jk] = got[0]
+            else:
+                self.left_state.pop(jk, None)
+            if got[1]:
+                self.right_state[jk] = got[1]
+            else:
+                self.right_state.pop(jk, None)
+            self.filled.add(jk)
+            df.done(self, jk)
+            df.graph.filled(self, jk, len(got[0]) + len(got[1]))
 
     # --- planning (plan_upqueries.py) ---------------------------------------------------------
     # A column traces to the side it comes from (either side of an inner join, the left side

@@ -110,6 +110,10 @@ class Project(Node):
     def describe(self) -> str:
         return f"project {self.text}"
 
+    def column_source(self, col: int):
+        src = self.source_cols[col] if col < len(self.source_cols) else None
+        return None if src is None else (0, src)  # a computed column: its select-list name
+
     def key_gate(self, port: int, carriers: dict):
         from ..partial import children_gate
 
@@ -168,6 +172,23 @@ class Project(Node):
         if any(not s for s in new):
             return not self.children  # a component is projected away
         return all(c.congruent(p, new) for c, p in self.children)
+
+    def replay_op(self):
+        return ("map", list(self.source_cols), list(self.fns))
+
+    # --- upqueries as messages (domain.py): asked by the source columns; answers pass through
+    # ``on_input`` (Node.on_response)
+    def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        src = self.source_cols
+        mapped = tuple(src[c] for c in cols)
+        if any(m is None for m in mapped):  # not traceable: the planner made this full
+            raise RuntimeError(f"untraceable upquery through {self}")
+        if rng is not None:
+            if src[rng[0]] is None:  # pragma: no cover - the planner asks plain columns
+                raise RuntimeError(f"untraceable ranged upquery through {self}")
+            rng = (src[rng[0]],) + tuple(rng[1:])
+        hop = (self.id, 0, cols, tuple(keys))
+        df.request(self, 0, up, hops + (hop,), mapped, keys, rng)
 
     # --- ranged upqueries (issue 8; see ops/reader.py RangeReader) ---------------------------
     def query_range(self, cols, key, col, lo, hi, limit=None, desc=False):

@@ -108,6 +108,8 @@ class _RowTie:
 
 class Reader(Node):
     kind = "reader"
+    placement = "own"  # a reader gets a domain of its own
+    replay_role = "keep"  # (spark/replay.py)
 
     def __new__(cls, *args, **kwargs):
         # a reader with a range column is a RangeReader (the compiler builds both as Reader)
@@ -168,12 +170,31 @@ class Reader(Node):
         rows = self._from_sibling(key) if len(parent.children) > 1 else None
         if rows is None:
             rows = parent.query(list(self.key_cols), key)
-        self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
-        # published last: a concurrent lock-free lookup sees the key missing, then complete
-        self._apply(rows, fill_key=key)
+        self._fill_with(key, rows)
         if self.graph is not None:
             self.graph.filled(self, key, len(self.state.get(key, ())))
         return self.published.get(key, ())
+
+    def _fill_with(self, key, rows) -> None:
+        """Key ``key`` filled with ``rows`` (all of its records)."""
+        self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
+        # published last: a concurrent lock-free lookup sees the key missing, then complete
+        self._apply(rows, fill_key=key)
+
+    def on_fill(self, df, port, up, rows, span=None) -> None:
+        """The answer to the upquery of reads that missed (``Dataflow.read_many``)."""
+        for key in df.answered(self, up):
+            if key in self.published:  # pragma: no cover - only a fill publishes a key
+                df.done(self, key)
+                continue
+            if len(up.keys) == 1:
+                mine = rows
+            else:
+                keyf = self._key
+                mine = [rec for rec in rows if keyf(rec[0]) == key]
+            self._fill_with(key, mine)
+            df.done(self, key)
+            df.graph.filled(self, key, len(self.state.get(key, ())))
 
     def evict_key(self, key) -> None:
         if self.string_keys:
@@ -1030,6 +1051,20 @@ class RangeReader(Reader):
             rows = self.parents[0].query(list(self.key_cols), key)
         self.fill_whole(key, rows)
         return ()
+
+    def on_fill(self, df, port, up, rows, span=None) -> None:
+        """The answer to a ranged upquery (``span``: the sub-range it answered) or a whole-key
+        one sent by ``Dataflow.read_range``."""
+        key = up.keys[0]
+
+        def add():
+            if self.partial:  # (not made full meanwhile)
+                if span is None:
+                    self.fill_whole(key, rows)
+                else:
+                    self.add_piece(key, rows, span[0], span[1])
+
+        df.range_answered(self, up, add)
 
     def fill_whole(self, key, rows) -> None:
         """The answer of a whole-key upquery: ``rows`` are every row of ``key``."""
