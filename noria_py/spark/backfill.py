@@ -1370,7 +1370,7 @@ class _Held:
     def _file(self):
         import pyarrow as pa
 
-        if self.writer is not None:
+        if self.writer:
             self.writer.close()
             self.writer = False  # closed: nothing more is added
         return pa.ipc.open_file(pa.memory_map(self.path))
