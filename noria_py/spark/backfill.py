@@ -59,10 +59,15 @@ validation has counted the rows, the load pass repartitions (a shuffle) so no pa
 more than MAX_CELLS_PER_PARTITION values. Between duplicates inside the source, which one is
 "first" then follows the shuffled order.
 
-The source is read twice (validate, then load), except a JDBC source and a CSV file, which are
-read once and kept (memory, then disk) for both passes. A MySQL or MariaDB table with an integer
-primary key is read in key ranges in parallel (``jdbc.partitioning``). Pass a cached DataFrame
-to read any other source once.
+The source is read twice (validate, then load), except a CSV file, which is read once and kept
+(memory, then disk) for both passes, and a JDBC source, which is read once by a single pass
+(``_check_while_reading``): each row comes with its problems from the checks of step 3, the
+driver checks the batches as they arrive and holds them (in memory up to 1 GB, then in a
+temporary Arrow file), finds repeated keys in Arrow, and the load pass then writes the held
+batches; the database's own ``COUNT(*)`` sizes the partitions. The errors are those of step 3,
+word for word. A MySQL or MariaDB table with an integer primary key is read in key ranges in
+parallel when ``numPartitions`` asks for it (``jdbc.partitioning``). Pass a cached DataFrame to
+read any other source once.
 """
 
 from __future__ import annotations
