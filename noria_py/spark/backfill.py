@@ -59,10 +59,15 @@ validation has counted the rows, the load pass repartitions (a shuffle) so no pa
 more than MAX_CELLS_PER_PARTITION values. Between duplicates inside the source, which one is
 "first" then follows the shuffled order.
 
-The source is read twice (validate, then load), except a JDBC source and a CSV file, which are
-read once and kept (memory, then disk) for both passes. A MySQL or MariaDB table with an integer
-primary key is read in key ranges in parallel (``jdbc.partitioning``). Pass a cached DataFrame
-to read any other source once.
+The source is read twice (validate, then load), except a CSV file, which is read once and kept
+(memory, then disk) for both passes, and a JDBC source, which is read once by a single pass
+(``_check_while_reading``): each row comes with its problems from the checks of step 3, the
+driver checks the batches as they arrive and holds them (in memory up to 1 GB, then in a
+temporary Arrow file), finds repeated keys in Arrow, and the load pass then writes the held
+batches; the database's own ``COUNT(*)`` sizes the partitions. The errors are those of step 3,
+word for word. A MySQL or MariaDB table with an integer primary key is read in key ranges in
+parallel when ``numPartitions`` asks for it (``jdbc.partitioning``). Pass a cached DataFrame to
+read any other source once.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ import argparse
 import contextlib
 import difflib
 import functools
+import itertools
 import operator
 import os
 import sys
@@ -208,11 +214,15 @@ def backfill(
         raise E.no_such_table(table)
     require_pyspark()
 
-    df, csv = _read(
+    df, csv, jdbc_opts = _read(
         source, format=format, options=options, master=spark_master, config=spark_config
     )
+    # A validated JDBC source is read once, by one pass that checks the rows as they arrive
+    # and holds them (``_check_while_reading``): the load then writes what was checked.
+    once = validate and not skip_bad_rows and jdbc_opts is not None
+    expected = jdbc.row_count(df.sparkSession, jdbc_opts) if once else None
     kept = None
-    if validate and (_is_jdbc(source, format) or csv is not None):
+    if validate and not once and (jdbc_opts is not None or csv is not None):
         # read the database once: the checking pass and the load pass see the same rows; and
         # parse a CSV file once (multi-line: one task reads it whole, for every pass)
         from pyspark import StorageLevel
@@ -231,6 +241,8 @@ def backfill(
             validate=validate,
             on_batch=on_batch,
             skip_bad_rows=skip_bad_rows,
+            once=once,
+            expected=expected,
         )
     finally:
         if kept is not None:
@@ -254,8 +266,12 @@ def _backfill(
     validate,
     on_batch,
     skip_bad_rows,
+    once=False,
+    expected=None,
 ):
-    """The Spark load of ``df`` (see ``backfill``)."""
+    """The Spark load of ``df`` (see ``backfill``). ``once``: check the rows while reading
+    them, hold them and load what was held (``df`` is read once; validation only, and no
+    CSV source); ``expected``: about how many rows ``df`` holds, if known (sizes partitions)."""
     from ..loader import LoadResult, stopped_at
 
     targets = _match_columns(schema, df, csv, ignore_columns)
@@ -283,21 +299,29 @@ def _backfill(
         df = df.where(problem.isNull())
     elif csv is not None:
         _check_csv_files(df, csv, report)
-    total = (
-        _validate(df, schema, targets, casts, on_duplicate, checks, report) if validate else None
-    )
-    cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()])
-    if not validate and not skip_bad_rows:
-        # Each batch carries its rows' problems (NULL for a good row) and is refused with them.
-        extra = [problem.alias(_PROBLEM)]
-        if csv is not None:
-            extra += [df[_ROWID], df[_FILE]]
-        cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()], *extra)
-    if total is not None:
-        # The driver receives a whole partition at a time: keep partitions small enough to hold.
-        wanted = -(-total * len(casts) // MAX_CELLS_PER_PARTITION)
-        if wanted > cast_df.rdd.getNumPartitions():
-            cast_df = cast_df.repartition(wanted)
+    held = None
+    if once:
+        held = _check_while_reading(
+            df, schema, targets, casts, on_duplicate, checks, report, batch_rows, expected
+        )
+        total = held.rows
+    else:
+        total = (
+            _validate(df, schema, targets, casts, on_duplicate, checks, report)
+            if validate
+            else None
+        )
+    cast_df = None
+    if held is None:
+        cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()])
+        if not validate and not skip_bad_rows:
+            # Each batch carries its rows' problems (NULL for a good row) and is refused with them.
+            extra = [problem.alias(_PROBLEM)]
+            if csv is not None:
+                extra += [df[_ROWID], df[_FILE]]
+            cast_df = df.select(*[expr.alias(name) for name, expr in casts.items()], *extra)
+        if total is not None:
+            cast_df = _small_partitions(cast_df, total, len(casts))
 
     lock = getattr(engine, "lock", None) or contextlib.nullcontext()
     loaded = 0
@@ -307,9 +331,10 @@ def _backfill(
         bulk(schema.name, total) if bulk else contextlib.nullcontext(),
         _Progress(schema.name, total, enabled=progress) as bar,
     ):
-        stream = None
+        stream = held
         try:
-            stream = _arrow_batches(cast_df, batch_rows)
+            if stream is None:
+                stream = _arrow_batches(cast_df, batch_rows)
             for arrow in stream:
                 if not validate:
                     arrow = report.refuse_bad_rows(arrow, loaded)
@@ -330,7 +355,18 @@ def _backfill(
         finally:
             if stream is not None:
                 stream.close()  # stops Spark's job when the load ends early
+            if held is not None:
+                held.close()
     return LoadResult(loaded, skipped, lines, via="spark")
+
+
+def _small_partitions(df, rows: int, width: int):
+    """``df`` in partitions of at most MAX_CELLS_PER_PARTITION values, for ``rows`` rows of
+    ``width`` columns: the driver receives a whole partition at a time."""
+    wanted = -(-rows * width // MAX_CELLS_PER_PARTITION)
+    if wanted > 1 and wanted > df._jdf.rdd().getNumPartitions():  # (the JVM's: no Python RDD)
+        return df.repartition(wanted)
+    return df
 
 
 def _create(engine, table, source, format, options, primary_key, local, master, config) -> None:  # noqa: A002
@@ -394,7 +430,9 @@ def spark_create_table_sql(
                 f"Spark could not read {_describe(opts['url'], 'jdbc')}: {_hint(e, 'jdbc')}"
             ) from e
     else:
-        df, _csv = _read(source, format=format, options=options, master=master, config=config)
+        df, _csv, _opts = _read(
+            source, format=format, options=options, master=master, config=config
+        )
         own = {}
     fields = [f for f in df.schema.fields if f.name not in _INTERNAL]
     names = {f.name.lower() for f in fields}
@@ -539,12 +577,13 @@ def _read(
     master: str | None = None,
     config: dict[str, str] | None = None,
 ):
-    """(DataFrame, _Csv or None): a CSV source gets its internal columns and reading rules."""
+    """(DataFrame, _Csv or None, JDBC options or None): a CSV source gets its internal columns
+    and reading rules; a JDBC source's options are those Spark reads it with."""
     require_pyspark()
     from pyspark.sql import DataFrame
 
     if isinstance(source, DataFrame):
-        return source, None
+        return source, None, None
     opts = {k: str(v) if not isinstance(v, str) else v for k, v in (options or {}).items()}
     text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     if text is None:
@@ -563,11 +602,11 @@ def _read(
     spark = jdbc.session_for(opts, master, config) if fmt == "jdbc" else get_session(master, config)
     try:
         if fmt == "csv":
-            return _read_csv(spark, text, opts)
+            return (*_read_csv(spark, text, opts), None)
         if fmt == "jdbc":
-            return jdbc.read(spark, opts), None
+            return jdbc.read(spark, opts), None, opts
         reader = spark.read.format(fmt).options(**opts)
-        return (reader.load() if fmt == "jdbc" else reader.load(text)), None
+        return reader.load(text), None, None
     except _spark_errors() as e:
         raise E.OperationalError(
             f"Spark could not read {_describe(text, fmt)}: {_hint(e, fmt)}"
@@ -1196,18 +1235,215 @@ def _check_keys(df, keysets: list[tuple[str, list[str]]], casts: dict) -> None:
         except _spark_errors() as e:
             raise E.OperationalError(f"Spark failed while checking keys: {_first_line(e)}") from e
         if found:
-            shown = ", ".join(
-                "'"
-                + "-".join(V.format_value(r[f"k{j}"]) for j in range(len(names)))
-                + f"' ({r['count']} times)"
-                for r in found
+            raise _duplicates(label, names, found)
+
+
+def _duplicates(label: str, names: list[str], found: list[dict]) -> E.IntegrityError:
+    """The error naming keys the source repeats: ``found`` holds rows of ``k0, k1, ...`` (the
+    key's values) and ``count``."""
+    shown = ", ".join(
+        "'"
+        + "-".join(V.format_value(r[f"k{j}"]) for j in range(len(names)))
+        + f"' ({r['count']} times)"
+        for r in found
+    )
+    return E.IntegrityError(
+        f"Duplicate entry for key '{label}' ({', '.join(names)}) in the source: {shown};"
+        " nothing was loaded (on_duplicate='ignore' keeps the first, 'replace' the last)",
+        E.ER_DUP_ENTRY,
+        "23000",
+    )
+
+
+# --- one pass: checked while read, then loaded -------------------------------------------------
+
+_NBAD = "__noria_nbad"  # a bad row's failing checks
+_NOTHER = "__noria_nother"  # ... of them not about a NULL in a NOT NULL column
+_FIRSTNULL = "__noria_firstnull"  # the first NOT NULL check it fails (its index in checks)
+
+
+def _check_while_reading(
+    df, schema, targets, casts, on_duplicate, checks, report, batch_rows, expected
+) -> _Held:
+    """One Spark pass over ``df``: each row cast to the table's columns with its problems
+    beside it (``_problem_expr``), streamed to the driver in Arrow batches that are checked
+    as they arrive and held (``_Held``) for the load. Raises what ``_validate`` raises, from
+    the same checks and with the same counts, before anything is loaded."""
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+
+    def count(chosen):
+        flags = [F.when(ch.cond, 1).otherwise(0) for ch in chosen]
+        return functools.reduce(operator.add, flags) if flags else F.lit(0)
+
+    nulls = [F.when(ch.cond, F.lit(i)) for i, ch in enumerate(checks) if ch.null]
+    first_null = (
+        F.lit(None).cast("int") if not nulls else nulls[0] if len(nulls) == 1 else F.least(*nulls)
+    )
+    problem = report.problem
+    bad = problem.isNotNull()
+    names = list(casts)
+    stream_df = df.select(
+        *[expr.alias(name) for name, expr in casts.items()],
+        problem.alias(_PROBLEM),
+        F.when(bad, count(checks)).alias(_NBAD),
+        F.when(bad, count([ch for ch in checks if not ch.null])).alias(_NOTHER),
+        F.when(bad, first_null).alias(_FIRSTNULL),
+    )
+    if expected is not None:
+        stream_df = _small_partitions(stream_df, expected, len(names))
+    from ..loader import CACHE_BYTES
+
+    held = _Held(CACHE_BYTES)
+    total = others = 0
+    first = None
+    lines: list[str] = []
+    batches = None
+    try:
+        batches = _arrow_batches(stream_df, batch_rows)
+        for arrow in batches:
+            problems = arrow.column(_PROBLEM)
+            if problems.null_count < arrow.num_rows:  # a bad row: nothing will be loaded
+                held.clear()
+                total += pc.sum(arrow.column(_NBAD)).as_py()
+                others += pc.sum(arrow.column(_NOTHER)).as_py() or 0
+                least = pc.min(arrow.column(_FIRSTNULL)).as_py()
+                if least is not None and (first is None or least < first):
+                    first = least
+                if len(lines) < MAX_ERRORS:
+                    lines += pc.drop_null(problems).slice(0, MAX_ERRORS - len(lines)).to_pylist()
+            elif not total:
+                held.add(arrow.select(names))
+    except _spark_errors() as e:
+        held.close()
+        raise E.OperationalError(f"Spark failed while checking the source: {_first_line(e)}") from e
+    except BaseException:
+        held.close()
+        raise
+    finally:
+        if batches is not None:
+            batches.close()
+    if total:
+        held.close()
+        report.fail(
+            total, lines, checks[first].column if first is not None and not others else None
+        )
+    try:
+        for label, key in _keysets(schema, targets) if on_duplicate == "error" else []:
+            found = held.repeated(key)
+            if found:
+                raise _duplicates(label, key, found)
+    except BaseException:
+        held.close()
+        raise
+    return held
+
+
+class _Held:
+    """Arrow tables read once and kept for the load: in memory up to ``limit`` bytes, the rest
+    in a temporary Arrow file (memory-mapped when read back). Iterating hands each table over
+    once, in the order added; ``close`` drops them all."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.tables: list = []
+        self.bytes = 0
+        self.rows = 0
+        self.path: str | None = None
+        self.writer = None
+        self.chunks: list[int] = []  # record batches per table in the file
+
+    def add(self, table) -> None:
+        self.rows += table.num_rows
+        if self.writer is None and self.bytes + table.nbytes <= self.limit:
+            self.tables.append(table)
+            self.bytes += table.nbytes
+            return
+        import tempfile
+
+        import pyarrow as pa
+
+        if self.writer is None:
+            fd, self.path = tempfile.mkstemp(prefix="noria-load-", suffix=".arrow")
+            os.close(fd)
+            self.writer = pa.ipc.new_file(self.path, table.schema)
+        batches = table.to_batches()
+        for b in batches:
+            self.writer.write_batch(b)
+        self.chunks.append(len(batches))
+
+    def _file(self):
+        import pyarrow as pa
+
+        if self.writer:
+            self.writer.close()
+            self.writer = False  # closed: nothing more is added
+        return pa.ipc.open_file(pa.memory_map(self.path))
+
+    def _spilled(self):
+        if self.path is None:
+            return
+        import pyarrow as pa
+
+        reader = self._file()
+        at = 0
+        for n in self.chunks:
+            yield pa.Table.from_batches(
+                [reader.get_batch(i) for i in range(at, at + n)], reader.schema
             )
-            raise E.IntegrityError(
-                f"Duplicate entry for key '{label}' ({', '.join(names)}) in the source: {shown};"
-                " nothing was loaded (on_duplicate='ignore' keeps the first, 'replace' the last)",
-                E.ER_DUP_ENTRY,
-                "23000",
-            )
+            at += n
+
+    def repeated(self, names: list[str]) -> list[dict]:
+        """Up to _EXAMPLES values of the key ``names`` (complete: no NULL part) held more than
+        once, as ``{"k0": ..., "count": n}``, compared as Spark's group-by compares them."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        parts = []
+        for table in itertools.chain(self.tables, self._spilled()):
+            keys = {}
+            for j, n in enumerate(names):
+                col = table.column(n)
+                if pa.types.is_floating(col.type):
+                    col = pc.add(col, 0.0)  # -0.0 is 0.0 (Spark's grouping normalizes it)
+                keys[f"k{j}"] = col
+            parts.append(pa.table(keys).drop_null())
+        if not parts:
+            return []
+        keyed = pa.concat_tables(parts)
+        if len(names) == 1 and pc.count_distinct(keyed.column(0)).as_py() == keyed.num_rows:
+            return []  # one column, every value once
+        counted = keyed.group_by(keyed.column_names, use_threads=False).aggregate(
+            [([], "count_all")]
+        )
+        counted = counted.filter(pc.greater(counted["count_all"], 1))
+        return [
+            {**{k: r[k] for k in keyed.column_names}, "count": r["count_all"]}
+            for r in counted.slice(0, _EXAMPLES).to_pylist()
+        ]
+
+    def __iter__(self):
+        while self.tables:
+            table = self.tables.pop(0)
+            self.bytes -= table.nbytes
+            yield table
+        yield from self._spilled()
+
+    def clear(self) -> None:
+        self.close()
+        self.rows = 0
+
+    def close(self) -> None:
+        self.tables = []
+        self.bytes = 0
+        if self.writer:
+            self.writer.close()
+        self.writer = None
+        self.chunks = []
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                os.remove(self.path)
+            self.path = None
 
 
 # --- transfer --------------------------------------------------------------------------------

@@ -334,6 +334,31 @@ def partitioning(spark, opts: dict[str, str]) -> dict[str, str]:
     }
 
 
+def row_count(spark, opts: dict[str, str]) -> int | None:
+    """How many rows the source ``opts`` names, counted by the database (``SELECT COUNT(*)``
+    over its ``dbtable`` or ``query``), or None when it cannot tell. A query of its own, so a
+    table written meanwhile may hold another number by the time the rows are read: it only
+    sizes the transfer, never decides what is loaded."""
+    query_key = _key(opts, "query")
+    table_key = _key(opts, "dbtable")
+    if query_key is not None:
+        inner = f"({opts[query_key]}) AS __noria_query"
+    elif table_key is not None:
+        inner = opts[table_key]
+    else:
+        return None
+    asked = {
+        k: v
+        for k, v in opts.items()
+        if k.lower() not in ("dbtable", "query", "customschema", *_PARTITION_OPTIONS)
+    }
+    asked["query"] = f"SELECT COUNT(*) AS n FROM {inner}"
+    with contextlib.suppress(Exception):
+        rows = spark.read.format("jdbc").options(**asked).load().collect()
+        return int(rows[0][0])
+    return None
+
+
 def explain(error: BaseException) -> str | None:
     """The database's own words for a failed JDBC read (the innermost java.sql.SQLException's
     message, "Access denied for user ..."), or None when the failure is not the database's."""

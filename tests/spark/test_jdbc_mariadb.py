@@ -18,6 +18,8 @@ import sys
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import noria_py
 from noria_py.errors import DataError, OperationalError
@@ -317,3 +319,109 @@ def test_mariadb_urls_are_read_as_mysql_urls():
     mysql_driver = jdbc.MYSQL_DRIVERS[0]
     assert jdbc._mysql_url("jdbc:mysql://h/db", mysql_driver) == "jdbc:mysql://h/db"
     assert jdbc.is_mysql("JDBC:MariaDB://h/db") and not jdbc.is_mysql("jdbc:postgresql://h/db")
+
+
+# --- one pass: checked while read --------------------------------------------------------------
+
+GEN_SOURCE = "id INT PRIMARY KEY, k INT, v VARCHAR(20), n BIGINT, f DOUBLE"
+# narrower than the source: too long, out of range, NULL in NOT NULL and repeated keys all occur
+GEN_TARGET = (
+    "CREATE TABLE gen (id INT, k SMALLINT NOT NULL PRIMARY KEY, v VARCHAR(3),"
+    " n TINYINT UNSIGNED NOT NULL, f DOUBLE, UNIQUE (f))"
+)
+_gen_rows = st.lists(
+    st.tuples(
+        st.one_of(st.none(), st.integers(0, 4), st.sampled_from([-40000, 40000])),
+        st.one_of(st.none(), st.text("ab€'", max_size=5)),
+        st.one_of(st.none(), st.integers(-3, 3), st.sampled_from([255, 256, -300])),
+        st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5])),
+    ),
+    max_size=8,
+)
+
+
+def _outcome(conn, source, **kw):
+    """(error type, errno, message) of a load, or the rows it stored."""
+    try:
+        conn.backfill("gen", source, progress=False, **kw)
+    except noria_py.Error as e:
+        return type(e).__name__, e.args
+    return conn.execute("SELECT * FROM gen ORDER BY k").fetchall()
+
+
+def _shown_duplicates(outcome) -> tuple:
+    """A duplicate-key error with its examples as a set: which of several repeated keys an
+    error quotes first follows the order its group-by meets them in."""
+    name, args = outcome
+    head, _, tail = str(args[0]).partition(" in the source: ")
+    shown, _, rest = tail.partition(";")
+    return name, head, frozenset(shown.split(", ")), rest, args[1:]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=_gen_rows)
+def test_checked_while_read_fails_and_loads_as_the_separate_check_does(
+    spark, mariadb, monkeypatch, rows
+):
+    """A validated JDBC load checks each row as it arrives (one pass, ``_check_while_reading``)
+    and raises what the separate checking pass (``_validate``, used for a DataFrame) raises:
+    the same error, counts, rows and values, and the NOT NULL column it names; or stores the
+    same rows."""
+    port, root = mariadb
+    with root.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS src.gen")
+        cur.execute(f"CREATE TABLE src.gen ({GEN_SOURCE})")
+        if rows:
+            cur.executemany(
+                "INSERT INTO src.gen VALUES (%s, %s, %s, %s, %s)",
+                [(i, *r) for i, r in enumerate(rows)],
+            )
+    opts = {"dbtable": "gen", "user": USER, "password": PASSWORD}
+    one_pass = []
+    real = bf._check_while_reading
+    monkeypatch.setattr(
+        bf, "_check_while_reading", lambda *a: one_pass.append(1) or real(*a), raising=True
+    )
+    conn = noria_py.connect()
+    conn.execute(GEN_TARGET)
+    got = _outcome(conn, url(port, "mariadb"), options=opts)
+    assert one_pass == [1]  # the JDBC source was checked while read
+    conn.close()
+    frame = bf.read_source(url(port, "mariadb"), options=opts)
+    conn = noria_py.connect()
+    conn.execute(GEN_TARGET)
+    want = _outcome(conn, frame)
+    assert one_pass == [1]  # a DataFrame: the separate checking pass
+    conn.close()
+    if isinstance(want, tuple) and "Duplicate entry" in str(want[1][0]):
+        assert _shown_duplicates(got) == _shown_duplicates(want)
+    else:
+        assert got == want
+
+
+def test_held_batches_spill_to_a_file_and_come_back_in_order():
+    """Past its memory limit ``_Held`` writes tables to a temporary Arrow file; iterating gives
+    every table back once, in order, with the same chunks; repeated keys are found across memory
+    and file (-0.0 and 0.0 as one, NULLs never); closing removes the file."""
+    import pyarrow as pa
+
+    tables = [
+        pa.table({"k": pa.array([i * 3, i * 3 + 1, None], pa.int64()), "f": [0.0, 1.0, 2.0 + i]})
+        for i in range(5)
+    ]
+    tables.append(pa.table({"k": pa.array([4, 100, None], pa.int64()), "f": [-0.0, 9.0, 8.0]}))
+    held = bf._Held(limit=tables[0].nbytes * 2)
+    for t in tables:
+        held.add(t)
+    assert held.path is not None and os.path.exists(held.path) and len(held.tables) == 2
+    assert held.rows == 18
+    assert held.repeated(["k"]) == [{"k0": 4, "count": 2}]
+    found = held.repeated(["f"])
+    assert sorted((r["k0"], r["count"]) for r in found) == [(0.0, 6), (1.0, 5)]
+    assert held.repeated(["k", "f"]) == []
+    back = list(held)
+    assert [t.to_pydict() for t in back] == [t.to_pydict() for t in tables]
+    path = held.path
+    held.close()
+    assert not os.path.exists(path)
+    assert list(held) == []
