@@ -30,33 +30,27 @@ from typing import IO
 
 from sqlglot import exp
 
-from . import errors as E
-from . import options as _options
-from .cache_commands import CacheRules, prepare_cache_command
-from .dataflow.eviction import holding
-from .dataflow.graph import Graph
-from .dataflow.intervals import BOTTOM, TOP, int_cut
-from .dataflow.node import Node
-from .dataflow.ops.reader import has_ties
-from .dataflow.records import raise_fault
-from .result import Result
-from .sql import functions as F
-from .sql import names as N
-from .sql import proxy_types, transpile
-from .sql import values as V
-from .sql.collation import ck
-from .sql.compile import (
-    CompiledQuery,
-    Compiler,
-    in_list_shape,
-    key_combinations,
-    remap_in_lists,
-)
-from .sql.dialect import DIALECT
-from .sql.expr import Scope, Unsupported, compile_expr, shown_value, truthy
-from .sql.literals import lift_literals_cached, write_in
-from .sql.parse import item_name, parse
-from .storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
+from .. import errors as E
+from .. import options as _options
+from ..cache_commands import CacheRules, prepare_cache_command
+from ..dataflow.eviction import holding
+from ..dataflow.graph import Graph
+from ..dataflow.intervals import BOTTOM, TOP, int_cut
+from ..dataflow.node import Node
+from ..dataflow.ops.reader import has_ties
+from ..dataflow.records import raise_fault
+from ..result import Result
+from ..sql import functions as F
+from ..sql import names as N
+from ..sql import proxy_types, transpile
+from ..sql import values as V
+from ..sql.collation import ck
+from ..sql.compile import CompiledQuery, Compiler, in_list_shape, key_combinations, remap_in_lists
+from ..sql.dialect import DIALECT
+from ..sql.expr import Scope, Unsupported, compile_expr, shown_value, truthy
+from ..sql.literals import lift_literals_cached, write_in
+from ..sql.parse import item_name, parse
+from ..storage.sqlite import ColumnDef, SQLiteStorage, TableSchema, q
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
@@ -205,7 +199,7 @@ class SelectPrepared(Prepared):
             and cq.merge_limit is None
         )
         if self.dynamic:
-            from .dataflow.ops.reader import make_sort_key
+            from ..dataflow.ops.reader import make_sort_key
 
             self._order_key = make_sort_key(cq.order) if cq.order else None
         kp = [ps[0] for ps in cq.key_params]
@@ -987,7 +981,7 @@ _ENGINES: weakref.WeakSet = weakref.WeakSet()
 def _use_collation(name: str | None, engine) -> None:
     """Make ``name`` the process's collation for ``engine`` (dataflow/partial.py: the dataflow
     keys strings by it, so every engine of a process shares one)."""
-    from .sql import collation as C
+    from ..sql import collation as C
 
     if name is not None:
         try:
@@ -1860,7 +1854,7 @@ class Engine:
         self.graph = Graph()
         limit = options["memory_limit"]
         if limit is not None:
-            from .dataflow.eviction import Evictor, parse_size
+            from ..dataflow.eviction import Evictor, parse_size
 
             self.graph.evictor = Evictor(parse_size(limit))
         self.views: dict[str, exp.Expression] = {}
@@ -1903,7 +1897,7 @@ class Engine:
         self.graph.lock = self.lock
         self.graph.sync = self._drain
         # --- bulk replays: Spark computes big full nodes' initial state (spark/replay.py) ---
-        from .spark.replay import configure as _bulk_replay
+        from ..spark.replay import configure as _bulk_replay
 
         self.graph.bulk_replay = _bulk_replay(self, options)
         # domains: "inline" runs the dataflow inside each write; "threads" gives it its own
@@ -1924,7 +1918,7 @@ class Engine:
         self._runtime = None  # the ThreadScheduler, when every domain has its own thread
         if self.upqueries == "messages" and self.domains == "threads":
             # every domain on its own thread, exchanging messages (dataflow/scheduler.py)
-            from .dataflow.scheduler import ThreadScheduler
+            from ..dataflow.scheduler import ThreadScheduler
 
             rt = ThreadScheduler(
                 self.graph,
@@ -1935,7 +1929,7 @@ class Engine:
             self._runtime = rt.attach()
             self.graph.sync = lambda: None  # a miss needs no quiescence: messages handle races
         elif self.upqueries == "messages":
-            from .dataflow.scheduler import InlineScheduler
+            from ..dataflow.scheduler import InlineScheduler
 
             InlineScheduler(self.graph).attach()
         self.read_your_writes = options["read_your_writes"]
@@ -2244,7 +2238,7 @@ class Engine:
             finally:
                 self._catch_up()  # a snapshot that holds this DDL
         elif getattr(prep, "reads_found_rows", False):
-            from .sql import functions as F
+            from ..sql import functions as F
 
             ctx = F.current_context()
             F.set_context(dataclasses.replace(ctx, found_rows=t.found_rows))
@@ -2334,7 +2328,7 @@ class Engine:
         if tx is not None:
             what, arg = tx
             return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
-        from .diagnostics import prepare_show
+        from ..diagnostics import prepare_show
 
         show = prepare_show(sql)  # SHOW WARNINGS / ERRORS / COUNT(*) ...
         if show is not None:
@@ -2441,7 +2435,7 @@ class Engine:
             if ast.args.get("exists"):
                 return Result(rowcount=0, conditions=[("Note", 1007, msg)])
             raise E.ProgrammingError(msg, 1007, "HY000")
-        from .sql import collation as C
+        from ..sql import collation as C
 
         coll = None
         for prop in (ast.args.get("properties") or exp.Properties()).expressions:
@@ -2724,7 +2718,7 @@ class Engine:
         """Bulk-load ``pyarrow.RecordBatch``/``Table`` objects (columns matched by name, the
         others left to their defaults), each converted as ``noria_py.loader`` converts a
         batch: in Arrow where its rules are MySQL's, value by value otherwise."""
-        from .loader import load_batch
+        from ..loader import load_batch
 
         return sum(load_batch(self, table, b, on_duplicate) for b in batches)
 
@@ -2972,7 +2966,7 @@ class Engine:
         seq = self.storage.pin()
         if seq <= self._applied:
             return
-        from .storage.sqlite import decode_batch
+        from ..storage.sqlite import decode_batch
 
         entries = self.storage.log_entries(self._applied, seq)
         complete = len(entries) == seq - self._applied  # log sequence numbers have no holes
@@ -3324,10 +3318,10 @@ class Engine:
                 ast = ast.copy()
                 ast.set("from_", None)  # FROM DUAL: MySQL's table of no columns and one row
         if isinstance(ast, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
-            from .infoschema import InfoSchemaPrepared, names_info_schema
+            from ..infoschema import InfoSchemaPrepared, names_info_schema
 
             if ast.find(exp.SessionParameter) is not None:
-                from .diagnostics import prepare_select
+                from ..diagnostics import prepare_select
 
                 return prepare_select(ast, nparams)  # @@warning_count, @@error_count
             if names_info_schema(ast):
@@ -3430,7 +3424,7 @@ class Engine:
             rest = ast.expression
             rest = (rest.name if hasattr(rest, "name") else str(rest or "")).upper()
             if name == "LOAD":
-                from .load_data import parse_load
+                from ..load_data import parse_load
 
                 spec = parse_load(sql)
                 if spec is None:
@@ -3626,7 +3620,7 @@ class Engine:
         reader out: it would hold the whole view and rebuild its published rows on every
         write to it, although views are read through the queries over them."""
         self._drain()  # new nodes replay base storage: it must match the dataflow
-        from .dataflow.plan_upqueries import plan
+        from ..dataflow.plan_upqueries import plan
 
         to_full = plan(cq.reader, cq.new_nodes, self.partial, self.storage)
         if not with_reader:
@@ -3646,11 +3640,11 @@ class Engine:
                 n.make_full()
         for n in cq.nodes:
             n.refcount += 1
-        from .dataflow.domain import assign_domains
+        from ..dataflow.domain import assign_domains
 
         assign_domains(self.graph, cq.new_nodes)
         self.graph.install(cq.new_nodes)
-        from .dataflow.plan_upqueries import update_probe_flags
+        from ..dataflow.plan_upqueries import update_probe_flags
 
         update_probe_flags(list(self.graph.nodes.values()))
         if self._tx and self._tx_deltas and not self.storage.committed_reads:
@@ -3714,7 +3708,7 @@ class Engine:
     ) -> Prepared:
         """Answer the SELECT from base storage; ``reason``: the construct the dataflow cannot
         maintain (None: it could, but the caching rules keep it proxied)."""
-        from .sql.inline import inline_views
+        from ..sql.inline import inline_views
 
         named = ast  # the query as written: its key among the queries seen
         try:
@@ -3842,7 +3836,7 @@ class Engine:
                         if checked:  # IGNORE skips a row a constraint refuses, too
                             self._check_constraints(prep.schema, got)
                             if prep.schema.foreign_keys and self._cur.fk_checks:
-                                from .foreign_keys import Enforcer
+                                from ..foreign_keys import Enforcer
 
                                 Enforcer(self.storage).check_children(prep.schema, got)
                         if zero is not None:  # it would be stored: the zero date is refused
@@ -3939,7 +3933,7 @@ class Engine:
         half-way, so a row with a duplicate key is skipped, a value that does not fit is
         stored as MySQL adjusts it, a short row's missing fields are NULL or their type's zero
         (1261 each) and a long row is cut (1262), each with its warning."""
-        from .load_data import NULL, split_rows
+        from ..load_data import NULL, split_rows
 
         schema = self._schema(self._engine_table_name(spec.database, spec.table))
         data = self._load_file(spec)
@@ -4287,7 +4281,7 @@ class Engine:
             schema.foreign_keys or schema.name.lower() in self._fk_referenced()
         ):
             return batch
-        from .foreign_keys import Enforcer
+        from ..foreign_keys import Enforcer
 
         enf = Enforcer(self.storage)
         extra: list = []
@@ -4570,7 +4564,7 @@ class Engine:
         limit = ast.args.get("limit")
         if order is None and limit is None:
             return lambda found, params: found
-        from .dataflow.ops.reader import make_sort_key
+        from ..dataflow.ops.reader import make_sort_key
 
         fns = []
         for o in order.expressions if order is not None else []:
@@ -4920,7 +4914,7 @@ class Engine:
         """Each collation named exists (1273). One other than the engine's is kept by CREATE
         TABLE (``other_ok``: base storage declares it, queries comparing the column are
         answered there, see ``_collated``); elsewhere (ALTER TABLE) it is error 1235."""
-        from .sql import collation as C
+        from ..sql import collation as C
 
         cur = C.current()
         for node in ast.find_all(exp.CollateColumnConstraint, exp.CollateProperty):
@@ -5061,7 +5055,7 @@ class Engine:
         if not restoring:
             self._check_collations(ast, other_ok=True)
             if schema.foreign_keys:
-                from .foreign_keys import validate
+                from ..foreign_keys import validate
 
                 validate(schema, self.storage.schemas, self._cur.fk_checks)
             if schema.checks:
@@ -5288,7 +5282,7 @@ class Engine:
         table rebuilt in base storage in one transaction; queries over it are compiled again
         on their next use and views over it are checked again. ALGORITHM and LOCK clauses
         are accepted."""
-        from . import alter as A
+        from .. import alter as A
 
         table = ast.this
         if (ast.args.get("kind") or "").upper() != "TABLE":
@@ -5305,7 +5299,7 @@ class Engine:
         )
         self._check_collations(ast)
         if plan.new_fks:
-            from .foreign_keys import validate
+            from ..foreign_keys import validate
 
             validate(plan.schema, self.storage.schemas, self._cur.fk_checks)
         self._ddl_guard()
@@ -5313,7 +5307,7 @@ class Engine:
         return Result(rowcount=0)
 
     def _rebuild(self, schema: TableSchema, plan) -> None:
-        from . import alter as A
+        from .. import alter as A
 
         new = plan.schema
         saved = self.storage.known_schemas()
@@ -5328,7 +5322,7 @@ class Engine:
             if new.checks:
                 self._check_constraints(new, new_rows)
             if plan.new_fks and self._cur.fk_checks:
-                from .foreign_keys import Enforcer
+                from ..foreign_keys import Enforcer
 
                 only_new = TableSchema(new.name, new.columns, foreign_keys=plan.new_fks)
                 Enforcer(self.storage).check_children(only_new, new_rows)
@@ -5393,7 +5387,7 @@ class Engine:
     def _rename_tables(self, text: str) -> Result:
         """RENAME TABLE a TO b [, c TO d ...]: each pair in turn (so a swap through a third
         name works), every pair checked before any is done."""
-        from . import alter as A
+        from .. import alter as A
 
         pairs = []
         for (old_db, old), (new_db, new) in A.parse_rename_table(text):
@@ -5609,7 +5603,7 @@ class Engine:
         return Result(rowcount=0)
 
     def _restore(self) -> None:
-        from .cache_commands import restore as restore_caches
+        from ..cache_commands import restore as restore_caches
 
         entries = self.storage.catalog_entries()
         for kind, name, sql in entries:
@@ -5634,7 +5628,7 @@ class Engine:
     def _show_info(self, select: str, like=None, like_col: str = "", where=None) -> Result:
         """A SHOW statement answered by a SELECT over information_schema, its LIKE or WHERE
         applied to the SHOW's own column names."""
-        from .infoschema import InfoSchemaPrepared
+        from ..infoschema import InfoSchemaPrepared
 
         cond = None
         if where is not None:
@@ -5871,7 +5865,7 @@ class Engine:
         """One row per node; then, for a range read with an aggregate or DISTINCT over the
         range, one ``post-lookup`` row per operation each read applies to its reader's rows
         (``dataflow/post_lookup.py``; no id: they are not in the graph)."""
-        from .dataflow import explain as X
+        from ..dataflow import explain as X
 
         qualify = len({n.table for n in nodes if n.kind == "base"}) > 1
         rows = []
@@ -5931,7 +5925,7 @@ class Engine:
             self._discard(compiler)
             raise
         try:
-            from .dataflow.plan_upqueries import plan
+            from ..dataflow.plan_upqueries import plan
 
             new_ids = {id(n) for n in cq.new_nodes}
             # planned as _install would, with base storage's index obligations left out
@@ -5943,7 +5937,7 @@ class Engine:
             self._discard(compiler)
 
     def _show_caches(self) -> Result:
-        from .cache_commands import show_caches
+        from ..cache_commands import show_caches
 
         return show_caches(self)
 
@@ -5977,7 +5971,7 @@ def _members_text(ct: V.ColumnType) -> str:
 
 
 def current_collation_name() -> str:
-    from .sql.collation import current
+    from ..sql.collation import current
 
     return current().name
 
@@ -6231,7 +6225,7 @@ def _refuse_member_order(ast, schemas: dict) -> None:
     ordered = [o.this for o in ast.find_all(exp.Ordered) if isinstance(o.this, exp.Column)]
     if not ordered:
         return
-    from .sql.collation import current
+    from ..sql.collation import current
 
     coll = current()
     tables = [schemas[t.name.lower()] for t in ast.find_all(exp.Table) if t.name.lower() in schemas]
@@ -6523,7 +6517,7 @@ def _schema_from_create(ast: exp.Create, check_refs: bool = True) -> TableSchema
             pending_index.append(cols)
             index_names.append(item.this.name if item.this is not None else "")
         elif isinstance(item, exp.ForeignKey):
-            from .foreign_keys import from_ast
+            from ..foreign_keys import from_ast
 
             fks.append(from_ast(item, constraint))
         elif isinstance(item, exp.CheckColumnConstraint):
@@ -6615,7 +6609,7 @@ def _column_collations(
 ) -> None:
     """A text column's collation when it is not the engine's: its own ``COLLATE``, else the
     table's (``COLLATE=``), else its database's. Kept on its type (``ColumnType.collation``)."""
-    from .sql import collation as C
+    from ..sql import collation as C
 
     cur = C.current().name
     table = database
@@ -6674,7 +6668,7 @@ def _foreign_key_indexes(
     """Name the FOREIGN KEYs as MySQL does, and give each the index InnoDB needs: one whose
     leading columns are the key's, made (named after the constraint, else its first column)
     when the table has none."""
-    from .foreign_keys import name_keys
+    from ..foreign_keys import name_keys
 
     for fk in fks:
         cols = []
@@ -6843,7 +6837,7 @@ def zone_differs(tz: str) -> bool:
     system's)? Then MySQL would show and read them converted; this version does not."""
     differs = _ZONE_DIFFERS.get(tz)
     if differs is None:
-        from .sql.functions.temporal import _offset
+        from ..sql.functions.temporal import _offset
 
         z = _offset(tz)
         if z is None or z == "SYSTEM":
@@ -6857,7 +6851,7 @@ def zone_differs(tz: str) -> bool:
 def check_timestamp_zone() -> None:
     """1235 for a statement on a TIMESTAMP column under another time_zone than the system's:
     its values would have to be converted to and from that zone, which is not done."""
-    from .sql import functions as F
+    from ..sql import functions as F
 
     if zone_differs(F.current_context().time_zone):
         raise E.NotSupportedError(
