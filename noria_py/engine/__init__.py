@@ -1,21 +1,12 @@
 """The engine (noria_py/engine/core.py) and its parts."""
 
+from .base import LATENCY_BOUNDS_NS, QueryEntry
 from .core import (
-    LATENCY_BOUNDS_NS,
     LOG_ROWS_LIMIT,
     POLL_EVERY,
     VERSION_STRING,
-    BindsOtherwise,
-    CalcFoundRowsPrepared,
-    ConstPrepared,
     Engine,
-    FuncPrepared,
     InsertPrepared,
-    LockingPrepared,
-    Prepared,
-    ProxyPrepared,
-    QueryEntry,
-    SelectPrepared,
     Txn,
     _default_value,
     _estimate_bytes,
@@ -24,16 +15,26 @@ from .core import (
     _normalize,
     _schema_from_create,
     _split_top,
-    binds_otherwise,
     check_generated,
+    current_collation_name,
+    show_create_table,
+)
+from .prepared import (
+    BindsOtherwise,
+    CalcFoundRowsPrepared,
+    ConstPrepared,
+    FuncPrepared,
+    LockingPrepared,
+    Prepared,
+    ProxyPrepared,
+    binds_otherwise,
     check_params,
     check_timestamp_zone,
-    current_collation_name,
     lifts_as_written,
     lifts_whatever_values,
-    show_create_table,
     zone_differs,
 )
+from .selects import SelectPrepared
 
 __all__ = [
     "BindsOtherwise",
