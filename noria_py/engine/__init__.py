@@ -8,16 +8,9 @@ from .core import (
     Engine,
     InsertPrepared,
     Txn,
-    _default_value,
     _estimate_bytes,
-    _foreign_key_indexes,
-    _mysql8_type,
     _normalize,
-    _schema_from_create,
     _split_top,
-    check_generated,
-    current_collation_name,
-    show_create_table,
 )
 from .prepared import (
     BindsOtherwise,
@@ -33,6 +26,15 @@ from .prepared import (
     lifts_as_written,
     lifts_whatever_values,
     zone_differs,
+)
+from .schema import (
+    _default_value,
+    _foreign_key_indexes,
+    _mysql8_type,
+    _schema_from_create,
+    check_generated,
+    current_collation_name,
+    show_create_table,
 )
 from .selects import SelectPrepared
 
