@@ -3,11 +3,9 @@
 from .base import LATENCY_BOUNDS_NS, QueryEntry
 from .core import (
     LOG_ROWS_LIMIT,
-    POLL_EVERY,
     VERSION_STRING,
     Engine,
     InsertPrepared,
-    Txn,
     _estimate_bytes,
     _normalize,
     _split_top,
@@ -37,6 +35,7 @@ from .schema import (
     show_create_table,
 )
 from .selects import SelectPrepared
+from .transactions import POLL_EVERY, Txn
 
 __all__ = [
     "BindsOtherwise",
