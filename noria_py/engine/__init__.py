@@ -1,15 +1,8 @@
 """The engine (noria_py/engine/core.py) and its parts."""
 
 from .base import LATENCY_BOUNDS_NS, QueryEntry
-from .core import (
-    LOG_ROWS_LIMIT,
-    VERSION_STRING,
-    Engine,
-    InsertPrepared,
-    _estimate_bytes,
-    _normalize,
-    _split_top,
-)
+from .core import LOG_ROWS_LIMIT, VERSION_STRING, Engine, _estimate_bytes, _normalize, _split_top
+from .inserts import InsertPrepared
 from .prepared import (
     BindsOtherwise,
     CalcFoundRowsPrepared,
