@@ -1,8 +1,9 @@
 """The engine (noria_py/engine/core.py) and its parts."""
 
 from .base import LATENCY_BOUNDS_NS, QueryEntry
-from .core import LOG_ROWS_LIMIT, VERSION_STRING, Engine, _estimate_bytes, _normalize, _split_top
+from .core import VERSION_STRING, Engine, _estimate_bytes, _normalize, _split_top
 from .inserts import InsertPrepared
+from .loads import LOG_ROWS_LIMIT
 from .prepared import (
     BindsOtherwise,
     CalcFoundRowsPrepared,
