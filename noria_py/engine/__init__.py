@@ -1,7 +1,7 @@
 """The engine (noria_py/engine/core.py) and its parts."""
 
 from .base import LATENCY_BOUNDS_NS, QueryEntry
-from .core import VERSION_STRING, Engine, _estimate_bytes, _normalize, _split_top
+from .core import VERSION_STRING, Engine, _estimate_bytes, _split_top
 from .inserts import InsertPrepared
 from .loads import LOG_ROWS_LIMIT
 from .prepared import (
@@ -19,6 +19,7 @@ from .prepared import (
     lifts_whatever_values,
     zone_differs,
 )
+from .reads import _normalize
 from .schema import (
     _default_value,
     _foreign_key_indexes,
