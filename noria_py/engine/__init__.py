@@ -1,7 +1,8 @@
 """The engine (noria_py/engine/core.py) and its parts."""
 
 from .base import LATENCY_BOUNDS_NS, QueryEntry
-from .core import VERSION_STRING, Engine, _estimate_bytes, _split_top
+from .catalog import _split_top
+from .core import VERSION_STRING, Engine, _estimate_bytes
 from .inserts import InsertPrepared
 from .loads import LOG_ROWS_LIMIT
 from .prepared import (
