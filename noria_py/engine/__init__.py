@@ -1,8 +1,26 @@
-"""The engine (noria_py/engine/core.py) and its parts."""
+"""The engine: one database's catalog, statement cache, write path and read path.
+
+``Engine`` (``core``) is composed of one part per concern, each a mixin in its own module:
+
+* ``core``: the Engine class itself, its state (``__init__``), ``execute``/``prepare`` and the
+  statement cache, and dispatching a parsed statement to the part that prepares it;
+* ``transactions``: ``Txn``, BEGIN/COMMIT/ROLLBACK, savepoints, the lock-free-read rule, and
+  several processes sharing one file (the change log, catching up with others' commits);
+* ``writes``: the write path every write takes (base storage, change log, dataflow deltas);
+* ``inserts``, ``updates``, ``loads``: INSERT/REPLACE/upsert, UPDATE/DELETE, bulk loads;
+* ``reads``: compiling a SELECT into the dataflow (or proxying it to base storage);
+* ``catalog``, ``views``, ``schema``, ``show``: DDL, views, table schemas, SHOW statements;
+* ``explain``: EXPLAIN, SHOW CACHES and the graph as dot.
+
+Prepared statements live in ``prepared`` (the base class and small kinds), ``selects``
+(``SelectPrepared``) and ``inserts`` (``InsertPrepared``); ``base`` holds what every part uses.
+The names below are this package's interface; import them from ``noria_py.engine``.
+"""
 
 from .base import LATENCY_BOUNDS_NS, QueryEntry
 from .catalog import _split_top
-from .core import VERSION_STRING, Engine, _estimate_bytes
+from .core import VERSION_STRING, Engine
+from .explain import _estimate_bytes
 from .inserts import InsertPrepared
 from .loads import LOG_ROWS_LIMIT
 from .prepared import (
