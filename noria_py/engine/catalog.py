@@ -4,7 +4,6 @@ views, and restoring the catalog when a file is opened.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from sqlglot import exp
@@ -349,6 +348,7 @@ class CatalogMixin:
     def _create_table_like(self, ast: exp.Create, like: exp.Table) -> Result:
         """CREATE TABLE b LIKE a: a's columns, keys and CHECKs (not its FOREIGN KEYs, nor its
         rows), as MySQL copies them."""
+        import dataclasses
 
         src = self._schema(like.name)
         name = ast.this.this.name if isinstance(ast.this, exp.Schema) else ast.this.name
@@ -373,6 +373,7 @@ class CatalogMixin:
         ``varchar(11)``), this engine the kind and, for DECIMAL, the scale of the values, with
         the widest precision and text length, so the stored values are MySQL's while
         DESCRIBE may show a wider type."""
+        import dataclasses
 
         query = ast.expression
         if isinstance(ast.this, exp.Schema):
@@ -725,6 +726,7 @@ class CatalogMixin:
         """FOREIGN KEYs that reference a table being altered: a renamed table or column is
         renamed in them (as MySQL does); a referenced column cannot go (1828). Returns the
         other tables' new FOREIGN KEY lists (the altered table's own are changed in place)."""
+        import dataclasses
 
         new = plan.schema
         renamed = {}

@@ -16,7 +16,6 @@ from sqlglot import exp
 
 from .. import errors as E
 from ..result import Result
-from ..sql import functions as F
 from ..sql import proxy_types, transpile
 from ..sql import values as V
 from .base import QueryEntry
@@ -435,6 +434,7 @@ def zone_differs(tz: str) -> bool:
 def check_timestamp_zone() -> None:
     """1235 for a statement on a TIMESTAMP column under another time_zone than the system's:
     its values would have to be converted to and from that zone, which is not done."""
+    from ..sql import functions as F
 
     if zone_differs(F.current_context().time_zone):
         raise E.NotSupportedError(
