@@ -137,7 +137,7 @@ def test_statement_text_is_parsed_once(conn, monkeypatch):
         calls.append(sql)
         return real(sql)
 
-    monkeypatch.setattr("noria_py.engine.parse", counting)
+    monkeypatch.setattr("noria_py.engine.core.parse", counting)
     q = "SELECT title FROM stories WHERE id = ?"
     for i in range(50):
         conn.execute(q, (i % 10,))

@@ -1,0 +1,865 @@
+"""The engine: catalog, statement cache, migrations, and ``execute(sql, params)``.
+
+A statement's text is parsed once and cached as a prepared object:
+
+* a SELECT the compiler can maintain becomes a query in the shared dataflow graph and is
+  answered by a reader lookup keyed by its parameters ("cached");
+* any other SELECT runs on SQLite after transpiling ("proxied");
+* a write is applied to SQLite (atomically, inside a savepoint) and the resulting signed deltas
+  are pushed through the dataflow in the same step, so every materialization stays current;
+* DDL changes the catalog (kept in the same SQLite file) and drops cached statements.
+
+This module holds the ``Engine`` class: its state, the statement cache and the dispatch of a
+parsed statement; the work of each kind of statement is in the part (a mixin, one per module of
+this package) that ``Engine`` is composed of.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import re
+import threading
+import weakref
+
+from sqlglot import exp
+
+from .. import errors as E
+from .. import options as _options
+from ..cache_commands import CacheRules, prepare_cache_command
+from ..dataflow.graph import Graph
+from ..result import Result
+from ..sql import functions as F
+from ..sql import names as N
+from ..sql.dialect import DIALECT
+from ..sql.literals import lift_literals_cached, write_in
+from ..sql.parse import parse
+from ..storage.sqlite import SQLiteStorage, TableSchema
+from .base import QueryEntry, _count_params, _locked
+from .catalog import CatalogMixin, _alter_add_check
+from .explain import ExplainMixin
+from .inserts import InsertPrepared, InsertsMixin
+from .loads import LoadsMixin
+from .prepared import (
+    CalcFoundRowsPrepared,
+    FuncPrepared,
+    LockingPrepared,
+    Prepared,
+    _found_rows_count,
+    _take_calc_found_rows,
+    binds_otherwise,
+    check_params,
+    check_timestamp_zone,
+    lifts_as_written,
+)
+from .reads import ReadsMixin
+from .selects import SelectPrepared
+from .show import ShowMixin
+from .transactions import TransactionsMixin, Txn, _lock_file
+from .updates import UpdatesMixin
+from .views import ViewsMixin
+from .writes import WritePathMixin
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+VERSION_STRING = "8.0.36-noria_py"
+
+# Engine.lifted: texts longer than this are not lifted; how many texts it remembers
+_LIFT_TEXT_MAX = 4096
+_LIFTED_TEXTS_LIMIT = 10000
+_NOT_LIFTED: tuple = ()
+
+
+_ENGINES: weakref.WeakSet = weakref.WeakSet()
+
+
+def _use_collation(name: str | None, engine) -> None:
+    """Make ``name`` the process's collation for ``engine`` (dataflow/partial.py: the dataflow
+    keys strings by it, so every engine of a process shares one)."""
+    from ..sql import collation as C
+
+    if name is not None:
+        try:
+            coll = C.get(name)
+        except KeyError:
+            raise E.ProgrammingError(f"Unknown collation: '{name}'", 1273, "HY000") from None
+        cur = C.current()
+        if coll.name != cur.name:
+            live = [e for e in _ENGINES if not getattr(e, "_closed", False)]
+            if live:
+                raise E.NotSupportedError(
+                    f"collation {coll.name}: another open database uses {cur.name}, and one "
+                    "process compares strings by one collation",
+                    1235,
+                    "42000",
+                )
+            C.set_current(coll.name)
+    _ENGINES.add(engine)
+
+
+class Engine(
+    TransactionsMixin,
+    WritePathMixin,
+    InsertsMixin,
+    UpdatesMixin,
+    LoadsMixin,
+    ReadsMixin,
+    CatalogMixin,
+    ViewsMixin,
+    ShowMixin,
+    ExplainMixin,
+):
+    """One database: base storage, the dataflow graph, and the installed queries.
+
+    The class holds the engine's state (``__init__``), runs statements (``execute``,
+    ``prepare``, the statement cache) and hands each parsed statement to the part that
+    prepares it; the parts are the mixins above, one per module of this package, each saying
+    which state it owns and which other parts it calls."""
+
+    upstream = None  # upstream mode: the Mirror replicating into this engine (noria_py.upstream)
+
+    def __init__(self, path: str | None = None, **options):
+        if path == ":memory:":  # sqlite3's spelling of an in-memory database
+            path = None
+        self.path = path
+        # every option declared, checked and at its default unless given (noria_py/options.py)
+        self.options = options = _options.validate(options)
+        _use_collation(options["collation"], self)
+        self.partial = options["partial"]
+        # dataflow=False answers every SELECT from base storage (to compare the two paths)
+        self.dataflow = options["dataflow"]
+        # private_storage: keep an in-memory database in a temporary file instead, so that
+        # while one connection's transaction is open the others read committed rows (the
+        # server's sessions; see SQLiteStorage)
+        self.storage = SQLiteStorage(path, private=options["private_storage"])
+        self.graph = Graph()
+        limit = options["memory_limit"]
+        if limit is not None:
+            from ..dataflow.eviction import Evictor, parse_size
+
+            self.graph.evictor = Evictor(parse_size(limit))
+        self.views: dict[str, exp.Expression] = {}
+        self.view_sql: dict[str, str] = {}
+        self.view_names: dict[str, str] = {}
+        self.queries: dict[str, QueryEntry] = {}
+        self._by_sql: dict[str, QueryEntry] = {}
+        self._cache: dict[str, Prepared] = {}
+        self.statements_generation = 0  # moves whenever _cache is emptied by a catalog change
+        self._session_ctx = None  # (values, context) last made by _in_database
+        # which SELECTs become caches: every one it can (caching="auto") or only those CREATE
+        # CACHE asked for ("explicit"); DROP CACHE keeps a query proxied (cache_commands.py)
+        self.cache_rules = CacheRules(options["caching"])
+        # literal lifting (see execute): texts -> their lifted form, lifted forms refused
+        self.lift_literals = options["lift_literals"]
+        self._lifted_texts: dict[str, tuple] = {}
+        self.no_lift: set[str] = set()
+        # normalized texts of IN-list shapes that do not compile as one query (_shared_in_lists)
+        self._unshared: set[str] = set()
+        # databases other than home (lower-case -> name as created); see sql/names.py
+        self.databases: dict[str, str] = {}
+        self.db_collations: dict[str, str] = {}  # a database's default collation, if not ours
+        self._fk_parents: set | None = None  # see _fk_referenced
+        self._check_fns: dict = {}  # id(schema) -> (schema, compiled CHECK constraints)
+        self._gen_fns: dict = {}  # id(schema) -> (schema, compiled generated columns)
+        self._qseq = 0
+        self._tx = False  # base storage's write transaction is open (held by _writer)
+        self._tx_deltas: list = []
+        self._tx_tables: set = set()  # lower-case tables the open transaction wrote
+        self._txn_default = Txn()  # the embedded connection's transaction
+        self._txns: weakref.WeakSet = weakref.WeakSet([self._txn_default])
+        self._cur = self._txn_default  # the transaction of the statement running now
+        self._writer: Txn | None = None
+        self._sp_seq = 0
+        self.on_release: list = []  # called (under the lock) when the writer's transaction ends
+        self._closed = False
+        self.lock = threading.RLock()
+        self.write_count = 0  # write statements that succeeded (``_write``)
+        self._infile = None  # LOAD DATA LOCAL: the bytes a client sent, while load_local runs
+        self.graph.lock = self.lock
+        self.graph.sync = self._drain
+        # --- bulk replays: Spark computes big full nodes' initial state (spark/replay.py) ---
+        from ..spark.replay import configure as _bulk_replay
+
+        self.graph.bulk_replay = _bulk_replay(self, options)
+        # domains: "inline" runs the dataflow inside each write; "threads" gives it its own
+        # thread, fed by a bounded inbox, so a write returns once it is durable in base storage
+        self.domains = options["domains"]
+        # upqueries: "direct" computes a fill in place (one recursive call up the path, under
+        # the engine lock); "messages" sends requests and responses through the message-passing
+        # dataflow (dataflow/domain.py) delivered in FIFO order by the inline scheduler
+        self.upqueries = options["upqueries"] or (
+            "messages" if self.domains == "threads" else "direct"
+        )
+        # a join over base tables looks the other input up in base storage instead of keeping
+        # a copy of it (ops/join.py): exact while deltas enter one write at a time and every
+        # lookup reads base storage as the dataflow has received it (Graph.propagate_all)
+        self.graph.lookup_joins = (
+            options["lookup_joins"] and self.domains == "inline" and self.upqueries == "direct"
+        )
+        self._runtime = None  # the ThreadScheduler, when every domain has its own thread
+        if self.upqueries == "messages" and self.domains == "threads":
+            # every domain on its own thread, exchanging messages (dataflow/scheduler.py)
+            from ..dataflow.scheduler import ThreadScheduler
+
+            rt = ThreadScheduler(
+                self.graph,
+                options["inbox_limit"],
+                0.0 if options["batch_window"] is None else options["batch_window"],
+            )
+            rt.on_failure = self._domain_failed
+            self._runtime = rt.attach()
+            self.graph.sync = lambda: None  # a miss needs no quiescence: messages handle races
+        elif self.upqueries == "messages":
+            from ..dataflow.scheduler import InlineScheduler
+
+            InlineScheduler(self.graph).attach()
+        self.read_your_writes = options["read_your_writes"]
+        self.batch_window = 0.0002 if options["batch_window"] is None else options["batch_window"]
+        self.inbox_limit = options["inbox_limit"]
+        self._pending: collections.deque = collections.deque()
+        self._failure: BaseException | None = None
+        self._wake = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+        # --- several processes on one file: a change log every process tails (see _catch_up)
+        self.shared = bool(path and options["shared"])
+        # without the change log this engine's views see no other connection's writes: it must
+        # be alone on the file; with it, any number of such engines may share the file
+        try:
+            self._file_lock = _lock_file(path, exclusive=not self.shared) if path else None
+        except E.Error:
+            self.storage.close()
+            raise
+        self._origin = ""
+        self._applied = 0  # the last change-log entry the dataflow reflects
+        self._pin_stale = False  # this process committed since the snapshot was pinned
+        self._behind = False  # another connection committed: catch up before the next read
+        self._dv_conn = None
+        self._tailer: threading.Thread | None = None
+        if self.shared:
+            import uuid
+
+            self._origin = uuid.uuid4().hex
+            self.storage.enable_log(self._origin, options["busy_timeout"])
+            self._applied = self.storage.pin()
+        self._restore()
+        if self.shared:
+            self.storage.others_committed()
+            self._applied = self.storage.pin()
+            self.storage.log_housekeeping(self._origin, self._applied)
+            self._poll = options["poll_interval"]
+            self._tailer = threading.Thread(
+                target=Engine._tail,
+                args=(weakref.ref(self), path, self._poll),
+                name="noria-tail",
+                daemon=True,
+            )
+            self._tailer.start()
+            import sqlite3 as _sqlite3
+
+            self._dv_conn = _sqlite3.connect(path, check_same_thread=False)
+            self._dv_last = self._dv_conn.execute("PRAGMA data_version").fetchone()[0]
+        self._refresh_fast()
+        if self.domains == "threads" and self._runtime is None:
+            self._thread = threading.Thread(
+                target=self._domain_loop, name="noria-dataflow", daemon=True
+            )
+            self._thread.start()
+
+    # --- public API --------------------------------------------------------------------------
+    def miss_seconds(self) -> float:
+        """Time spent filling reader misses of key lookups since the engine opened (queries
+        still installed)."""
+        return sum(e.miss_ns for e in self.queries.values()) / 1e9
+
+    @property
+    def log_position(self) -> tuple[int, str] | None:
+        """``(applied, origin)``: the last entry of the change log (several processes on one
+        file) this engine has applied from the others, and its own writes' origin; None
+        without a change log. Needs no lock."""
+        return (self._applied, self._origin) if self.shared else None
+
+    def select_statements(self) -> list[SelectPrepared]:
+        """The SELECTs in the statement cache (the monitor samples their reads' latency).
+        Needs no lock."""
+        return [p for p in list(self._cache.values()) if isinstance(p, SelectPrepared)]
+
+    def _forget_statements(self) -> None:
+        """The catalog changed: prepared statements are planned again on their next use, and
+        ``statements_generation`` moves (verdicts kept elsewhere about texts are stale)."""
+        self._cache.clear()
+        self.statements_generation += 1
+
+    def cached(self, sql: str) -> Prepared | None:
+        """The statement ``prepare(sql)`` would return if it is already prepared, else None
+        (nothing is parsed). A caller holding a statement checks with ``cached(sql) is prep``
+        that no DDL replaced it; no lock is needed."""
+        return self._cache.get(sql)
+
+    def execute(self, sql: str, params=(), txn: Txn | None = None) -> Result:
+        """Run one statement. A SELECT text without parameters whose literals lift into
+        parameters (``sql/literals.py``) is answered as its parameterized form, so that the
+        lookups of one shape share one query (see ``lifted``), unless ``lift_literals`` is off."""
+        with self.lock:  # (as ``_locked`` does, without a wrapper's call per statement)
+            prev = self._cur
+            self._cur = txn if txn is not None else self._txn_default
+            try:
+                if txn is None:
+                    t = self._txn_default
+                    if t.database is not None or t.last_insert_id or t.row_count != -1:
+                        res = self._in_database(self._execute, sql, params)
+                    else:
+                        res = self._execute(sql, params)
+                    if res.lastrowid:  # an AUTO_INCREMENT value was generated
+                        t.last_insert_id = res.lastrowid
+                    t.row_count = res.rowcount if res.columns is None else -1
+                    return res
+                return self._execute(sql, params)
+            finally:
+                self._cur = prev
+
+    @_locked
+    def execute_lifted(
+        self, sql: str, lifted_sql: str, params, txn: Txn | None = None
+    ) -> tuple[Result, bool]:
+        """Answer ``sql``, a SELECT text without parameters, as ``lifted_sql`` with ``params``:
+        its literal-lifted form (``literals.lift_literals``), as the server's lookup path
+        computed it. Returns (the result, True), or (the result of ``sql`` as written, False)
+        when the literals would not compare as parameters as they do in the text
+        (``lifts_as_written``) or the engine refuses the form (remembered in ``no_lift``)."""
+        prev = self._cur
+        self._cur = txn if txn is not None else self._txn_default
+        try:
+            if txn is None and self._txn_default.database is not None:
+                return self._in_database(self._execute_lifted, sql, lifted_sql, params)
+            return self._execute_lifted(sql, lifted_sql, params)
+        finally:
+            self._cur = prev
+
+    def _in_database(self, run, *args):
+        """The embedded connection's session values: DATABASE() (after USE), LAST_INSERT_ID()
+        and ROW_COUNT() read them. (A server session binds its own context.)"""
+        t = self._txn_default
+        base = F.current_context()
+        db = t.database
+        # (the base context is mutable: a server session rebinds its own; compare its values)
+        key = (
+            id(base),
+            base.version,
+            base.user,
+            base.connection_id,
+            base.time_zone,
+            base.found_rows,
+            base.now,
+            base.collation,
+            N.HOME if db is None else (db or None),  # current_database()
+            t.last_insert_id,
+            t.row_count,
+        )
+        made = self._session_ctx
+        if made is not None and made[0] == key:
+            ctx = made[1]  # the same values as the last statement's: most statements
+        else:
+            ctx = dataclasses.replace(
+                base, database=key[-3], last_insert_id=key[-2], row_count=key[-1]
+            )
+            self._session_ctx = (key, ctx)
+        prev = F.set_context(ctx)
+        try:
+            return run(*args)
+        finally:
+            F.set_context(prev)
+
+    def lifted(self, sql: str) -> tuple[str, tuple] | None:
+        """The literal-lifted form of a SELECT text and the literals as its parameters
+        (``literals.lift_literals``: ``... WHERE id = 42`` -> ``... WHERE id = ?``, (42,)), or
+        None: the text lifts nothing, or the engine refused its form before. Remembered per
+        text (a bounded cache of SELECT texts); needs no lock."""
+        hit = self._lifted_texts.get(sql)
+        if hit is None:
+            if sql[:6].lower() != "select" or len(sql) > _LIFT_TEXT_MAX:
+                return None
+            lifted = lift_literals_cached(sql)
+            hit = _NOT_LIFTED if lifted is None else (lifted[0], tuple(lifted[1]))
+            texts = self._lifted_texts
+            if len(texts) >= _LIFTED_TEXTS_LIMIT:
+                texts.clear()
+            texts[sql] = hit
+        if hit is _NOT_LIFTED or hit[0] in self.no_lift:
+            return None
+        return hit
+
+    def _ready(self) -> None:
+        """Before a statement: the engine is open, and the views have every other process's
+        and connection's commits."""
+        if self._closed or self._failure is not None:
+            self._check_open()
+        if self.fast <= 0 and self.shared:
+            self.poll_commits()
+        if self._behind:
+            self._catch_up()
+
+    def _execute(self, sql: str, params) -> Result:
+        self._ready()
+        t = self._cur
+        prep = self._cache.get(sql if t.database is None else f"\0{t.database}\0{sql}")
+        if prep is None:
+            if not params and self.lift_literals and params.__class__ in (tuple, list):
+                lifted = self.lifted(sql)
+                if lifted is not None:
+                    return self._answer_lifted(sql, lifted[0], lifted[1])[0]
+            prep = self.prepare(sql)
+        return self._run(sql, prep, params)
+
+    def _execute_lifted(self, sql: str, lifted_sql: str, params) -> tuple[Result, bool]:
+        self._ready()
+        return self._answer_lifted(sql, lifted_sql, params)
+
+    def _prepared(self, sql: str) -> Prepared:
+        db = self._cur.database
+        return self._cache.get(sql if db is None else f"\0{db}\0{sql}") or self.prepare(sql)
+
+    def _answer_lifted(self, sql: str, lifted_sql: str, params) -> tuple[Result, bool]:
+        """``sql`` answered as its literal-lifted form (see ``execute_lifted``). When the
+        engine does not answer that form, ``sql`` is answered as written, and if that works
+        the form is remembered as refused (when ``sql`` fails too, its error was about its
+        values, not about the form)."""
+        refused = True
+        try:
+            prep = self._prepared(lifted_sql)
+            if prep.param_count == len(params):
+                refused = False
+                if lifts_as_written(prep, params):
+                    return self._run(lifted_sql, prep, params), True
+        except E.LockWait:
+            raise
+        except E.Error:
+            refused = True
+        res = self._run(sql, self._prepared(sql), ())
+        if refused:
+            self.no_lift.add(lifted_sql)
+        return res, False
+
+    def _run(self, sql: str, prep: Prepared, params) -> Result:
+        t = self._cur
+        if not t.autocommit and not t.active and prep.kind != "tx" and prep.kind != "diag":
+            t.active = True  # autocommit off: every statement runs inside a transaction
+        if self._pending and not prep.is_write:
+            self._drain()
+        if params is None:
+            params = ()
+        if not isinstance(params, (tuple, list)):
+            if isinstance(params, dict):
+                raise E.ProgrammingError("named parameters are not supported; use ? and a sequence")
+            params = tuple(params)
+        check_params(params)
+        if len(params) != prep.param_count and (params or prep.kind != "explain"):
+            hint = " (placeholders are ?, not %s)" if "%s" in sql else ""
+            raise E.ProgrammingError(
+                f"Incorrect number of bindings supplied: the statement uses {prep.param_count}, "
+                f"{len(params)} supplied{hint}",
+                E.ER_WRONG_ARGUMENTS,
+                "HY000",
+            )
+        if getattr(prep, "timestamps", False):
+            check_timestamp_zone()
+        if params and prep.is_select and binds_otherwise(prep, params):
+            # MySQL compares the value as its type, not the column's: the text with the
+            # values in place answers (literal lifting leaves such a text as written)
+            text = write_in(sql, params)
+            return self._run(text, self.prepare(text), ())  # as written: never lifted again
+        if prep.kind == "ddl" and self.shared:
+            try:
+                res = prep.run(self, params)
+            finally:
+                self._catch_up()  # a snapshot that holds this DDL
+        elif getattr(prep, "reads_found_rows", False):
+            from ..sql import functions as F
+
+            ctx = F.current_context()
+            F.set_context(dataclasses.replace(ctx, found_rows=t.found_rows))
+            try:
+                res = prep.run(self, params)
+            finally:
+                F.set_context(ctx)
+        else:
+            res = prep.run(self, params)
+        if res.columns is not None and prep.is_select and prep.kind != "diag":
+            t.found_rows = len(res.rows) if res.found is None else res.found
+        if res.conditions:  # the diagnostics area (noria_py.diagnostics)
+            t.diag = res.conditions
+        elif t.diag and prep.clears:
+            t.diag = ()
+        return res
+
+    @_locked
+    def executemany(self, sql: str, seq_of_params, txn: Txn | None = None) -> Result:
+        prev = self._cur
+        self._cur = txn if txn is not None else self._txn_default
+        try:
+            return self._executemany(sql, seq_of_params)
+        finally:
+            self._cur = prev
+
+    def _executemany(self, sql: str, seq_of_params) -> Result:
+        if self._closed or self._failure is not None:
+            self._check_open()
+        if self._behind:
+            self._catch_up()
+        db = self._cur.database
+        prep = self._cache.get(sql if db is None else f"\0{db}\0{sql}") or self.prepare(sql)
+        if getattr(prep, "timestamps", False):
+            check_timestamp_zone()
+        seq = [tuple(p) if p is not None else () for p in seq_of_params]
+        for p in seq:
+            check_params(p)
+            if len(p) != prep.param_count:
+                raise E.ProgrammingError(
+                    f"Incorrect number of bindings supplied: the statement uses "
+                    f"{prep.param_count}, {len(p)} supplied",
+                    E.ER_WRONG_ARGUMENTS,
+                    "HY000",
+                )
+        t = self._cur
+        if not t.autocommit and not t.active:
+            t.active = True
+        if isinstance(prep, InsertPrepared) and prep.select is None:
+            res = self._insert(prep, seq)
+            t.diag = res.conditions  # an INSERT uses its table: it clears the area
+            return res
+        total = 0
+        last = None
+        if prep.is_write:
+            results = self.execute_batch([(sql, p) for p in seq])
+            for r in results:
+                total += max(r.rowcount, 0)
+                last = r.lastrowid if r.lastrowid else last
+            return Result(rowcount=total, lastrowid=last)
+        res = Result(rowcount=-1)
+        for p in seq:
+            res = prep.run(self, p)
+        return res
+
+    @_locked
+    def prepare(self, sql: str) -> Prepared:
+        """Parse and plan a statement once; later calls with the same text (in the same
+        database) reuse it."""
+        db = self._cur.database
+        key = sql if db is None else f"\0{db}\0{sql}"
+        prep = self._cache.get(key)
+        if prep is not None:
+            return prep
+        tx = self._tx_statement(sql) if len(sql) < 200 else None
+        if tx is not None:
+            what, arg = tx
+            return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
+        from ..diagnostics import prepare_show
+
+        show = prepare_show(sql)  # SHOW WARNINGS / ERRORS / COUNT(*) ...
+        if show is not None:
+            self._cache[key] = show
+            return show
+        command = prepare_cache_command(self, sql)  # CREATE / DROP CACHE, SHOW PROXIED ...
+        if command is not None:
+            return command
+        ast, nparams = parse(sql)
+        calc = _take_calc_found_rows(ast)
+        if self._qualify(ast, db) or calc:
+            sql = ast.sql(dialect=DIALECT)  # the text of what it now means (catalog, view keys)
+        prep = self._prepare_ast(ast, nparams, sql)
+        if any(f.name.upper() == "FOUND_ROWS" for f in ast.find_all(exp.Anonymous)):
+            prep.reads_found_rows = True
+        if isinstance(ast, exp.Select) and ast.args.get("locks"):
+            prep = LockingPrepared(prep)
+        if calc:
+            count = _found_rows_count(ast)
+            prep = CalcFoundRowsPrepared(prep, count.sql(dialect=DIALECT), count, nparams)
+        if self._touches_timestamps(ast):
+            prep.timestamps = True
+        if prep.kind not in ("ddl", "tx"):
+            if len(self._cache) > 50000:
+                self._cache.clear()
+            self._cache[key] = prep
+        return prep
+
+    def _touches_timestamps(self, ast: exp.Expression) -> bool:
+        """Does the statement read or write a TIMESTAMP column? A write to a table that has
+        one does (a default or ON UPDATE of CURRENT_TIMESTAMP writes it unnamed); a read
+        does when it names such a column of a table it reads (or a view over one), or *."""
+        tables: set = set()
+        todo = [t.name.lower() for t in ast.find_all(exp.Table)]
+        while todo:
+            name = todo.pop()
+            if name in tables:
+                continue
+            tables.add(name)
+            view = self.views.get(name)
+            if view is not None:
+                todo += [t.name.lower() for t in view.find_all(exp.Table)]
+        stamps = set()
+        for name in tables:
+            schema = self.storage.schemas.get(name)
+            if schema is not None:
+                stamps.update(
+                    c.name.lower() for c in schema.columns if c.ctype.mysql_name == "TIMESTAMP"
+                )
+        if not stamps:
+            return False
+        if isinstance(ast, (exp.Insert, exp.Update, exp.Delete, exp.LoadData)):
+            return True
+        if not isinstance(ast, (exp.Select, exp.SetOperation, exp.Subquery)):
+            return False  # DDL, SHOW ...: no TIMESTAMP value read or written
+        if ast.find(exp.Star) is not None:
+            return True
+        return any(c.name.lower() in stamps for c in ast.find_all(exp.Column))
+
+    @_locked
+    def execute_batch(self, statements) -> list[Result]:
+        """Run several statements as one transaction: all applied (one dataflow batch) or none."""
+        results = []
+        t = self._cur
+        own = not t.active
+        if own:
+            self._begin(t)
+        try:
+            for sql, params in statements:
+                results.append(self.execute(sql, params, t))
+        except BaseException:
+            if own:
+                self._rollback(t)
+            raise
+        if own:
+            self._commit(t)
+        return results
+
+    def execute_ast(self, ast: exp.Expression, params=()) -> Result:
+        prep = self._prepare_ast(ast, _count_params(ast), ast.sql(DIALECT))
+        return prep.run(self, params)
+
+    def table_names(self) -> list[str]:
+        return [s.name for s in self.storage.schemas.values()]
+
+    def describe(self, table: str) -> list[tuple]:
+        return list(self._describe(table).rows)
+
+    @_locked
+    def close(self) -> None:
+        if self._closed:
+            return
+        if self._runtime is not None:
+            if self._failure is None:
+                try:
+                    self._runtime.wait_idle(timeout=30)
+                except BaseException:  # noqa: BLE001 - closing anyway
+                    pass
+            if self._writer is not None:
+                self._rollback(self._writer)
+            self._runtime.stop()
+        if self._thread is not None:
+            self._closed = True
+            with self._wake:
+                self._wake.notify_all()
+            self.lock.release()  # let the domain thread finish its batch
+            try:
+                self._thread.join(timeout=10)
+            finally:
+                self.lock.acquire()
+            self._closed = False
+            if self._failure is None:
+                self._drain()
+        if self._writer is not None:
+            self._rollback(self._writer)
+        self._closed = True
+        if self._tailer is not None:
+            self.lock.release()  # let the tail thread see _closed
+            try:
+                self._tailer.join(timeout=5)
+            finally:
+                self.lock.acquire()
+            self.storage.log_leave(self._origin)
+            if self._dv_conn is not None:
+                self._dv_conn.close()
+        for n in list(self.graph.nodes.values()):
+            n.on_removed()
+        self.storage.close()
+        if self._file_lock is not None:
+            self._file_lock.close()  # releases the lock
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._failure is not None:
+            raise E.OperationalError(
+                f"the dataflow failed and the database refuses further work: {self._failure!r}",
+                2013,
+                "HY000",
+            ) from self._failure
+        if self._closed:
+            raise E.OperationalError("the database is closed", 2006, "HY000")
+
+    # --- statement planning ------------------------------------------------------------------
+    def _schema(self, name: str) -> TableSchema:
+        s = self.storage.schemas.get(name.lower())
+        if s is None:
+            raise E.no_such_table(name)
+        return s
+
+    def _prepare_ast(self, ast: exp.Expression, nparams: int, sql: str) -> Prepared:
+        if isinstance(ast, exp.Select):
+            frm = ast.args.get("from_")
+            t = frm.this if frm is not None else None
+            if (
+                isinstance(t, exp.Table)
+                and t.name.upper() == "DUAL"
+                and not t.this.quoted
+                and not t.db
+                and not ast.args.get("joins")
+            ):
+                ast = ast.copy()
+                ast.set("from_", None)  # FROM DUAL: MySQL's table of no columns and one row
+        if isinstance(ast, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)):
+            from ..infoschema import InfoSchemaPrepared, names_info_schema
+
+            if ast.find(exp.SessionParameter) is not None:
+                from ..diagnostics import prepare_select
+
+                return prepare_select(ast, nparams)  # @@warning_count, @@error_count
+            if names_info_schema(ast):
+                return InfoSchemaPrepared(ast, nparams, sql)
+            prep = self._prepare_select(ast, nparams, sql)
+            if prep.clears and not any(
+                t.name and not (t.name.upper() == "DUAL" and not t.this.quoted and not t.db)
+                for t in ast.find_all(exp.Table)
+            ):
+                prep.clears = False  # a SELECT of no table: SELECT 1 keeps the diagnostics
+            return prep
+        if isinstance(ast, exp.Alter):
+            return FuncPrepared(lambda p: self._alter_table(ast), 0, kind="ddl")
+        if isinstance(ast, exp.TruncateTable):
+            return FuncPrepared(lambda p: self._truncate(ast), 0, kind="ddl")
+        if isinstance(ast, exp.Insert):
+            return InsertPrepared(self, ast, nparams)
+        if isinstance(ast, exp.Update):
+            return self._prepare_update(ast, nparams)
+        if isinstance(ast, exp.Delete):
+            return self._prepare_delete(ast, nparams)
+        if isinstance(ast, exp.Create):
+            kind = (ast.args.get("kind") or "").upper()
+            if kind == "TABLE":
+                return FuncPrepared(lambda p: self._create_table(ast, sql), 0, kind="ddl")
+            if kind == "VIEW":
+                return FuncPrepared(lambda p: self._create_view(ast, sql), 0, kind="ddl")
+            if kind == "INDEX":
+                return FuncPrepared(lambda p: self._create_index(ast, sql), 0, kind="ddl")
+            if kind in ("DATABASE", "SCHEMA"):
+                return FuncPrepared(
+                    lambda p: self._create_database(ast), 0, kind="ddl", clears=False
+                )
+            raise E.NotSupportedError(f"CREATE {kind} is not supported")
+        if isinstance(ast, exp.Drop):
+            kind = (ast.args.get("kind") or "").upper()
+            if kind == "TABLE":
+                return FuncPrepared(lambda p: self._drop_tables(ast), 0, kind="ddl")
+            if kind == "VIEW":
+                return FuncPrepared(lambda p: self._drop_views(ast), 0, kind="ddl")
+            if kind == "INDEX":
+                return FuncPrepared(lambda p: self._drop_index(ast), 0, kind="ddl")
+            if kind in ("DATABASE", "SCHEMA"):
+                return FuncPrepared(lambda p: self._drop_database(ast), 0, kind="ddl", clears=False)
+            raise E.NotSupportedError(f"DROP {kind} is not supported")
+        if isinstance(ast, exp.Use):
+            name = ast.this.name if ast.this is not None else ""
+            return FuncPrepared(lambda p: self._use(name), 0, kind="tx")
+        if isinstance(ast, exp.Describe):
+            target = ast.this
+            if isinstance(target, exp.Table):
+                if target.name.lower() in self.views:
+                    return FuncPrepared(lambda p: self._show_columns(target.name, False), 0)
+                return FuncPrepared(lambda p: self._describe(target.name), 0)
+            # EXPLAIN of a statement with placeholders takes values for them, or none (a plan
+            # does not depend on them)
+            return FuncPrepared(lambda p: self._explain(target, nparams), nparams, kind="explain")
+        if isinstance(ast, exp.Show):
+            what = str(ast.this).upper()
+            tbl = ast.args.get("target")
+            tname = (tbl.name if hasattr(tbl, "name") else str(tbl).strip('`"')) if tbl else ""
+            shown_db = ast.args.get("db")
+            shown_db = shown_db.name if shown_db is not None else None
+            if what in ("DATABASES", "SCHEMAS"):
+                like = ast.args.get("like")
+                return FuncPrepared(lambda p: self._show_databases(like), 0)
+            if what in ("CREATE DATABASE", "CREATE SCHEMA"):
+                return FuncPrepared(lambda p: self._show_create_database(tname), 0, clears=False)
+            if tname:
+                tname = self._engine_table_name(shown_db, tname)
+            like = ast.args.get("like")
+            where = ast.args.get("where")
+            if where is not None and isinstance(where, exp.Where):
+                where = where.this
+            full = bool(ast.args.get("full"))
+            if what == "TABLES":
+                return FuncPrepared(lambda p: self._show_tables(full, like, where, shown_db), 0)
+            if what == "CREATE TABLE":
+                return FuncPrepared(lambda p: self._show_create_table(tname), 0)
+            if what == "CREATE VIEW":
+                return FuncPrepared(lambda p: self._show_create_view(tname), 0)
+            if what in ("COLUMNS", "FIELDS"):
+                if not full and like is None and where is None and tname.lower() not in self.views:
+                    return FuncPrepared(lambda p: self._describe(tname), 0)
+                return FuncPrepared(lambda p: self._show_columns(tname, full, like, where), 0)
+            if what in ("INDEX", "INDEXES", "KEYS"):
+                return FuncPrepared(lambda p: self._show_index(tname, where), 0)
+            if what == "TABLE STATUS":
+                return FuncPrepared(lambda p: self._show_table_status(like, where, shown_db), 0)
+            raise E.NotSupportedError(f"SHOW {what} is not supported")
+        if isinstance(ast, exp.Transaction):
+            ro = any("READ ONLY" in str(m).upper() for m in ast.args.get("modes") or ())
+            return FuncPrepared(lambda p: self._tx_stmt("begin", ro), 0, kind="tx")
+        if isinstance(ast, exp.Commit):
+            return FuncPrepared(lambda p: self._tx_stmt("commit"), 0, kind="tx")
+        if isinstance(ast, exp.Rollback):
+            return FuncPrepared(lambda p: self._tx_stmt("rollback"), 0, kind="tx")
+        if isinstance(ast, exp.Command):
+            name = str(ast.this).upper()
+            rest = ast.expression
+            rest = (rest.name if hasattr(rest, "name") else str(rest or "")).upper()
+            if name == "LOAD":
+                from ..load_data import parse_load
+
+                spec = parse_load(sql)
+                if spec is None:
+                    raise E.parse_error(f"near '{sql.strip()[:40]}'")
+                return FuncPrepared(lambda p: self._load_data(spec), 0, is_write=True, kind="load")
+            if name == "RENAME" and rest.startswith("TABLE"):
+                text = ast.expression.name if hasattr(ast.expression, "name") else rest
+                text = text.strip()[len("TABLE") :]
+                return FuncPrepared(lambda p: self._rename_tables(text), 0, kind="ddl")
+            if name == "ALTER":
+                alter = _alter_add_check(sql)
+                if alter is not None:
+                    self._qualify(alter, self._cur.database)
+                    return FuncPrepared(lambda p: self._alter_table(alter), 0, kind="ddl")
+                raise E.NotSupportedError(f"This version doesn't yet support '{sql.strip()[:80]}'")
+            if name == "SHOW" and rest.strip() == "CACHES":
+                return FuncPrepared(lambda p: self._show_caches(), 0)
+            text = ast.expression.name if hasattr(ast.expression, "name") else rest
+            m = re.match(
+                r"\s*(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\s+(?:(`(?:[^`]|``)+`|[\w$]+)\s*\.\s*)?"
+                r"(`(?:[^`]|``)+`|[\w$]+)(?:\s+(?:FROM|IN)\s+(`(?:[^`]|``)+`|[\w$]+))?\s*\Z",
+                text,
+                re.I,
+            )
+            if name == "SHOW" and m:
+
+                def unq(s):
+                    return s[1:-1].replace("``", "`") if s and s.startswith("`") else s
+
+                db = unq(m.group(1) or m.group(3))
+                tname = self._engine_table_name(db, unq(m.group(2)))
+                return FuncPrepared(lambda p: self._show_index(tname, None), 0)
+            raise E.NotSupportedError(f"statement not supported: {sql.strip()[:60]}")
+        if isinstance(ast, (exp.Query, exp.DDL, exp.DML, exp.Command)):
+            raise E.NotSupportedError(f"statement not supported: {type(ast).__name__}")
+        raise E.parse_error(f"near '{sql.strip()[:40]}'")
