@@ -483,6 +483,13 @@ class CatalogMixin:
             self._catch_up_writer()
             self.storage.create_table(schema)
             self.storage.catalog_add("table", schema.name, sql.strip())
+            props = ast.args.get("properties")
+            start = _auto_increment_option(props.expressions if props else None)
+            if start is not None and not self.storage.set_auto_increment(schema.name, start):
+                raise E.NotSupportedError(
+                    "This version doesn't yet support 'AUTO_INCREMENT = n for an AUTO_INCREMENT "
+                    "column that is not the whole primary key'"
+                )
         except BaseException:
             self.storage.rollback()
             self.storage.schemas.pop(low, None)
@@ -681,8 +688,29 @@ class CatalogMixin:
 
             validate(plan.schema, self.storage.schemas, self._cur.fk_checks)
         self._ddl_guard()
+        start = _auto_increment_option(ast.args.get("options"))
+        if start is not None and not actions:
+            self._set_auto_increment(schema.name, start)  # the counter alone: no rebuild
+            return Result(rowcount=0)
         self._rebuild(schema, plan)
+        if start is not None:
+            self._set_auto_increment(schema.name, start)
         return Result(rowcount=0)
+
+    def _set_auto_increment(self, table: str, start: int) -> None:
+        """``AUTO_INCREMENT = start`` of ALTER or CREATE TABLE, in its own transaction."""
+        self.storage.begin()
+        try:
+            self._catch_up_writer()
+            if not self.storage.set_auto_increment(table, start):
+                raise E.NotSupportedError(
+                    "This version doesn't yet support 'AUTO_INCREMENT = n for an AUTO_INCREMENT "
+                    "column that is not the whole primary key'"
+                )
+        except BaseException:
+            self.storage.rollback()
+            raise
+        self.storage.commit()
 
     def _rebuild(self, schema: TableSchema, plan) -> None:
         from .. import alter as A
@@ -843,3 +871,16 @@ class CatalogMixin:
     def _use(self, name: str) -> Result:
         self.use(name, self._cur)
         return Result(rowcount=0)
+
+
+def _auto_increment_option(options) -> int | None:
+    """The ``AUTO_INCREMENT = n`` among a table's options, None when absent (the last one
+    counts, as in MySQL)."""
+    start = None
+    for o in options or []:
+        if isinstance(o, exp.AutoIncrementProperty):
+            try:
+                start = int(str(o.this.this if isinstance(o.this, exp.Literal) else o.this))
+            except ValueError:
+                raise E.parse_error(f"near '{o.sql(dialect='mysql')}'") from None
+    return start

@@ -870,6 +870,24 @@ class SQLiteStorage:
             "DELETE FROM sqlite_sequence WHERE name = ?", (self.schemas[table.lower()].name,)
         )
 
+    def set_auto_increment(self, table: str, value: int) -> bool:
+        """``AUTO_INCREMENT = value`` (ALTER TABLE, a CREATE TABLE option): the next key given
+        is ``value``, or one above the largest key the table holds if that is larger (MySQL
+        does not move the counter below a key in use); True once set. For a key that is not one
+        AUTO_INCREMENT integer there is no counter to set: False (a table without an AUTO_INCREMENT column
+        has nothing to set either, and MySQL accepts the option)."""
+        schema = self.schemas[table.lower()]
+        if not _inline_pk(schema):
+            return schema.auto_increment is None
+        col = schema.columns[schema.primary_key[0]].name
+        top = self.conn.execute(f"SELECT MAX({q(col)}) FROM {q(schema.name)}").fetchone()[0]
+        seq = max(int(value) - 1, top or 0)
+        self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (schema.name,))
+        self.conn.execute(
+            "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (schema.name, seq)
+        )
+        return True
+
     def next_auto_value(self, table: str) -> int | None:
         try:
             row = self.conn.execute(

@@ -1,0 +1,76 @@
+"""``AUTO_INCREMENT = n``, as a CREATE TABLE option and in ALTER TABLE, compared with MariaDB.
+
+The option was accepted and ignored: after ``ALTER TABLE t AUTO_INCREMENT = 100`` the next key
+was still the old counter's. The next key given is now ``n``, or one above the largest key the
+table holds when that is larger; alone in an ALTER it sets the counter without rebuilding the
+table, beside other changes after them; the counter survives reopening the file.
+"""
+
+from __future__ import annotations
+
+import noria_py
+from noria_py import errors as E
+
+SCRIPT = [
+    "CREATE TABLE ai (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))"
+    " AUTO_INCREMENT=50",
+    "INSERT INTO ai (v) VALUES ('a')",
+    "ALTER TABLE ai AUTO_INCREMENT = 100",
+    "INSERT INTO ai (v) VALUES ('b'), ('c')",
+    "ALTER TABLE ai AUTO_INCREMENT = 5",  # below a key in use: one above the largest
+    "INSERT INTO ai (v) VALUES ('d')",
+    "DELETE FROM ai WHERE id > 100",
+    "ALTER TABLE ai AUTO_INCREMENT = 60",  # above the largest, below the old counter
+    "INSERT INTO ai (v) VALUES ('e')",
+    "ALTER TABLE ai ADD COLUMN w INT, AUTO_INCREMENT = 1000",
+    "INSERT INTO ai (v) VALUES ('f')",
+    "CREATE TABLE plain (a INT PRIMARY KEY) AUTO_INCREMENT=7",  # nothing to count: accepted
+]
+
+
+def _ids(cur) -> list:
+    cur.execute("SELECT id, v FROM ai ORDER BY id")
+    return [tuple(r) for r in cur.fetchall()]
+
+
+def test_auto_increment_option_as_mariadb(mariadb_oracle, tmp_path):
+    conn = mariadb_oracle.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("DROP TABLE IF EXISTS ai, plain")
+            want = []
+            for sql in SCRIPT:
+                cur.execute(sql)
+                if sql.startswith("INSERT"):
+                    first = cur.lastrowid  # the first key the statement gave
+                    want.append((_ids(cur), first))
+            cur.execute("DROP TABLE IF EXISTS ai, plain")
+    finally:
+        conn.close()
+    path = str(tmp_path / "ai.db")
+    ours = noria_py.connect(path)
+    cur = ours.cursor()
+    got = []
+    for sql in SCRIPT:
+        cur.execute(sql)
+        if sql.startswith("INSERT"):
+            first = cur.lastrowid
+            got.append((_ids(cur), first))
+    assert got == want
+    ours.close()
+    again = noria_py.connect(path)  # the counter is kept in the file
+    again.execute("INSERT INTO ai (v) VALUES ('g')")
+    assert again.execute("SELECT MAX(id) FROM ai").fetchall() == [(1001,)]
+    again.close()
+
+
+def test_auto_increment_option_without_a_counter_to_set():
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE two (a INT AUTO_INCREMENT, b INT, PRIMARY KEY (a, b))")
+    try:
+        conn.execute("ALTER TABLE two AUTO_INCREMENT = 7")
+    except E.NotSupportedError as e:
+        assert e.errno == 1235
+    else:
+        raise AssertionError("AUTO_INCREMENT = n was accepted for a key it cannot set")
+    conn.close()
