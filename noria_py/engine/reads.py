@@ -48,17 +48,22 @@ def _item_names(query: exp.Expression) -> list | None:
 
 def _refuse_member_order(ast, schemas: dict) -> None:
     """MySQL sorts an ENUM by its members' declared positions and a SET by its bit mask; this
-    engine sorts them as strings. Where the two orders could differ, ORDER BY such a column is
-    refused (1235) rather than answered in another order."""
-    ordered = [o.this for o in ast.find_all(exp.Ordered) if isinstance(o.this, exp.Column)]
+    engine sorts strings as text. Where the two orders could differ, a SELECT's ``ORDER BY e``
+    (or by an alias of ``e``) becomes ``ORDER BY e + 0`` (the column's number:
+    ``sql/expr.py``), in place; elsewhere (a UNION's ORDER BY, GROUP_CONCAT's or a window's)
+    it is refused (1235) rather than answered in another order."""
+    ordered = [o for o in ast.find_all(exp.Ordered) if isinstance(o.this, exp.Column)]
     if not ordered:
         return
     from ..sql.collation import current
 
     coll = current()
     tables = [schemas[t.name.lower()] for t in ast.find_all(exp.Table) if t.name.lower() in schemas]
-    for col in ordered:
-        for sch in tables:
+
+    def member_type(col: exp.Column, among=None):
+        """The ENUM/SET type of the column ``col`` names (in a table of ``among``, default:
+        any the statement reads), when its order is not the text's."""
+        for sch in tables if among is None else among:
             i = sch.index_of(col.name)
             if i is None:
                 continue
@@ -67,10 +72,58 @@ def _refuse_member_order(ast, schemas: dict) -> None:
                 continue
             keys = [coll.key(m) for m in ct.values]
             if ct.mysql_name == "SET" and len(ct.values) > 1 or keys != sorted(keys):
-                raise E.NotSupportedError(
-                    f"This version doesn't yet support ORDER BY {ct.mysql_name} column "
-                    f"'{col.name}' whose declared order differs from its members' text order"
-                )
+                return ct
+        return None
+
+    def own_source(select: exp.Select, col: exp.Column):
+        """The base table of ``select``'s own FROM that ``col`` reads: a schema, or None when
+        it reads none of them, or False when a derived table could be it."""
+        frm = select.args.get("from_")
+        sources = ([frm.this] if frm is not None else []) + [
+            j.this for j in select.args.get("joins") or []
+        ]
+        found = None
+        for src in sources:
+            if col.table and src.alias_or_name.lower() != col.table.lower():
+                continue
+            if not isinstance(src, exp.Table) or src.name.lower() not in schemas:
+                return False
+            sch = schemas[src.name.lower()]
+            if sch.index_of(col.name) is not None:
+                found = sch
+        return found
+
+    for o in ordered:
+        col = o.this
+        order = o.parent
+        select = order.parent if isinstance(order, exp.Order) else None
+        if isinstance(select, exp.Select) and select.args.get("order") is order:
+            target = _aliased(select, col)
+            if target is None:
+                continue  # an alias of a computed item: not a column's text
+            sch = own_source(select, target)
+            if sch is not False:
+                if sch is not None and member_type(target, [sch]) is not None:
+                    o.set("this", exp.Add(this=target.copy(), expression=exp.Literal.number(0)))
+                continue
+        ct = member_type(col)
+        if ct is not None:
+            raise E.NotSupportedError(
+                f"This version doesn't yet support ORDER BY {ct.mysql_name} column "
+                f"'{col.name}' whose declared order differs from its members' text order"
+            )
+
+
+def _aliased(select: exp.Select, col: exp.Column) -> exp.Column | None:
+    """The column an ORDER BY name sorts by: an unqualified name that is an alias of the
+    select list stands for its item (None when that is not a column), else the column."""
+    if col.table:
+        return col
+    low = col.name.lower()
+    for e in select.expressions:
+        if isinstance(e, exp.Alias) and e.alias.lower() == low:
+            return e.this if isinstance(e.this, exp.Column) else None
+    return col
 
 
 def _select_columns(query, schemas: dict):
