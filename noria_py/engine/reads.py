@@ -52,6 +52,7 @@ def _refuse_member_order(ast, schemas: dict) -> None:
     (or by an alias of ``e``) becomes ``ORDER BY e + 0`` (the column's number:
     ``sql/expr.py``), in place; elsewhere (a UNION's ORDER BY, GROUP_CONCAT's or a window's)
     it is refused (1235) rather than answered in another order."""
+    _member_aggregates(ast, schemas)
     ordered = [o for o in ast.find_all(exp.Ordered) if isinstance(o.this, exp.Column)]
     if not ordered:
         return
@@ -75,24 +76,6 @@ def _refuse_member_order(ast, schemas: dict) -> None:
                 return ct
         return None
 
-    def own_source(select: exp.Select, col: exp.Column):
-        """The base table of ``select``'s own FROM that ``col`` reads: a schema, or None when
-        it reads none of them, or False when a derived table could be it."""
-        frm = select.args.get("from_")
-        sources = ([frm.this] if frm is not None else []) + [
-            j.this for j in select.args.get("joins") or []
-        ]
-        found = None
-        for src in sources:
-            if col.table and src.alias_or_name.lower() != col.table.lower():
-                continue
-            if not isinstance(src, exp.Table) or src.name.lower() not in schemas:
-                return False
-            sch = schemas[src.name.lower()]
-            if sch.index_of(col.name) is not None:
-                found = sch
-        return found
-
     for o in ordered:
         col = o.this
         order = o.parent
@@ -101,7 +84,7 @@ def _refuse_member_order(ast, schemas: dict) -> None:
             target = _aliased(select, col)
             if target is None:
                 continue  # an alias of a computed item: not a column's text
-            sch = own_source(select, target)
+            sch = _own_table(select, target, schemas)
             if sch is not False:
                 if sch is not None and member_type(target, [sch]) is not None:
                     o.set("this", exp.Add(this=target.copy(), expression=exp.Literal.number(0)))
@@ -112,6 +95,67 @@ def _refuse_member_order(ast, schemas: dict) -> None:
                 f"This version doesn't yet support ORDER BY {ct.mysql_name} column "
                 f"'{col.name}' whose declared order differs from its members' text order"
             )
+
+
+_NUMERIC_AGGS = tuple(
+    getattr(exp, n)
+    for n in (
+        "Sum", "Avg", "Stddev", "StddevPop", "StddevSamp", "Variance", "VariancePop",
+        "BitwiseAndAgg", "BitwiseOrAgg", "BitwiseXorAgg",
+    )
+    if hasattr(exp, n)
+)  # fmt: skip
+_NUMERIC_AGG_NAMES = frozenset(
+    "SUM AVG STD STDDEV STDDEV_POP STDDEV_SAMP VARIANCE VAR_POP VAR_SAMP BIT_AND BIT_OR "
+    "BIT_XOR".split()
+)
+
+
+def _member_aggregates(ast, schemas: dict) -> None:
+    """SUM, AVG, the statistical and bit aggregates read an ENUM or SET column as its number
+    (position, bit mask): ``SUM(e)`` becomes ``SUM(e + 0)`` (``sql/expr.py`` computes it), in
+    place, for a column of a base table the aggregate's own SELECT reads. (MIN and MAX compare
+    the text, as MySQL does.)"""
+    for agg in list(ast.find_all(exp.AggFunc, exp.Anonymous)):
+        if isinstance(agg, exp.Anonymous):
+            if str(agg.this).upper() not in _NUMERIC_AGG_NAMES or len(agg.expressions) != 1:
+                continue
+            holder, key = agg.expressions, None
+        elif isinstance(agg, _NUMERIC_AGGS):
+            holder, key = None, "this"
+        else:
+            continue
+        arg = agg.expressions[0] if holder is not None else agg.this
+        inner = arg.expressions[0] if isinstance(arg, exp.Distinct) and arg.expressions else arg
+        if not isinstance(inner, exp.Column):
+            continue
+        select = agg.find_ancestor(exp.Select)
+        sch = _own_table(select, inner, schemas) if select is not None else None
+        if not sch:
+            continue
+        ct = sch.columns[sch.index_of(inner.name)].ctype
+        if ct.values is None:
+            continue
+        inner.replace(exp.Add(this=inner.copy(), expression=exp.Literal.number(0)))
+
+
+def _own_table(select: exp.Select, col: exp.Column, schemas: dict):
+    """The base table of ``select``'s own FROM that ``col`` reads: its schema, None when it
+    reads none of them, False when a derived table could be it."""
+    frm = select.args.get("from_")
+    sources = ([frm.this] if frm is not None else []) + [
+        j.this for j in select.args.get("joins") or []
+    ]
+    found = None
+    for src in sources:
+        if col.table and src.alias_or_name.lower() != col.table.lower():
+            continue
+        if not isinstance(src, exp.Table) or src.name.lower() not in schemas:
+            return False
+        sch = schemas[src.name.lower()]
+        if sch.index_of(col.name) is not None:
+            found = sch
+    return found
 
 
 def _aliased(select: exp.Select, col: exp.Column) -> exp.Column | None:

@@ -214,7 +214,7 @@ def _member_number(i: int, ctype) -> Compiled:
         return one(v)
 
     hi = len(ctype.values) if not is_set else (1 << len(ctype.values)) - 1
-    return Compiled(fn, V.INT, scale=0, rng=(0, hi, True))
+    return Compiled(fn, V.INT, scale=0, rng=(0, hi, False))  # (signed: `e - 1` of 0 is -1)
 
 
 _STRING_PARENTS = (
