@@ -120,12 +120,11 @@ def _member_aggregates(ast, schemas: dict) -> None:
         if isinstance(agg, exp.Anonymous):
             if str(agg.this).upper() not in _NUMERIC_AGG_NAMES or len(agg.expressions) != 1:
                 continue
-            holder, key = agg.expressions, None
+            arg = agg.expressions[0]
         elif isinstance(agg, _NUMERIC_AGGS):
-            holder, key = None, "this"
+            arg = agg.this
         else:
             continue
-        arg = agg.expressions[0] if holder is not None else agg.this
         inner = arg.expressions[0] if isinstance(arg, exp.Distinct) and arg.expressions else arg
         if not isinstance(inner, exp.Column):
             continue
