@@ -78,6 +78,7 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     _name_items(stmt, text, toks)
     _unit_keywords(stmt)
     _interval_calls(stmt)
+    stmt = _rollup(stmt)
     if ignore and isinstance(stmt, exp.Update):
         stmt.meta["ignore"] = True  # UPDATE IGNORE
     return stmt, nparams
@@ -119,6 +120,156 @@ def _unit_keywords(stmt: exp.Expression) -> None:
             first = node.expressions[0]
             if isinstance(first, exp.Column) and not first.table:
                 first.replace(exp.Var(this=first.name.upper()))
+
+
+def _rollup(stmt: exp.Expression) -> exp.Expression:
+    """``SELECT ... GROUP BY k1, ..., kn WITH ROLLUP`` as the query MySQL's answer is: the
+    grouped rows, then after each group of ``k1..ki`` its super-aggregate row (``k(i+1)..kn``
+    NULL, in the select list and in HAVING too), the grand total last; sorted by the keys,
+    NULLs first, as MariaDB returns them. Written as a UNION ALL of the n + 1 groupings,
+    each with hidden sort columns, read by an outer SELECT that orders them and applies the
+    LIMIT. (The grand total of no rows is no row, as in MySQL.)"""
+    from ..errors import NotSupportedError
+
+    group = stmt.args.get("group") if isinstance(stmt, exp.Select) else None
+    if group is None or not group.args.get("rollup"):
+        return stmt
+
+    def refuse(what: str):
+        return NotSupportedError(f"This version doesn't yet support 'WITH ROLLUP {what}'")
+
+    if stmt.args.get("order"):
+        raise refuse("and ORDER BY")
+    if stmt.args.get("distinct") or stmt.args.get("into"):
+        raise refuse("with DISTINCT or INTO")
+    items = list(stmt.expressions)
+    if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in items):
+        raise refuse("and *")
+    names = [item_name(e) for e in items]
+    if len({n.lower() for n in names}) != len(names):
+        raise refuse("with two result columns of one name")
+    keys = []
+    for k in group.expressions:
+        if isinstance(k, exp.Literal) and not k.is_string:  # GROUP BY 1: the first item
+            i = int(k.this) - 1
+            if not 0 <= i < len(items):
+                raise refuse("with a GROUP BY position out of range")
+            k = items[i].this if isinstance(items[i], exp.Alias) else items[i]
+        elif isinstance(k, exp.Column) and not k.table:
+            alias = next(
+                (
+                    e
+                    for e in items
+                    if isinstance(e, exp.Alias) and e.alias.lower() == k.name.lower()
+                ),
+                None,
+            )
+            if alias is not None:
+                k = alias.this  # GROUP BY an item's alias
+        keys.append(k)
+    if not keys:
+        raise refuse("without GROUP BY columns")
+    texts = [k.sql(DIALECT).lower() for k in keys]
+
+    def blank(tree: exp.Expression, rolled: set) -> exp.Expression:
+        """``tree`` with each rolled-up key outside an aggregate as NULL."""
+
+        def swap(n):
+            if isinstance(n, exp.AggFunc):
+                return n
+            if n.sql(DIALECT).lower() in rolled:
+                return _typed_null(n)
+            return n
+
+        return _transform_outside_aggregates(tree, swap)
+
+    branches = []
+    n = len(keys)
+    for level in range(n, -1, -1):
+        rolled = set(texts[level:])
+        b = stmt.copy()
+        for arg in ("order", "limit", "offset", "with_"):
+            b.set(arg, None)
+        b.set("group", exp.Group(expressions=[k.copy() for k in keys[:level]]) if level else None)
+        cols = []
+        for i, e in enumerate(items):
+            inner = e.this if isinstance(e, exp.Alias) else e
+            cols.append(exp.alias_(blank(inner.copy(), rolled), f"_rc{i}", quoted=True))
+        for i, k in enumerate(keys):
+            up = i >= level
+            cols.append(exp.alias_(exp.Literal.number(1 if up else 0), f"_rf{i}", quoted=True))
+            cols.append(exp.alias_(_typed_null(k) if up else k.copy(), f"_rk{i}", quoted=True))
+        b.set("expressions", cols)
+        having = stmt.args.get("having")
+        cond = blank(_unaliased(having.this, items), rolled) if having is not None else None
+        if level == 0:  # no rows: no grand total
+            nonempty = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
+            cond = nonempty if cond is None else exp.and_(cond, nonempty)
+        b.set("having", exp.Having(this=cond) if cond is not None else None)
+        branches.append(b)
+    union = branches[0]
+    for b in branches[1:]:
+        union = exp.union(union, b, distinct=False)
+    outer = exp.select(
+        *[
+            exp.alias_(exp.column(f"_rc{i}", quoted=True), nm, quoted=True)
+            for i, nm in enumerate(names)
+        ]
+    ).from_(exp.Subquery(this=union, alias=exp.TableAlias(this=exp.to_identifier("_rollup"))))
+    order = []
+    for i in range(n):
+        # ascending, NULLs first (MySQL's order)
+        order.append(exp.Ordered(this=exp.column(f"_rf{i}", quoted=True), nulls_first=True))
+        order.append(exp.Ordered(this=exp.column(f"_rk{i}", quoted=True), nulls_first=True))
+    outer.set("order", exp.Order(expressions=order))
+    for arg in ("limit", "offset", "with_"):
+        if stmt.args.get(arg) is not None:
+            outer.set(arg, stmt.args[arg].copy())
+    return outer
+
+
+def _typed_null(key: exp.Expression) -> exp.Expression:
+    """NULL of ``key``'s type (a rolled-up key keeps its column's type, as in MySQL; a bare
+    NULL would make ``b + 1`` a DOUBLE): ``IF(FALSE, key, NULL)``."""
+    return exp.If(this=exp.false(), true=key.copy(), false=exp.Null())
+
+
+def _unaliased(tree: exp.Expression, items: list) -> exp.Expression:
+    """A copy of HAVING's condition with each select-list alias it names replaced by the
+    item's expression (the branches of a ROLLUP name their items otherwise)."""
+    aliases = {e.alias.lower(): e.this for e in items if isinstance(e, exp.Alias)}
+    tree = tree.copy()
+    if not aliases:
+        return tree
+
+    def swap(n):
+        if isinstance(n, exp.Column) and not n.table and n.name.lower() in aliases:
+            return aliases[n.name.lower()].copy()
+        return n
+
+    return tree.transform(swap)
+
+
+def _transform_outside_aggregates(tree: exp.Expression, fn) -> exp.Expression:
+    """``fn`` applied top-down to every node of ``tree`` not inside an aggregate (a node
+    ``fn`` replaces is not visited further)."""
+    new = fn(tree)
+    if new is not tree:
+        return new
+    if isinstance(tree, exp.AggFunc):
+        return tree
+    for key, value in list(tree.args.items()):
+        if isinstance(value, exp.Expression):
+            tree.set(key, _transform_outside_aggregates(value, fn))
+        elif isinstance(value, list):
+            tree.set(
+                key,
+                [
+                    _transform_outside_aggregates(v, fn) if isinstance(v, exp.Expression) else v
+                    for v in value
+                ],
+            )
+    return tree
 
 
 def _interval_calls(stmt: exp.Expression) -> None:
@@ -273,8 +424,13 @@ def _check_tree(stmt: exp.Expression, sql: str) -> None:
         from ..errors import NotSupportedError
 
         group = sel.args.get("group")
-        if group is not None and (group.args.get("rollup") or group.args.get("cube")):
-            raise NotSupportedError("This version doesn't yet support 'GROUP BY ... WITH ROLLUP'")
+        if group is not None and group.args.get("cube"):
+            raise NotSupportedError("This version doesn't yet support 'GROUP BY ... WITH CUBE'")
+        if group is not None and group.args.get("rollup") and sel is not stmt:
+            raise NotSupportedError(
+                "This version doesn't yet support 'GROUP BY ... WITH ROLLUP' but in the "
+                "statement's own SELECT"
+            )
         mods = sel.args.get("operation_modifiers") or []
         if any(str(getattr(m, "this", m)).upper() == "SQL_CALC_FOUND_ROWS" for m in mods):
             if sel is not _first_select(stmt):

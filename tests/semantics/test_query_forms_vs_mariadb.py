@@ -3,7 +3,7 @@
 ``= ANY`` / ``<> ALL`` subqueries, window aggregates (``SUM(x) OVER (...)``), ``SELECT ...
 INTO @var`` are compared with MariaDB, embedded and over the wire (``SQL_CALC_FOUND_ROWS``
 and ``FOUND_ROWS()`` in ``test_session_vs_mariadb``); forms without an exact answer yet
-(``WITH ROLLUP``, other ``ALL``/``ANY`` comparisons) must be error 1235 on every path, never
+(``WITH ROLLUP`` beside ORDER BY, ``WITH CUBE``) must be error 1235 on every path, never
 rows.
 """
 
@@ -43,6 +43,8 @@ COMPARED = [
     "SELECT id, SUM(salary) OVER w FROM qf WINDOW w AS (ORDER BY id) ORDER BY id",
     "SELECT id, ROW_NUMBER() OVER (ORDER BY salary, id), RANK() OVER (ORDER BY dept), "
     "PERCENT_RANK() OVER (ORDER BY id) FROM qf ORDER BY id",
+    # WITH ROLLUP (``test_rollup_vs_mariadb`` has more)
+    "SELECT dept, SUM(salary) FROM qf GROUP BY dept WITH ROLLUP",
     # a WITH RECURSIVE's columns are typed from its non-recursive SELECT (they were untyped:
     # SUM(n) an integer, a DECIMAL SQLite's double or text)
     "WITH RECURSIVE r (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
@@ -58,7 +60,8 @@ COMPARED = [
 ]
 
 REFUSED = [
-    "SELECT dept, SUM(salary) FROM qf GROUP BY dept WITH ROLLUP",
+    "SELECT dept, SUM(salary) FROM qf GROUP BY dept WITH ROLLUP ORDER BY dept",
+    "SELECT dept, SUM(salary) FROM qf GROUP BY dept WITH CUBE",
 ]
 
 INTO = [
