@@ -169,15 +169,14 @@ def _rollup(stmt: exp.Expression) -> exp.Expression:
         keys.append(k)
     if not keys:
         raise refuse("without GROUP BY columns")
-    texts = [k.sql(DIALECT).lower() for k in keys]
 
-    def blank(tree: exp.Expression, rolled: set) -> exp.Expression:
+    def blank(tree: exp.Expression, rolled: list) -> exp.Expression:
         """``tree`` with each rolled-up key outside an aggregate as NULL."""
 
         def swap(n):
-            if isinstance(n, exp.AggFunc):
+            if _aggregate(n):
                 return n
-            if n.sql(DIALECT).lower() in rolled:
+            if any(_names_key(n, k) for k in rolled):
                 return _typed_null(n)
             return n
 
@@ -186,7 +185,7 @@ def _rollup(stmt: exp.Expression) -> exp.Expression:
     branches = []
     n = len(keys)
     for level in range(n, -1, -1):
-        rolled = set(texts[level:])
+        rolled = keys[level:]
         b = stmt.copy()
         for arg in ("order", "limit", "offset", "with_"):
             b.set(arg, None)
@@ -228,6 +227,27 @@ def _rollup(stmt: exp.Expression) -> exp.Expression:
     return outer
 
 
+def _names_key(n: exp.Expression, key: exp.Expression) -> bool:
+    """Does ``n`` stand for the ROLLUP key ``key``? A column names a column key of its name
+    when either leaves the table out or both name the same one; anything else by its text."""
+    if isinstance(n, exp.Column) and isinstance(key, exp.Column):
+        if n.name.lower() != key.name.lower():
+            return False
+        return not n.table or not key.table or n.table.lower() == key.table.lower()
+    return type(n) is type(key) and n.sql(DIALECT).lower() == key.sql(DIALECT).lower()
+
+
+def _aggregate(n: exp.Expression) -> bool:
+    if isinstance(n, exp.AggFunc):
+        return True
+    if isinstance(n, exp.Anonymous):
+        from .functions import AGGREGATES, load_all
+
+        load_all()
+        return str(n.this).upper() in AGGREGATES
+    return False
+
+
 def _typed_null(key: exp.Expression) -> exp.Expression:
     """NULL of ``key``'s type (a rolled-up key keeps its column's type, as in MySQL; a bare
     NULL would make ``b + 1`` a DOUBLE): ``IF(FALSE, key, NULL)``."""
@@ -256,7 +276,7 @@ def _transform_outside_aggregates(tree: exp.Expression, fn) -> exp.Expression:
     new = fn(tree)
     if new is not tree:
         return new
-    if isinstance(tree, exp.AggFunc):
+    if _aggregate(tree):
         return tree
     for key, value in list(tree.args.items()):
         if isinstance(value, exp.Expression):

@@ -32,6 +32,9 @@ QUERIES = [
     "SELECT d, a, MIN(x) FROM ru GROUP BY d, a WITH ROLLUP",
     "SELECT a, SUM(x) FROM ru WHERE id > 100 GROUP BY a WITH ROLLUP",
     "SELECT COALESCE(a, 'ALL') AS grp, SUM(x) FROM ru GROUP BY a WITH ROLLUP",
+    # a key named with and without its table is one key
+    "SELECT ru.a, SUM(x) FROM ru GROUP BY a WITH ROLLUP",
+    "SELECT a, COUNT(DISTINCT b) FROM ru GROUP BY ru.a WITH ROLLUP",
 ]
 REFUSED = [
     "SELECT a, SUM(x) FROM ru GROUP BY a WITH ROLLUP ORDER BY a",
