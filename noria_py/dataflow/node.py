@@ -261,6 +261,22 @@ class Node:
         ``req`` message."""
         raise RuntimeError(f"no upquery handling for {self}")
 
+    def request_by_fill_key(self, df, up, hops, cols: tuple, keys: list, rng=None) -> None:
+        """``on_request`` of a partial stateful node that keeps its rows by its fill key (an
+        aggregate, a distinct): asked by its fill columns it answers from its own state
+        (``_filled_rows``), filling the keys first; asked by other columns it passes the
+        upquery on to its parent (nothing is filled here)."""
+        if rng is not None:  # pragma: no cover - the planner routes none through it
+            raise RuntimeError(f"no ranged upquery through {self}")
+        fill = self.fill_cols
+        if sorted(cols) != sorted(fill):
+            hop = (self.id, 0, cols, tuple(keys))
+            df.request(self, 0, up, hops + (hop,), cols, keys)
+            return
+        pos = [cols.index(c) for c in fill]
+        fks = list(dict.fromkeys(tuple(k[i] for i in pos) for k in keys))
+        df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
+
     def on_response(self, df, port: int, up, hops, rows: list, span=None) -> None:
         """An answer from the parent on ``port`` passes through on its way down to ``hops[:-1]``
         (``hops[-1]`` is this node's own hop: what it was asked, and what it asked). Send down

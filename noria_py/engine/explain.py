@@ -14,7 +14,7 @@ from ..sql.dialect import DIALECT
 from ..sql.expr import Unsupported
 from ..sql.parse import parse
 from .base import _locked
-from .reads import _normalize, _refuse_member_order
+from .reads import _member_order, _normalize
 from .selects import SelectPrepared
 from .transactions import Txn
 
@@ -185,7 +185,7 @@ class ExplainMixin:
             return self._explain_proxied(None)
         if isinstance(target, exp.Select) and target.args.get("from_") is None:
             return self._explain_proxied("WHERE or GROUP BY without FROM")
-        _refuse_member_order(target, self.storage.schemas)
+        _member_order(target, self.storage.schemas)
         if not self.dataflow:
             return self._explain_proxied("the dataflow is off (dataflow=False)")
         compiler = Compiler(self.graph, self.storage, self.views)

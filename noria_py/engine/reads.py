@@ -46,7 +46,7 @@ def _item_names(query: exp.Expression) -> list | None:
     return [item_name(e) for e in query.expressions]
 
 
-def _refuse_member_order(ast, schemas: dict) -> None:
+def _member_order(ast, schemas: dict) -> None:
     """MySQL sorts an ENUM by its members' declared positions and a SET by its bit mask; this
     engine sorts strings as text. Where the two orders could differ, a SELECT's ``ORDER BY e``
     (or by an alias of ``e``) becomes ``ORDER BY e + 0`` (the column's number:
@@ -281,7 +281,7 @@ class ReadsMixin:
             except Unsupported as e:
                 return self._proxy(ast, nparams, sql, reason=str(e))
             return ConstPrepared(fns, names, kinds, nparams)
-        _refuse_member_order(ast, self.storage.schemas)
+        _member_order(ast, self.storage.schemas)
         if not self.dataflow and not view:
             return self._proxy(ast, nparams, sql, reason="the dataflow is off (dataflow=False)")
         key = _normalize(ast)

@@ -883,18 +883,9 @@ class Aggregate(Node):
     placement = "own"  # only its small output crosses a domain boundary
 
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
-        if rng is not None:  # pragma: no cover - the planner routes none through it
-            raise RuntimeError(f"no ranged upquery through {self}")
-        fill = self.fill_cols
-        if sorted(cols) != sorted(fill):
-            if not all(c < self.ngroup for c in cols):
-                raise RuntimeError(f"untraceable upquery through {self}")
-            hop = (self.id, 0, cols, tuple(keys))
-            df.request(self, 0, up, hops + (hop,), cols, keys)
-            return
-        pos = [cols.index(c) for c in fill]
-        fks = list(dict.fromkeys(tuple(k[i] for i in pos) for k in keys))
-        df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
+        if sorted(cols) != sorted(self.fill_cols) and not all(c < self.ngroup for c in cols):
+            raise RuntimeError(f"untraceable upquery through {self}")
+        self.request_by_fill_key(df, up, hops, cols, keys, rng)
 
     def _filled_rows(self, fks) -> list:
         out = []

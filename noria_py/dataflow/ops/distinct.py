@@ -220,17 +220,7 @@ class Distinct(Node):
     # the distinct rows of the answer (nothing is filled here; drops here probe the key below)
     placement = "own"  # only its small output crosses a domain boundary
 
-    def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
-        if rng is not None:  # pragma: no cover - the planner routes none through it
-            raise RuntimeError(f"no ranged upquery through {self}")
-        fill = self.fill_cols
-        if sorted(cols) != sorted(fill):
-            hop = (self.id, 0, cols, tuple(keys))
-            df.request(self, 0, up, hops + (hop,), cols, keys)
-            return
-        pos = [cols.index(c) for c in fill]
-        fks = list(dict.fromkeys(tuple(k[i] for i in pos) for k in keys))
-        df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
+    on_request = Node.request_by_fill_key
 
     def _filled_rows(self, fks) -> list:
         out = []
