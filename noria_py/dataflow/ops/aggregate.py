@@ -38,7 +38,7 @@ GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
 class AggSpec:
     """One aggregate: function name, argument column(s) in the input row, options."""
 
-    __slots__ = ("func", "args", "distinct", "kind", "separator", "order", "scale")
+    __slots__ = ("func", "args", "distinct", "kind", "separator", "order", "scale", "_make")
 
     def __init__(
         self,
@@ -57,6 +57,7 @@ class AggSpec:
         self.separator = separator
         self.order = order or []
         self.scale = scale  # decimal scale of the argument (for AVG)
+        self._make = None  # the accumulator class of ``new()`` (found on its first call)
 
     def output_kind(self) -> str:
         f = self.func
@@ -91,21 +92,30 @@ class AggSpec:
     def new(self, once: bool = False):
         """A fresh accumulator; ``once``: for one batch of insertions, never retracted
         (``Aggregate.evaluate``)."""
-        f = self.func
-        if once and f in ("MIN", "MAX"):
+        if not once:
+            make = self._make
+            if make is None:
+                make = self._make = self._accumulator()
+            return make(self)
+        if self.func in ("MIN", "MAX"):
             return _ExtremeOnce(self)
+        return self._accumulator()(self)
+
+    def _accumulator(self):
+        """The accumulator class of this aggregate (``new``)."""
+        f = self.func
         if self.distinct and f in ("COUNT", "SUM", "AVG"):
-            return _DistinctAcc(self)
+            return _DistinctAcc
         if f == "COUNT":
-            return _CountAcc(self)
+            return _CountAcc
         if f in ("SUM", "AVG"):
-            return _SumAcc(self)
+            return _SumAcc
         if f in ("MIN", "MAX"):
-            return _ExtremeAcc(self)
+            return _ExtremeAcc
         if f == "GROUP_CONCAT":
-            return _ConcatAcc(self)
+            return _ConcatAcc
         if f in F.AGGREGATES:
-            return _RegisteredAcc(self)
+            return _RegisteredAcc
         raise ValueError(f)
 
 
@@ -529,7 +539,7 @@ class Aggregate(Node):
         if groups is None:
             self._apply(rows)
         elif groups:
-            self._absorb(groups)
+            self._absorb(groups, fk)
         if self.graph is not None:
             self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
 
@@ -649,19 +659,27 @@ class Aggregate(Node):
         self._absorb(groups)
         return True
 
-    def _absorb(self, groups) -> None:
-        """Add a grouped query's groups (see ``_grouped_fill``) as ``_apply`` adds rows."""
+    def _absorb(self, groups, fk=None) -> None:
+        """Add a grouped query's groups (see ``_grouped_fill``) as ``_apply`` adds rows; ``fk``:
+        the fill key (normalized) every one of them belongs to, when they fill one."""
         gk = self._gk
         sg = self._string_groups
+        mine = self.groups
+        aggs = self.aggs
+        partial = self.partial
+        index = self.fidx.get(fk) if fk is not None and partial else None
         for raw, n, states in groups:
             key = gk(raw)
-            g = self.groups.get(key)
+            g = mine.get(key)
             if g is None:
-                g = self.groups[key] = _Group(self.aggs)
-                if self.partial:
+                g = mine[key] = _Group(aggs)
+                if index is not None:
+                    index.add(key)
+                elif partial:
                     self.fidx.setdefault(self._fkey(raw), set()).add(key)
+            else:
+                g.out = None
             g.rows += n
-            g.out = None
             if sg and n:
                 _count_rep(g, raw, n)
             for acc, st in zip(g.accs, states):

@@ -176,10 +176,23 @@ class Reader(Node):
         return self.published.get(key, ())
 
     def _fill_with(self, key, rows) -> None:
-        """Key ``key`` filled with ``rows`` (all of its records)."""
-        self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
-        # published last: a concurrent lock-free lookup sees the key missing, then complete
-        self._apply(rows, fill_key=key)
+        """Key ``key`` filled with ``rows`` (all of its records, every one of key ``key``)."""
+        if self._sort_key is not None or type(self)._apply is not Reader._apply:
+            self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
+            # published last: a concurrent lock-free lookup sees the key missing, then complete
+            self._apply(rows, fill_key=key)
+            return
+        if self.string_keys:
+            key = ck_tuple(key)
+        bag: dict = {}
+        for row, m in rows:
+            c = bag.get(row, 0) + m
+            if c:
+                bag[row] = c
+            else:
+                del bag[row]
+        self.state[key] = bag
+        self._publish(key)  # published last, as above
 
     def on_fill(self, df, port, up, rows, span=None) -> None:
         """The answer to the upquery of reads that missed (``Dataflow.read_many``)."""
