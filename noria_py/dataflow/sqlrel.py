@@ -269,8 +269,12 @@ class Grouped:
     def run(self, storage, key) -> list | None:
         """``[(group values, rows, [state per aggregate])]``, or None when SQLite cannot give
         the exact states (an integer overflow, a sum that is not an integer)."""
+        if len(key) == 1 and key[0].__class__ is int and -(1 << 63) <= key[0] < (1 << 63):
+            params = key  # (the common fill key: one integer, as it is)
+        else:
+            params = _params(key)
         try:
-            rows = storage.reading.execute(self.sql, _params(key)).fetchall()
+            rows = storage.reading.execute(self.sql, params).fetchall()
         except (sqlite3.OperationalError, OverflowError):
             return None
         ng = self.ngroup
