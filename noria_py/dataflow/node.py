@@ -107,6 +107,13 @@ class Node:
         stateless operators only, else None."""
         return None
 
+    def column_type(self, col: int):
+        """The declared type (``ColumnType``) of output column ``col`` when it is a copy of a
+        base table's column through copies (projections, filters, DISTINCT, joins), else None
+        (computed, aggregated, or merged by a union). The compiler reads a DECIMAL argument's
+        scale from it."""
+        return None
+
     def build_from_storage(self) -> bool:
         """A full node's initial state computed by base storage directly (one query), instead
         of from its parents' contents; False when it cannot be."""

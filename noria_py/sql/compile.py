@@ -907,7 +907,7 @@ class Compiler:
                 if c.kind == V.DECIMAL and c.scale is not None:
                     scale = c.scale  # a column's or a computed DECIMAL's (AVG shows 4 more)
                 elif c.col is not None:
-                    ct = self._column_type(rel, c.col)
+                    ct = rel.node.column_type(c.col)
                     if ct is not None and ct.kind == V.DECIMAL:
                         scale = ct.scale or 0
             ord_pos = []
@@ -1101,31 +1101,6 @@ class Compiler:
         if len(args) < agg.min_args or (agg.max_args is not None and len(args) > agg.max_args):
             raise Unsupported(f"{func} with {len(args)} arguments")
         return args
-
-    def _column_type(self, rel: Rel, i: int):
-        node = rel.node
-        # walk down through projections to a base table to find the declared type
-        while True:
-            if isinstance(node, BaseTable):
-                schema = self.storage.schemas.get(node.table.lower())
-                return schema.columns[i].ctype if schema else None
-            if isinstance(node, Project):
-                src = node.source_cols[i]
-                if src is None:
-                    return None
-                i = src
-                node = node.parents[0]
-            elif isinstance(node, (Filter, Distinct)):
-                node = node.parents[0]
-            elif isinstance(node, Join):
-                nl = len(node.parents[0].columns)
-                if i < nl:
-                    node = node.parents[0]
-                else:
-                    i -= nl
-                    node = node.parents[1]
-            else:
-                return None
 
     def _subst_aliases(self, e: exp.Expression, alias_map, scope: Scope) -> exp.Expression:
         def repl(n):

@@ -29,6 +29,9 @@ class Distinct(Node):
         self.fidx: dict = {}
         self.graph = None
 
+    def column_type(self, col: int):
+        return self.parents[0].column_type(col)
+
     @property
     def materialization(self):
         return PARTIAL if self.partial else FULL

@@ -39,6 +39,9 @@ class Filter(Node):
     def source_column(self, col: int):
         return self.parents[0].source_column(col)
 
+    def column_type(self, col: int):
+        return self.parents[0].column_type(col)
+
     def base_tables(self):
         return self.parents[0].base_tables()
 

@@ -92,6 +92,12 @@ class Join(Node):
         graph.lookup_count += 1
         self._counted = graph
 
+    def column_type(self, col: int):
+        nl = len(self.parents[0].columns)
+        if col < nl:
+            return self.parents[0].column_type(col)
+        return self.parents[1].column_type(col - nl)
+
     def source_column(self, col: int):
         if not self.lookup:
             return None

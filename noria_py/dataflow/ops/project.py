@@ -124,6 +124,10 @@ class Project(Node):
         c = self.source_cols[col]
         return None if c is None else self.parents[0].source_column(c)
 
+    def column_type(self, col: int):
+        c = self.source_cols[col]
+        return None if c is None else self.parents[0].column_type(c)
+
     def base_tables(self):
         return self.parents[0].base_tables()
 
