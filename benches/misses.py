@@ -22,15 +22,18 @@ queried the same way (``cur.execute(sql, (k,)); cur.fetchall()``). Per setting:
    installed: ``graph.state_bytes()`` (as benches/vote.py), per vote row, and the RSS delta of
    the installation.
 
-Each repeat (``--repeat``, 3) loads a fresh noria engine and runs, on it and on the one SQLite
-database, after a check of ~20 keys' answers (noria's rows must equal SQLite's: a difference
-stops the run): the mix, then cold reads of keys the mix never touched, then hot reads, then the
-writes (answers checked again after them; the SQLite rows are deleted afterwards). Within each
-measurement noria and SQLite alternate which runs first; the best rate of each side is kept.
-Rates are operations per second of the timed loop; ``ratio`` = noria rate / SQLite rate (above
-1: noria faster).
+Each repeat (``--repeat``, 3) loads a fresh noria engine and a fresh SQLite database and runs
+on both, after a check of ~20 keys' answers (noria's rows must equal SQLite's: a difference stops
+the run): the mix, then cold reads of keys the mix never touched, then hot reads, then the writes
+(answers checked again after them). Within each measurement the two sides take turns every
+``--chunk`` (100) operations, so that both run under the same machine conditions (the load of
+other processes on a shared machine moves by more than the differences measured), and the side
+that goes first alternates between repeats; the time of each side is the sum of its turns.
+Rates are operations per second of the timed loop; ``ratio`` is the median over the repeats of
+noria's rate / SQLite's rate in the same repeat (above 1: noria faster); ``*_ops_per_s`` are
+each side's best.
 
-    python benches/misses.py                    # 3 settings, best of 3, a few minutes
+    python benches/misses.py                    # 3 settings, 3 repeats, a few minutes
     python benches/misses.py --votes 50 --repeat 1
     python benches/misses.py --quick            # a small smoke run
 
@@ -48,6 +51,7 @@ import os
 import platform
 import random
 import sqlite3
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -246,6 +250,22 @@ def time_writes(cur, rows: Sequence[tuple]) -> float:
     return time.perf_counter() - t0
 
 
+def time_interleaved(fn, curs: dict, items: Sequence, chunk: int, first: str) -> dict:
+    """``fn`` over ``items`` on both sides, ``chunk`` items at a time, the sides alternating
+    chunk by chunk (``first`` starting): seconds per side. Each side sees every item in order;
+    chunks this short put both under the same machine conditions (on a shared machine the
+    load of other processes moves by more than the difference measured)."""
+    order = (first, "sqlite" if first == "noria" else "noria")
+    spent = {side: 0.0 for side in order}
+    if chunk <= 0:
+        chunk = len(items) or 1
+    for i in range(0, len(items), chunk):
+        part = items[i : i + chunk]
+        for side in order:
+            spent[side] += fn(curs[side], part)
+    return spent
+
+
 def rss_bytes() -> int:
     return psutil.Process(os.getpid()).memory_info().rss
 
@@ -280,6 +300,12 @@ def run_setting(per_story: int, args: argparse.Namespace, baseline: dict | None)
     partial_state_bytes = None
 
     for rep in range(args.repeat):
+        if rep:
+            # a fresh SQLite database per repeat, as noria's engine is: inserts into the pages
+            # the last repeat's deleted rows freed would be cheaper than the first repeat's
+            db.close()
+            db, _ = build_sqlite(stories, votes)
+            scur = db.cursor()
         conn, load_s = build_noria(stories, votes)
         noria_load_s.append(load_s)
         ncur = conn.cursor()
@@ -294,16 +320,13 @@ def run_setting(per_story: int, args: argparse.Namespace, baseline: dict | None)
             ("hot", time_reads, plan.hot_reads),
             ("writes", time_writes, plan.writes),
         ):
+            h0 = cache_stats(conn)
+            spent = time_interleaved(fn, curs, arg, args.chunk, order[0])
+            h1 = cache_stats(conn)
+            hits_misses[section] = {"hits": h1[0] - h0[0], "misses": h1[1] - h0[1]}
             for side in order:
-                if side == "noria":
-                    h0 = cache_stats(conn)
-                dt = fn(curs[side], arg)
-                rates[section][side].append(counts[section] / dt)
-                if side == "noria":
-                    h1 = cache_stats(conn)
-                    hits_misses[section] = {"hits": h1[0] - h0[0], "misses": h1[1] - h0[1]}
+                rates[section][side].append(counts[section] / spent[side])
         checked += check_answers(ncur, scur, plan.recheck, f"repeat {rep}, after the writes")
-        db.execute("DELETE FROM votes WHERE user_id >= ?", (FIRST_NEW_USER,))
         partial_state_bytes = conn.engine.graph.state_bytes()
         conn.close()
         del conn, ncur, curs
@@ -344,11 +367,15 @@ def run_setting(per_story: int, args: argparse.Namespace, baseline: dict | None)
     }
     for s in SECTIONS:
         best_n, best_s = max(rates[s]["noria"]), max(rates[s]["sqlite"])
+        # each repeat's ratio compares two rates measured under the same conditions (turns of
+        # --chunk operations): the ratio reported is their median
+        ratios = [n_ / s_ for n_, s_ in zip(rates[s]["noria"], rates[s]["sqlite"])]
         result[s] = {
             "ops": counts[s],
             "noria_ops_per_s": round(best_n, 1),
             "sqlite_ops_per_s": round(best_s, 1),
-            "ratio": round(best_n / best_s, 4),
+            "ratio": round(statistics.median(ratios), 4),
+            "ratio_runs": [round(r, 4) for r in ratios],
             "noria_runs": [round(r, 1) for r in rates[s]["noria"]],
             "sqlite_runs": [round(r, 1) for r in rates[s]["sqlite"]],
         }
@@ -414,6 +441,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--writes", type=int, help="vote inserts (5000)")
     p.add_argument("--check-keys", type=int, help="keys whose answers are compared (20)")
     p.add_argument("--repeat", type=int, help="best of N, alternating noria and sqlite (3)")
+    p.add_argument(
+        "--chunk",
+        type=int,
+        default=100,
+        help="operations per turn: the two sides alternate every CHUNK operations within each"
+        " measurement (100; 0: each side runs its whole section in one turn)",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="small sizes, one repeat (a smoke run)")
     p.add_argument("--baseline", type=Path, default=RESULTS / "misses-before.json")
@@ -471,7 +505,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "note": "one process; noria: noria_py.connect() (partial, default options), a fresh"
         " engine per repeat; sqlite3: one ':memory:' database, isolation_level=None. *_ops_per_s:"
         " operations / seconds of the timed loop (execute + fetchall per read, one execute per"
-        " insert), best of the repeats (*_runs: every repeat); ratio = noria / sqlite."
+        " insert), best of the repeats (*_runs: every repeat); the two sides take turns every"
+        " --chunk operations within a measurement; ratio = the median over the repeats of"
+        " noria's rate / sqlite's rate in that repeat (ratio_runs: each repeat's)."
         " noria_reader: hits and misses of the query's reader in the last repeat (SHOW CACHES)."
         " full_state: a connect(partial=False) engine with the same rows, state_bytes ="
         " graph.state_bytes() once the query is installed (with default options the initial"
