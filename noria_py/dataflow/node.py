@@ -148,6 +148,15 @@ class Node:
 
         return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
 
+    def query_many(self, cols: list[int], keys: list[tuple]) -> list:
+        """``query`` for several keys at once: the records of every one of ``keys`` (distinct),
+        in no particular order (each carries its key in ``cols``). A node that can answer them
+        together (base storage: one indexed query) overrides it; the default asks per key."""
+        out: list = []
+        for key in keys:
+            out.extend(self.query(cols, key))
+        return out
+
     def on_probe(self, port: int, rows: list) -> list:
         """A record was dropped upstream: evict what it may affect here, return probes to pass on."""
         return rows

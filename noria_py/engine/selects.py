@@ -206,6 +206,20 @@ class SelectPrepared(Prepared):
             entry.miss_ns += dt
             entry.miss_buckets[bisect_left(LATENCY_BOUNDS_NS, dt)] += 1
 
+    def _fill_many(self, keys: list) -> set:
+        """Fill several missing keys of the reader with one upquery (``Reader.fill_many``),
+        each counted as a miss; the keys (as looked up) it was asked for."""
+        entry = self.entry
+        entry.misses += len(keys)
+        t0 = time.perf_counter_ns()
+        try:
+            self.reader.fill_many(keys)
+        finally:
+            dt = time.perf_counter_ns() - t0
+            entry.miss_ns += dt
+            entry.miss_buckets[bisect_left(LATENCY_BOUNDS_NS, dt // len(keys))] += len(keys)
+        return set(keys)
+
     def _keys(self, params, coerce=None) -> list[tuple]:
         """The distinct reader keys a lookup asks for, after coercing parameters to the key
         columns' kinds (so ``IN ('1', 1)`` asks for key 1 once)."""
@@ -588,11 +602,17 @@ class SelectPrepared(Prepared):
         keys = self._keys(params)
         out: list = []
         raw = None
+        batch = ()
+        if len(keys) > 1 and reader.partial and reader.graph.runtime is None:
+            published = reader.published
+            missing = [k for k in keys if k not in published and _NoMatch not in k]
+            if len(missing) > 1:
+                batch = self._fill_many(missing)
         for n, k in enumerate(keys):
             rows = reader.published.get(k)
             if rows is None:
                 rows = self._miss(k)
-            else:
+            elif k not in batch:
                 self.entry.hits += 1
             if not rows and cq.default_fn is not None:
                 if raw is None:  # the values as given (a string key holds its collation key)

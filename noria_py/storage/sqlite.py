@@ -233,6 +233,7 @@ class SQLiteStorage:
         self._in_tx = False
         self._insert_sql: dict[str, str] = {}
         self._lookup_sql: dict[tuple, str] = {}
+        self._lookup_many_sql: dict[tuple, str] = {}
         self._range_sql: dict[tuple, str] = {}
 
     # --- catalog ---------------------------------------------------------------------------
@@ -423,6 +424,7 @@ class SQLiteStorage:
         self._converters.clear()
         self._insert_sql.clear()
         self._lookup_sql.clear()
+        self._lookup_many_sql.clear()
         self._range_sql.clear()
 
     # --- DDL -------------------------------------------------------------------------------
@@ -580,6 +582,7 @@ class SQLiteStorage:
         self._converters.update(saved[1])
         self._insert_sql.clear()
         self._lookup_sql.clear()
+        self._lookup_many_sql.clear()
         self._range_sql.clear()
 
     def ensure_index(self, table: str, cols: list[int]) -> None:
@@ -621,6 +624,9 @@ class SQLiteStorage:
         self._insert_sql.pop(schema.name, None)
         self._lookup_sql = {
             k: v for k, v in self._lookup_sql.items() if k[0].lower() != name.lower()
+        }
+        self._lookup_many_sql = {
+            k: v for k, v in self._lookup_many_sql.items() if k[0].lower() != name.lower()
         }
         self._range_sql = {k: v for k, v in self._range_sql.items() if k[0].lower() != name.lower()}
         self._converters.pop(name.lower(), None)
@@ -674,6 +680,32 @@ class SQLiteStorage:
             self._lookup_sql[(table, tuple(cols))] = sql
         cur = self.reading.execute(sql, [_param(v) for v in key])
         return self._convert(table, cur.fetchall())
+
+    # keys per query of ``lookup_many`` (its statement text is cached per count)
+    LOOKUP_MANY_KEYS = 32
+
+    def lookup_many(self, table: str, cols: list[int], keys: list[tuple]) -> list[tuple]:
+        """Rows whose ``cols`` equal one of ``keys`` (distinct; NULL matches NULL), as
+        ``lookup`` of each would give them, from one query per ``LOOKUP_MANY_KEYS`` keys: an OR
+        of the keys' equalities, which SQLite answers by one index search per key."""
+        schema = self.schemas[table.lower()]
+        names = [q(schema.columns[c].name) for c in cols]
+        out: list = []
+        step = self.LOOKUP_MANY_KEYS
+        for i in range(0, len(keys), step):
+            part = keys[i : i + step]
+            skey = (table, tuple(cols), len(part))
+            sql = self._lookup_many_sql.get(skey)
+            if sql is None:
+                term = " AND ".join(f"{n} IS ?" for n in names)
+                if len(names) > 1:
+                    term = f"({term})"
+                cond = " OR ".join([term] * len(part))
+                sql = f"SELECT * FROM {q(schema.name)} WHERE {cond}"
+                self._lookup_many_sql[skey] = sql
+            params = [_param(v) for key in part for v in key]
+            out.extend(self.reading.execute(sql, params).fetchall())
+        return self._convert(table, out)
 
     # kinds SQLite orders as Python does (numbers numerically, text and ISO dates by code point);
     # other kinds (DECIMAL stored as NUMERIC loses digits, TIME, BYTES) are compared in Python

@@ -50,6 +50,18 @@ class BaseTable(Node):
         rows = [(row, 1) for row in self.storage.lookup(self.table, list(cols), tuple(key))]
         return self._received(rows, cols, key) if self.pending else rows
 
+    def query_many(self, cols, keys) -> list:
+        """One indexed storage query for all of ``keys`` (``SQLiteStorage.lookup_many``)."""
+        if not cols or len(keys) < 2:
+            return Node.query_many(self, cols, keys)
+        rows = [(row, 1) for row in self.storage.lookup_many(self.table, list(cols), keys)]
+        if not self.pending:
+            return rows
+        out: list = []
+        for key in keys:  # (pending deltas are rare: subtract them key by key)
+            out.extend(self._received([r for r in rows if matches(r[0], cols, key)], cols, key))
+        return out
+
     def _received(self, rows: list, cols, key) -> list:
         """``rows`` (of base storage, whose ``cols`` equal ``key``) without the pending deltas."""
         bag: dict = {}

@@ -24,6 +24,9 @@ class Filter(Node):
     def query(self, cols, key) -> list:
         return self.on_input(0, self.parents[0].query(cols, key))
 
+    def query_many(self, cols, keys) -> list:
+        return self.on_input(0, self.parents[0].query_many(cols, keys))
+
     def on_probe(self, port: int, rows: list) -> list:
         pred = self.pred
         return [r for r in rows if has_unknown(r) or pred(r, None)]

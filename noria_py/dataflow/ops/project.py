@@ -84,6 +84,13 @@ class Project(Node):
             return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
         return self.on_input(0, self.parents[0].query(mapped, key))
 
+    def query_many(self, cols, keys) -> list:
+        src = self.source_cols
+        mapped = [src[c] for c in cols]
+        if None in mapped:
+            return Node.query_many(self, cols, keys)
+        return self.on_input(0, self.parents[0].query_many(mapped, keys))
+
     def on_probe(self, port: int, rows: list) -> list:
         out = []
         fns = self.fns

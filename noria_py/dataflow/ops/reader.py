@@ -175,6 +175,43 @@ class Reader(Node):
             self.graph.filled(self, key, len(self.state.get(key, ())))
         return self.published.get(key, ())
 
+    def fill_many(self, keys: list) -> None:
+        """Several keys that missed, filled by one upquery for all of them (``query_many``: base
+        storage answers them with one query), each key's records split out by the reader's key.
+        Keys a sibling covers, or when upqueries are messages, are filled one by one."""
+        if self.string_keys:
+            keys = [ck_tuple(k) for k in keys]
+        published = self.published
+        keys = [k for k in dict.fromkeys(keys) if k not in published]
+        parent = self.parents[0]
+        runtime = self.graph.runtime if self.graph is not None else None
+        if (
+            len(keys) < 2
+            or runtime is not None
+            or len(parent.children) > 1
+            or self.range_col is not None
+        ):
+            for k in keys:
+                self.fill(k)
+            return
+        rows = parent.query_many(list(self.key_cols), keys)
+        by: dict = {k: [] for k in keys}
+        keyf = self._key
+        for rec in rows:
+            mine = by.get(keyf(rec[0]))
+            if mine is None:
+                # a record of no key asked for (storage matched what the key function does
+                # not): each key is asked for by itself instead
+                for k in keys:
+                    self.fill(k)
+                return
+            mine.append(rec)
+        graph = self.graph
+        for k in keys:
+            self._fill_with(k, by[k])
+            if graph is not None:
+                graph.filled(self, k, len(self.state.get(k, ())))
+
     def _fill_with(self, key, rows) -> None:
         """Key ``key`` filled with ``rows`` (all of its records, every one of key ``key``)."""
         if self._sort_key is not None or type(self)._apply is not Reader._apply:
