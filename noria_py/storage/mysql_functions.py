@@ -312,8 +312,29 @@ def decimal_cmp(a: str, b: str) -> int:
     return (x > y) - (x < y)
 
 
+# collation keys ``_collation_cmp`` remembers per collation (then it starts over)
+CMP_KEYS = 8192
+
+
 def _collation_cmp(coll: C.Collation):
+    """SQLite's comparison function of a collation: called a dozen times per index search
+    (with the searched value each time, and the same upper index entries for every search), so
+    the collation keys of the strings it has compared lately are remembered."""
+    keys: dict = {}
+
     def cmp(a: str, b: str) -> int:
-        return coll.cmp(a, b)
+        if a == b:
+            return 0
+        ka = keys.get(a)
+        if ka is None:
+            if len(keys) >= CMP_KEYS:
+                keys.clear()
+            ka = keys[a] = coll.key(a)
+        kb = keys.get(b)
+        if kb is None:
+            if len(keys) >= CMP_KEYS:
+                keys.clear()
+            kb = keys[b] = coll.key(b)
+        return (ka > kb) - (ka < kb)
 
     return cmp

@@ -33,6 +33,7 @@ class Project(Node):
         self.faults = faults  # output columns that keep a Fault instead of raising
         self.faulted = False  # a Fault was ever produced: readers then look for them
         self.source_cols = cols  # input column per output column, None when computed
+        self._rel = None  # (graph version, SqlRel or None, SQL per asked columns): _pushed
         if not cols:
             self._map = lambda r: ()
         elif all(c is not None for c in cols):
@@ -82,7 +83,30 @@ class Project(Node):
         mapped = [src[c] for c in cols]
         if None in mapped:
             return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+        if cols:
+            pushed = self._pushed()
+            if pushed is not None:
+                from ..sqlrel import select
+
+                rel, sqls = pushed
+                return select(rel.storage, rel, cols, key, sqls)
         return self.on_input(0, self.parents[0].query(mapped, key))
+
+    def _pushed(self):
+        """A pick of columns over base tables (and lookup joins) as one SQL relation
+        (``sqlrel``): an upquery then reads only the picked columns, by one query. None when
+        it is no such pick, or a table it reads has deltas on their way (then the parents
+        answer, leaving those out)."""
+        graph = getattr(self, "graph", None)
+        version = graph.version if graph is not None else -1
+        cached = self._rel
+        if cached is None or cached[0] != version or (cached[1] and cached[1].stale()):
+            rel = self.sql_rel()
+            cached = self._rel = (version, rel, {})
+        rel = cached[1]
+        if rel is None or rel.pending():
+            return None
+        return rel, cached[2]
 
     def query_many(self, cols, keys) -> list:
         src = self.source_cols

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from decimal import Decimal
 from operator import itemgetter
 
 from sortedcontainers import SortedKeyList
@@ -73,12 +74,24 @@ def _sortable(v):
     return (1, ck(v))
 
 
+_NUMBERS = (int, float, Decimal)
+
+
+def _sortable_desc(v):
+    """``_sortable`` for a descending column: NULLs last (MySQL DESC), a number negated (so
+    that tuples compare in C), anything else reversed by ``_Desc``."""
+    if v is None:
+        return (2, 0)
+    if isinstance(v, _NUMBERS):
+        return (1, -v)
+    return (1, _Desc(ck(v)))
+
+
 def make_sort_key(order: list[tuple[int, bool]]):
     def key(row):
         parts = []
         for i, desc in order:
-            s = _sortable(row[i])
-            parts.append(_Desc(s) if desc else s)
+            parts.append(_sortable_desc(row[i]) if desc else _sortable(row[i]))
         parts.append(_RowTie(row))
         return tuple(parts)
 
@@ -214,6 +227,22 @@ class Reader(Node):
 
     def _fill_with(self, key, rows) -> None:
         """Key ``key`` filled with ``rows`` (all of its records, every one of key ``key``)."""
+        if self._sort_key is not None and type(self)._apply is Reader._apply:
+            if self.string_keys:
+                key = ck_tuple(key)
+            ordered: list = []
+            for row, m in rows:
+                if m < 0:
+                    break
+                ordered.extend([row] * m)
+            else:
+                # one sort of the whole key (SortedKeyList.update of an empty list), not an
+                # insertion per row
+                lst = SortedKeyList(key=self._sort_key)
+                lst.update(ordered)
+                self.state[key] = lst
+                self._publish(key)  # published last, as below
+                return
         if self._sort_key is not None or type(self)._apply is not Reader._apply:
             self.state[key] = {} if self._sort_key is None else SortedKeyList(key=self._sort_key)
             # published last: a concurrent lock-free lookup sees the key missing, then complete
