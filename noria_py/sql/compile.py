@@ -623,6 +623,26 @@ class Compiler:
             plan.key_pos = plan.key_pos[:-1]
         return plan
 
+    @staticmethod
+    def _check_range_kinds(parent: Node, key_pos, rng: int) -> None:
+        """Refuse a range reader whose columns it cannot order or key as MySQL compares them.
+        Strings are keyed and ordered by the engine's collation (``dataflow/intervals.py``); a
+        column with a collation of its own never gets here (its comparisons are written with
+        ``COLLATE``). An ENUM or SET range column orders by member position in MySQL's ORDER
+        BY, and a JSON one compares as JSON: those stay with base storage, as does a column of
+        unknown type."""
+        kinds = parent.kinds
+        if any(kinds[i] == V.NULL for i in list(key_pos) + [rng]):
+            raise Unsupported("range parameters with a column of unknown type")
+        kind = kinds[rng]
+        if kind == V.STR:
+            if kind.__class__ is V.MemberKind:
+                raise Unsupported("range parameters on an ENUM or SET column")
+            src = parent.source_column(rng)
+            ctype = src[0].column_type(src[1]) if src is not None else None
+            if ctype is not None and ctype.mysql_name == "JSON":
+                raise Unsupported("range parameters on a JSON column")
+
     def _range_conj(self, c: exp.Expression):
         flip = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
         names = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
@@ -1376,11 +1396,8 @@ class Compiler:
             if plan.default_fn is not None:
                 raise Unsupported("parameterized LIMIT with an aggregate over all keys")
             rng = plan.range_pos
-            if rng is not None and any(
-                parent.kinds[i] in (V.STR, V.NULL) for i in list(key_pos) + [rng]
-            ):
-                # a range reader orders and keys raw values; strings compare by collation
-                raise Unsupported("range parameters with a string column")
+            if rng is not None:
+                self._check_range_kinds(parent, key_pos, rng)
             sig = f"reader({parent.signature};{key_pos};range={rng};{len(parent.columns)})"
             reader = self._mk(
                 sig,
