@@ -577,6 +577,8 @@ def _string_at_or_above(prefix: str, bound: str):
         tries = []
         kc = ck(c)
         for base in (c, c.lower(), c.upper(), kc[0] if kc else c):
+            if len(base) != 1:
+                continue  # ('ß'.upper() is 'SS')
             o = ord(base) + 1
             if o <= 0x10FFFF and not 0xD800 <= o <= 0xDFFF:
                 tries.append(chr(o))

@@ -24,11 +24,18 @@ from noria_py.sql import collation as C
 
 COLLATIONS = ["utf8mb4_general_ci", "utf8mb4_bin", "utf8mb4_unicode_ci", "utf8mb4_general_nopad_ci"]
 
-ALPHABET = ["a", "A", "b", "B", "é", "É", "e", "s", "ß", " ", "\t", "%", "_", "\\", "z"]
+ALPHABET = ["a", "A", "b", "B", "é", "É", "e", "s", "ß", " ", "\t", "%", "_", "\\", "|", "z"]
 strings = st.text(alphabet=st.sampled_from(ALPHABET), max_size=4)
+# LIKE patterns: a literal prefix (escapes, wildcards and spaces in it too), then a tail
+patterns = st.builds(
+    lambda head, tail: head + tail,
+    st.text(alphabet=st.sampled_from(ALPHABET), max_size=3),
+    st.sampled_from(["%", "", "_%", "%a", "_", " %", "\\%", "|_%"]),
+)
 values = {
     "a": st.integers(0, 2),
     "s": strings,
+    "p": patterns,
 }
 
 # (query, the kinds of its parameters, how answers compare: "ids" exact multiset, "seq" exact
@@ -42,6 +49,16 @@ QUERIES = [
     ("SELECT id FROM t WHERE a = ? AND s < ? ORDER BY s DESC, id DESC LIMIT 2", ["a", "s"], "seq"),
     ("SELECT COUNT(*), MIN(s), MAX(s) FROM t WHERE s > ?", ["s"], "keys"),
     ("SELECT a, COUNT(*) FROM t WHERE s <= ? GROUP BY a", ["s"], "ids"),
+]
+
+# col LIKE ?: a prefix range of the reader, then the pattern on its rows
+LIKE_QUERIES = [
+    ("SELECT id FROM t WHERE s LIKE ?", ["p"], "ids"),
+    ("SELECT id, s FROM t WHERE a = ? AND s LIKE ?", ["a", "p"], "ids"),
+    ("SELECT id FROM t WHERE s LIKE ? ESCAPE '|'", ["p"], "ids"),
+    ("SELECT id FROM t WHERE s LIKE ? ORDER BY s, id LIMIT 2", ["p"], "seq"),
+    ("SELECT COUNT(*) FROM t WHERE s LIKE ? AND s >= ?", ["p", "s"], "ids"),
+    ("SELECT a, COUNT(*) FROM t WHERE s LIKE ? GROUP BY a", ["p"], "ids"),
 ]
 
 writes = st.lists(
@@ -92,7 +109,10 @@ class Side:
         with self.db.cursor() as cur:
             cur.execute("DROP TABLE IF EXISTS t")
             cur.execute(
-                "CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(20), KEY (s)) "
+                # no index on s: MariaDB 10.11 answers `s LIKE 'A%'` under utf8mb4_bin from
+                # an index range that misses 'A\t' (a PAD SPACE key below 'A'), where its
+                # row-by-row LIKE (and MySQL's semantics) keeps it
+                "CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(20)) "
                 f"DEFAULT CHARSET=utf8mb4 COLLATE={self.collation}"
             )
             if rows:
@@ -186,17 +206,73 @@ def test_string_ranges_match_mariadb(side, initial, steps, options):
         side.close()
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    initial_rows,
+    st.lists(st.tuples(reads(LIKE_QUERIES), writes), min_size=1, max_size=6),
+    options_st,
+)
+def test_like_prefix_reads_match_mariadb(side, initial, steps, options):
+    conn = side.engine(**options)
+    try:
+        run_steps(side, conn, initial, steps)
+        assert_cached(conn)
+    finally:
+        side.close()
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["b%", "B_%", "bob", "bo%b", "é%", "E%", "a %", "a\t%", "\\%%", "\\_%", "%b", "_", "ss%"],
+)
+def test_like_prefix_named_cases(side, pattern):
+    """Patterns whose prefix ends where a case-, accent- or PAD SPACE-insensitive range is
+    easy to get wrong: the rows MariaDB matches, read cold and then warm after writes."""
+    words = ["b", "B", "bob", "Bob ", "bo", "bob\t", "bé", "É", "e", "ea", "a", "a ", "a \t",
+             "a\t", "a\tz", "%", "\\", "_", "ß", "ss", "SS", "sß", "z"]  # fmt: skip
+    rows = [(i, i % 2, w) for i, w in enumerate(words)]
+    conn = side.engine(memory_limit="1KB")
+    try:
+        steps = [
+            (("SELECT id FROM t WHERE s LIKE ?", (pattern,), "ids"), [("ins", 40, 0, "bob2")]),
+            (("SELECT id FROM t WHERE a = ? AND s LIKE ?", (1, pattern), "ids"), [("del", 3)]),
+            (("SELECT id FROM t WHERE s LIKE ?", (pattern,), "ids"), [("upd", 5, "BOB")]),
+            (("SELECT id FROM t WHERE s LIKE ?", (pattern,), "ids"), []),
+        ]
+        run_steps(side, conn, rows, steps)
+        assert_cached(conn)
+    finally:
+        side.close()
+
+
 def test_string_range_reads_are_cached(side):
     conn = side.engine()
     try:
         conn.executemany(
             "INSERT INTO t VALUES (?, ?, ?)", [(1, 0, "bob"), (2, 0, "Bob "), (3, 1, "alice")]
         )
-        for sql, kinds, _how in QUERIES:
-            conn.execute(sql, tuple(0 if k == "a" else "b" for k in kinds))
+        for sql, kinds, _how in QUERIES + LIKE_QUERIES:
+            conn.execute(sql, tuple(0 if k == "a" else "b%" if k == "p" else "b" for k in kinds))
             plan = conn.execute("EXPLAIN " + sql).fetchall()
             assert any(r[1] == "reader" and " range " in r[2] for r in plan), plan
             assert all(r[1] != "proxied" for r in plan), plan
         assert_cached(conn)
+    finally:
+        side.close()
+
+
+def test_a_number_against_the_string_column_compares_as_numbers(side):
+    """A number bound to ``s >= ?`` or ``s LIKE ?`` is read as MySQL reads it (the range as
+    numbers, the pattern as the number's text): the statement runs with the value written in."""
+    rows = [(1, 0, "1x"), (2, 0, "10"), (3, 0, "x"), (4, 1, "2"), (5, 1, " 3")]
+    conn = side.engine()
+    try:
+        steps = [
+            (("SELECT id FROM t WHERE s >= ?", (2,), "ids"), []),
+            (("SELECT id FROM t WHERE s < ?", (1.5,), "ids"), []),
+            (("SELECT id FROM t WHERE s LIKE ?", (10,), "ids"), []),
+            (("SELECT id FROM t WHERE s LIKE ?", ("1%",), "ids"), []),
+        ]
+        run_steps(side, conn, rows, steps)
     finally:
         side.close()
