@@ -85,3 +85,24 @@ def test_a_prefix_of_spaces_says_nothing_under_pad_space():
         assert lo <= C.ck("a\tz") < hi and not lo <= C.ck("a") < hi
     finally:
         C.set_current(C.DEFAULT)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    prefix=text,
+    value=text,
+    tail=st.sampled_from(["%", "", "%%", "_%", "%z", "|%"]),
+    escape=st.sampled_from(["|", "%"]),
+)
+def test_a_read_matches_as_like_does(collation, prefix, value, tail, escape):
+    """The match a read applies (``like_reads.pattern_plan``: for ``'abc%'`` a comparison of the
+    first characters) is ``like``'s, and its range holds every match."""
+    from noria_py.engine.like_reads import pattern_plan
+
+    pattern = prefix + tail
+    lo, hi, match = pattern_plan(pattern, escape)
+    for v in (value, prefix + value, prefix.upper() + value):
+        want = C.like(collation, v, pattern, escape)
+        assert match(v) == want, (v, pattern, escape)
+        if want:
+            assert lo <= (1, C.ck(v), 0) < hi, (v, pattern)

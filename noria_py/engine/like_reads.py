@@ -27,21 +27,28 @@ from .prepared import BindsOtherwise
 if TYPE_CHECKING:
     from .selects import SelectPrepared
 
-_PREFIX_CUTS: dict = {}  # (collation, pattern, escape) -> (lo cut, hi cut)
+# (collation, pattern, escape) -> (lo cut, hi cut, value -> matches)
+_PATTERNS: dict = {}
 
 
-def prefix_cuts(pattern: str, escape: str) -> tuple[tuple, tuple]:
-    """The ``[lo, hi)`` cuts (``dataflow/intervals.py``) of the keys a string matching
-    ``pattern`` can have, under the engine's collation."""
+def pattern_plan(pattern: str, escape: str) -> tuple:
+    """``(lo, hi, match)``: the ``[lo, hi)`` cuts (``dataflow/intervals.py``) of the keys a
+    string matching ``pattern`` can have under the engine's collation, and ``match(value)``,
+    the pattern itself (for the common ``'abc%'``, a comparison of the first characters)."""
     coll = C.current()
     k = (coll.name, pattern, escape)
-    got = _PREFIX_CUTS.get(k)
+    got = _PATTERNS.get(k)
     if got is None:
-        lo, hi = C.prefix_key_range(C.like_prefix(pattern, escape))
-        got = (BOTTOM if lo is None else (1, lo, 0), TOP if hi is None else (1, hi, 0))
-        if len(_PREFIX_CUTS) >= 10000:
-            _PREFIX_CUTS.clear()
-        _PREFIX_CUTS[k] = got
+        prefix, rest = C.like_split(pattern, escape)
+        lo, hi = C.prefix_key_range(prefix)
+        if rest == "" or (rest.strip("%") == "" and escape != "%"):
+            match = C.like_prefix_matcher(prefix, exact=rest == "")
+        else:
+            match = like_matcher(pattern, escape)
+        got = (BOTTOM if lo is None else (1, lo, 0), TOP if hi is None else (1, hi, 0), match)
+        if len(_PATTERNS) >= 10000:
+            _PATTERNS.clear()
+        _PATTERNS[k] = got
     return got
 
 
@@ -63,12 +70,12 @@ def like_rows(prep: SelectPrepared, params) -> tuple:
             return prep._range_finish([], offset, limit, False) if post else ()
         if pattern.__class__ is not str:
             raise BindsOtherwise()  # MySQL reads it as text of its own kind
-        plo, phi = prefix_cuts(pattern, escape)
+        plo, phi, match = pattern_plan(pattern, escape)
         if plo > lo:
             lo = plo
         if phi < hi:
             hi = phi
-        matchers.append(like_matcher(pattern, escape))
+        matchers.append(match)
     if not lo < hi:
         return prep._range_finish([], offset, limit, False) if post else ()
     rc = prep._rc

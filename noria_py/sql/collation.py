@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import codecs
 import re
+import threading
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable
@@ -391,20 +392,40 @@ def default() -> Collation:
 # ---------------------------------------------------------------------------------------------
 
 
+class _UnitTable(dict):
+    """``{code point: the character naming its LIKE class}``, filled on demand: a
+    ``str.translate`` table (``_units``). Characters of one class (equal LIKE units) share
+    their name."""
+
+    __slots__ = ("coll",)
+
+    def __init__(self, coll: Collation):
+        super().__init__()
+        self.coll = coll
+
+    def __missing__(self, cp: int) -> str:
+        with _UNIT_LOCK:  # one name per class, whichever thread meets it first
+            ids = self.coll._unit_ids
+            u = self.coll._unit(chr(cp))
+            i = ids.get(u)
+            if i is None:
+                i = ids[u] = chr(len(ids))
+            self[cp] = i
+            return i
+
+
+_UNIT_TABLES: dict = {}
+_UNIT_LOCK = threading.Lock()
+
+
 def _units(coll: Collation, s: str) -> str:
     """``s`` with each character replaced by one character naming its LIKE class."""
-    unit = coll._unit
-    if unit is None:
+    if coll._unit is None:
         return s
-    ids = coll._unit_ids
-    out = []
-    for ch in s:
-        u = unit(ch)
-        i = ids.get(u)
-        if i is None:
-            i = ids[u] = chr(len(ids))
-        out.append(i)
-    return "".join(out)
+    table = _UNIT_TABLES.get(coll.name)
+    if table is None:
+        table = _UNIT_TABLES[coll.name] = _UnitTable(coll)
+    return s.translate(table)
 
 
 @lru_cache(maxsize=4096)
@@ -544,6 +565,12 @@ def like_prefix(pattern: str, escape: str | None = "\\") -> str:
     literally: up to its first ``%`` or ``_`` that is not escaped, escapes taken out (read as
     ``like`` reads them: an escape before any character makes it literal, a trailing escape is
     itself literal)."""
+    return like_split(pattern, escape)[0]
+
+
+def like_split(pattern: str, escape: str | None = "\\") -> tuple[str, str]:
+    """``(prefix, rest)``: ``like_prefix(pattern)`` and the pattern after it (from its first
+    unescaped wildcard on, as written)."""
     out = []
     i, n = 0, len(pattern)
     while i < n:
@@ -556,7 +583,20 @@ def like_prefix(pattern: str, escape: str | None = "\\") -> str:
             break
         out.append(ch)
         i += 1
-    return "".join(out)
+    return "".join(out), pattern[i:]
+
+
+def like_prefix_matcher(prefix: str, exact: bool):
+    """``value -> bool`` for ``value LIKE pattern`` where the pattern is the literal ``prefix``
+    followed by only ``%`` (or, ``exact``, by nothing): the value's first characters compare
+    with the prefix's by their LIKE units, as ``like`` compares them, without a regex over the
+    whole value."""
+    coll = current()
+    n = len(prefix)
+    want = _units(coll, prefix)
+    if exact:
+        return lambda v: len(v) == n and _units(coll, v) == want
+    return lambda v: _units(coll, v[:n]) == want
 
 
 def _key_after(key: str) -> str | None:
