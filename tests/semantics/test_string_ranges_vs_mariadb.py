@@ -49,6 +49,7 @@ QUERIES = [
     ("SELECT id FROM t WHERE a = ? AND s < ? ORDER BY s DESC, id DESC LIMIT 2", ["a", "s"], "seq"),
     ("SELECT COUNT(*), MIN(s), MAX(s) FROM t WHERE s > ?", ["s"], "keys"),
     ("SELECT a, COUNT(*) FROM t WHERE s <= ? GROUP BY a", ["s"], "ids"),
+    ("SELECT id FROM t WHERE a IN (?, ?) AND s > ? ORDER BY id", ["a", "a", "s"], "seq"),
 ]
 
 # col LIKE ?: a prefix range of the reader, then the pattern on its rows
@@ -59,6 +60,7 @@ LIKE_QUERIES = [
     ("SELECT id FROM t WHERE s LIKE ? ORDER BY s, id LIMIT 2", ["p"], "seq"),
     ("SELECT COUNT(*) FROM t WHERE s LIKE ? AND s >= ?", ["p", "s"], "ids"),
     ("SELECT a, COUNT(*) FROM t WHERE s LIKE ? GROUP BY a", ["p"], "ids"),
+    ("SELECT id FROM t WHERE a IN (?, ?) AND s LIKE ? ORDER BY id", ["a", "a", "p"], "seq"),
 ]
 
 writes = st.lists(
@@ -188,7 +190,9 @@ def assert_cached(conn) -> None:
 
 
 initial_rows = st.lists(st.tuples(st.integers(0, 20), values["a"], strings), max_size=14)
-options_st = st.sampled_from([{}, {"memory_limit": "1KB"}])
+options_st = st.sampled_from(
+    [{}, {"memory_limit": "1KB"}, {"upqueries": "messages"}, {"partial": False}]
+)
 
 
 @settings(max_examples=25, deadline=None)
