@@ -123,3 +123,16 @@ def test_ranges_bench(tmp_path):
     }
     partial_readers = result["partial"]["readers"].values()
     assert all(r["materialization"] == "partial" for r in partial_readers)
+
+
+def test_like_prefix_bench(tmp_path):
+    out = tmp_path / "like_prefix.json"
+    run(
+        "like_prefix.py",
+        *("--rows", "3000", "--reads", "800", "--rounds", "1", "--writes", "200"),
+        *("--out", str(out)),
+    )
+    result = json.loads(out.read_text())
+    assert result["like_prefix_ratio"] > 0 and result["like_count_ratio"] > 0
+    assert set(result["caches"].values()) == {"cached"}
+    assert result["answer_mismatches_after_writes"] == {"prefix": 0, "count": 0}

@@ -3,8 +3,11 @@
 A partial range reader (``ops/reader.py``, ``RangeReader``) keeps, per equality key, the set of
 ranges of its range column whose rows it holds. This module is that set.
 
-Values are ordered as Python orders them (the column's kind: ints, floats, strings, dates). An
-interval's ends are *cuts*: positions between values, written as tuples that compare correctly
+Values are ordered as Python orders them (the column's kind: ints, floats, dates), strings by
+their collation keys (``sql/collation.py``: a cut over a string column holds a key, a ``CK``, or a
+``KeyCut``, a position in key space that is no string's key, such as the end of a ``LIKE``
+prefix's range; a row's string is keyed where it is compared with a cut). An interval's ends are
+*cuts*: positions between values, written as tuples that compare correctly
 with each other (and never compare two values of different kinds unless the column mixes them):
 
 - ``BOTTOM`` ``(0,)``: below every value;
@@ -28,18 +31,20 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+from ..sql.collation import CK, ck
+
 BOTTOM = (0,)
 TOP = (2,)
 
 
 def below(v) -> tuple:
     """The cut just below ``v`` (``>= v`` starts here, ``< v`` ends here)."""
-    return (1, v, 0)
+    return (1, ck(v) if v.__class__ is str else v, 0)
 
 
 def above(v) -> tuple:
     """The cut just above ``v`` (``> v`` starts here, ``<= v`` ends here)."""
-    return (1, v, 1)
+    return (1, ck(v) if v.__class__ is str else v, 1)
 
 
 def interval_of(bounds) -> tuple[tuple, tuple]:
@@ -47,6 +52,8 @@ def interval_of(bounds) -> tuple[tuple, tuple]:
     is one of ``>``, ``>=``, ``<``, ``<=``. Empty when ``lo >= hi``."""
     lo, hi = BOTTOM, TOP
     for op, v in bounds:
+        if v.__class__ is str:
+            v = ck(v)
         if op == ">":
             c = (1, v, 1)
             if c > lo:
@@ -79,6 +86,8 @@ def int_cut(c: tuple) -> tuple:
 
 def point(v) -> tuple[tuple, tuple]:
     """The interval holding exactly ``v``."""
+    if v.__class__ is str:
+        v = ck(v)
     return (1, v, 0), (1, v, 1)
 
 
@@ -86,14 +95,23 @@ def in_interval(v, lo: tuple, hi: tuple) -> bool:
     """Does the value ``v`` lie in ``[lo, hi)``? NULL never does."""
     if v is None:
         return False
+    if v.__class__ is str:
+        v = ck(v)
     c = (1, v, 0)
     return lo <= c < hi
 
 
+def _shown(v) -> str:
+    """A cut's value as written: a string key by the spelling it came from."""
+    if isinstance(v, CK):
+        return repr(getattr(v, "orig", None) if type(v) is CK else v)
+    return repr(v)
+
+
 def describe(lo: tuple, hi: tuple) -> str:
     """``[lo, hi)`` in SQL-ish notation, for messages and EXPLAIN."""
-    left = "(-inf" if lo == BOTTOM else ("[" if lo[2] == 0 else "(") + repr(lo[1])
-    right = "+inf)" if hi == TOP else repr(hi[1]) + ("]" if hi[2] == 1 else ")")
+    left = "(-inf" if lo == BOTTOM else ("[" if lo[2] == 0 else "(") + _shown(lo[1])
+    right = "+inf)" if hi == TOP else _shown(hi[1]) + ("]" if hi[2] == 1 else ")")
     return f"{left}, {right}"
 
 
@@ -139,6 +157,8 @@ class IntervalSet:
         """Is the value ``v`` in the set? (NULL never is.)"""
         if v is None:
             return False
+        if v.__class__ is str:
+            v = ck(v)
         c = (1, v, 0)
         los = self.los
         i = bisect_right(los, c) - 1

@@ -155,6 +155,25 @@ class ExplainMixin:
                     "no" if n.id in created else "yes",
                 )
             )
+        likes = [op[1] for op, _i in cq.range_ops if op.__class__ is tuple] if cq else []
+        if likes:
+            # col LIKE ?: the reader's range of the pattern's prefix, then the pattern itself
+            reader = cq.reader
+            col = X.column_label(reader, reader.range_col, qualify)
+            esc = "" if likes[0] == "\\" else f" ESCAPE {likes[0]!r}"
+            rows.append(
+                (
+                    None,
+                    "post-lookup",
+                    f"{col} LIKE ?{esc}: the range of keys its prefix allows, then the "
+                    "pattern on the range's rows (per read)",
+                    str(reader.id),
+                    "none",
+                    "",
+                    reader.domain,
+                    "no",
+                )
+            )
         post = cq.post if cq is not None else None
         if post is not None:
             reader = cq.reader
@@ -171,7 +190,7 @@ class ExplainMixin:
                         "no",
                     )
                 )
-        nullable = [post is not None] + [False] * 7  # post-lookup rows have no id
+        nullable = [post is not None or bool(likes)] + [False] * 7  # post-lookup: no id
         return Result(self._EXPLAIN_NAMES, rows, self._EXPLAIN_TYPES, nullable, len(rows))
 
     def _explain_dry(self, target: exp.Expression, nparams: int) -> Result:

@@ -109,6 +109,11 @@ _LIFT_RULES: dict[str, dict[type, object]] = {
     V.FLOAT: {int: _small_int, str: _short_number_text},
     V.STR: {str: None},
 }
+# what ``compared_kinds`` names a ``col LIKE ?`` pattern by: a string binds as written; any
+# other value (a number, bytes) is read by MySQL as text of its own kind, so the statement
+# runs with it written in (``binds_otherwise``)
+LIKE_PATTERN = "like-pattern"
+_LIFT_RULES[LIKE_PATTERN] = {str: None}
 _NO_RULES: dict = {}
 
 
@@ -153,7 +158,9 @@ def _param_guard(prep: Prepared) -> tuple:
         for i, k in sorted((compared() if compared is not None else {}).items()):
             if k.__class__ is V.MemberKind:
                 continue  # an ENUM/SET: a number is a member's position, bound as such
-            if k == V.STR:
+            if k == LIKE_PATTERN:
+                out.append((i, "like"))
+            elif k == V.STR:
                 out.append((i, "str"))
             elif k in (V.INT, V.DECIMAL, V.FLOAT):
                 out.append((i, "num"))
@@ -177,6 +184,9 @@ def binds_otherwise(prep: Prepared, params) -> bool:
         v = params[i]
         if fam == "str":
             if v.__class__ in _NUMBER_TYPES:
+                return True
+        elif fam == "like":
+            if v.__class__ is not str and v is not None:
                 return True
         elif v.__class__ is str and not _PLAIN_INT_TEXT.fullmatch(v):
             return True

@@ -21,7 +21,14 @@ from ..sql.collation import ck
 from ..sql.compile import CompiledQuery, key_combinations
 from ..sql.parse import parse
 from .base import LATENCY_BOUNDS_NS, QueryEntry, _count_params
-from .prepared import _NUMBER_TYPES, _PARAM_TYPES, BindsOtherwise, Prepared, check_params
+from .prepared import (
+    _NUMBER_TYPES,
+    _PARAM_TYPES,
+    LIKE_PATTERN,
+    BindsOtherwise,
+    Prepared,
+    check_params,
+)
 
 if TYPE_CHECKING:
     from .core import Engine
@@ -298,6 +305,15 @@ class SelectPrepared(Prepared):
         self._int_range = cq.range_kind == V.INT
         if cq.offset_param is None and cq.limit_param is None:
             self._page = lambda params, page=(cq.offset, cq.limit): page
+        # ``col LIKE ?`` on the range column: a prefix range, then the pattern (like_reads.py)
+        self._like = [(i, op[1]) for op, i in cq.range_ops if op.__class__ is tuple]
+        if self._like:
+            from .like_reads import like_rows
+
+            if not cq.multi_key:
+                self.simple = True  # lock-free from the key's snapshot when it holds the range
+            self.rows = lambda params: like_rows(self, params)
+            return
         if not cq.multi_key:
             # the cursor's (and the server's) fast path calls ``rows`` without the lock
             self.simple = True
@@ -509,7 +525,7 @@ class SelectPrepared(Prepared):
         keys = [k for k in self._keys(params) if _NoMatch not in k]
         return self._range_locked(keys, iv[0], iv[1], need, offset, limit)
 
-    def _range_locked(self, keys, lo, hi, need, offset, limit) -> tuple:
+    def _range_locked(self, keys, lo, hi, need, offset, limit, keep=None) -> tuple:
         """A range read that may fill: under the engine lock, or, with a thread per domain, on
         the reader's domain (which alone changes its state: it fills what the read misses by
         ranged upqueries sent as messages and collects the rows, while this thread waits without
@@ -537,7 +553,7 @@ class SelectPrepared(Prepared):
         if ev is not None and reader.partial:
             for k in hit:
                 reader.touch_range(ev, k, lo, hi)
-        return self._range_finish(out, offset, limit, len(keys) > 1)
+        return self._range_finish(out, offset, limit, len(keys) > 1, keep)
 
     def _range_read(self, keys, read) -> tuple[list, list]:
         """Rows of every key by ``read(key) -> (rows, upqueried)``, with no eviction meanwhile;
@@ -555,9 +571,12 @@ class SelectPrepared(Prepared):
                     hit.append(k)
         return out, hit
 
-    def _range_finish(self, rows: list, offset: int, limit, merged: bool) -> tuple:
+    def _range_finish(self, rows: list, offset: int, limit, merged: bool, keep=None) -> tuple:
         """Order (when the reader's order is not the answer's), OFFSET/LIMIT, hidden columns;
-        first, for an aggregate or DISTINCT over the range, the answer from the range's rows."""
+        first, for an aggregate or DISTINCT over the range, the answer from the range's rows
+        (those ``keep`` keeps, when given)."""
+        if keep is not None:
+            rows = [r for r in rows if keep(r)]
         order = self.cq.order
         if self._post is not None:
             return self._page_visible(self._post_answer(rows), offset, limit)
@@ -661,6 +680,12 @@ class SelectPrepared(Prepared):
         for ps, kind in zip(self.key_params, self.key_kinds):
             for i in ps:
                 out[i] = kind
+        kind = self.cq.range_kind
+        for op, i in self.cq.range_ops:
+            if op.__class__ is tuple:
+                out[i] = LIKE_PATTERN  # col LIKE ?
+            elif kind == V.STR and kind.__class__ is not V.MemberKind:
+                out[i] = kind  # a range over a string column: a number compares as numbers
         return out
 
     def in_storage(self, engine: Engine) -> Prepared:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import codecs
 import re
+import threading
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable
@@ -391,20 +392,40 @@ def default() -> Collation:
 # ---------------------------------------------------------------------------------------------
 
 
+class _UnitTable(dict):
+    """``{code point: the character naming its LIKE class}``, filled on demand: a
+    ``str.translate`` table (``_units``). Characters of one class (equal LIKE units) share
+    their name."""
+
+    __slots__ = ("coll",)
+
+    def __init__(self, coll: Collation):
+        super().__init__()
+        self.coll = coll
+
+    def __missing__(self, cp: int) -> str:
+        with _UNIT_LOCK:  # one name per class, whichever thread meets it first
+            ids = self.coll._unit_ids
+            u = self.coll._unit(chr(cp))
+            i = ids.get(u)
+            if i is None:
+                i = ids[u] = chr(len(ids))
+            self[cp] = i
+            return i
+
+
+_UNIT_TABLES: dict = {}
+_UNIT_LOCK = threading.Lock()
+
+
 def _units(coll: Collation, s: str) -> str:
     """``s`` with each character replaced by one character naming its LIKE class."""
-    unit = coll._unit
-    if unit is None:
+    if coll._unit is None:
         return s
-    ids = coll._unit_ids
-    out = []
-    for ch in s:
-        u = unit(ch)
-        i = ids.get(u)
-        if i is None:
-            i = ids[u] = chr(len(ids))
-        out.append(i)
-    return "".join(out)
+    table = _UNIT_TABLES.get(coll.name)
+    if table is None:
+        table = _UNIT_TABLES[coll.name] = _UnitTable(coll)
+    return s.translate(table)
 
 
 @lru_cache(maxsize=4096)
@@ -483,8 +504,8 @@ _CK_CACHE: dict = {}  # recently keyed strings (keys are hot: the same titles, n
 
 def ck(v):
     """``v`` as a key: a string becomes its collation key (a :class:`CK`), anything else is
-    itself. Idempotent."""
-    if isinstance(v, str) and type(v) is not CK:
+    itself (a :class:`KeyCut` too). Idempotent."""
+    if isinstance(v, str) and type(v) is not CK and type(v) is not KeyCut:
         out = _CK_CACHE.get(v)
         if out is not None:
             return out
@@ -509,3 +530,144 @@ def ck_tuple(key: tuple) -> tuple:
         if isinstance(v, str) and type(v) is not CK:
             return tuple([ck(x) for x in key])
     return key
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranges of keys: LIKE prefixes
+# ---------------------------------------------------------------------------------------------
+
+
+class KeyCut(CK):
+    """A position in the key space of the engine's collation that need not be any string's key:
+    an end of the range of keys a ``LIKE`` prefix allows (``dataflow/intervals.py`` cuts hold
+    it as they hold a :class:`CK`, and it compares with keys as the string it is).
+
+    Base storage compares real strings, so it is given, for SQL, ``low`` (a string whose key is
+    at or below this position, or None: none is known) and ``high`` (one whose key is at or
+    above it, or None), and keeps exactly the rows whose keys lie on the right side of the
+    position itself. ``label`` says what it is, for EXPLAIN and messages."""
+
+    __slots__ = ("low", "high", "label")
+
+    def __repr__(self) -> str:
+        return self.label
+
+
+def _key_cut(key: str, low, high, label: str) -> KeyCut:
+    k = KeyCut(key)
+    k.orig = None
+    k.low, k.high, k.label = low, high, label
+    return k
+
+
+def like_prefix(pattern: str, escape: str | None = "\\") -> str:
+    """The characters every value ``LIKE pattern`` starts with, as far as the pattern says so
+    literally: up to its first ``%`` or ``_`` that is not escaped, escapes taken out (read as
+    ``like`` reads them: an escape before any character makes it literal, a trailing escape is
+    itself literal)."""
+    return like_split(pattern, escape)[0]
+
+
+def like_split(pattern: str, escape: str | None = "\\") -> tuple[str, str]:
+    """``(prefix, rest)``: ``like_prefix(pattern)`` and the pattern after it (from its first
+    unescaped wildcard on, as written)."""
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if escape and ch == escape and i + 1 < n:
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch == "%" or ch == "_":
+            break
+        out.append(ch)
+        i += 1
+    return "".join(out), pattern[i:]
+
+
+def like_prefix_matcher(prefix: str, exact: bool):
+    """``value -> bool`` for ``value LIKE pattern`` where the pattern is the literal ``prefix``
+    followed by only ``%`` (or, ``exact``, by nothing): the value's first characters compare
+    with the prefix's by their LIKE units, as ``like`` compares them, without a regex over the
+    whole value."""
+    coll = current()
+    n = len(prefix)
+    want = _units(coll, prefix)
+    if exact:
+        return lambda v: len(v) == n and _units(coll, v) == want
+    return lambda v: _units(coll, v[:n]) == want
+
+
+def _key_after(key: str) -> str | None:
+    """The smallest string above every string that starts with ``key`` (None: there is none)."""
+    k = key.rstrip("\U0010ffff")
+    if not k:
+        return None
+    return k[:-1] + chr(ord(k[-1]) + 1)
+
+
+def _string_at_or_above(prefix: str, bound: str):
+    """A string whose key (under the engine's collation) is at or above ``bound``, made by
+    raising one character of ``prefix`` and cutting it there (as close above as a few tries
+    find; None when none is found): base storage's upper bound for a range ending at
+    ``bound``."""
+    for i in range(len(prefix) - 1, -1, -1):
+        c = prefix[i]
+        tries = []
+        kc = ck(c)
+        for base in (c, c.lower(), c.upper(), kc[0] if kc else c):
+            if len(base) != 1:
+                continue  # ('ß'.upper() is 'SS')
+            o = ord(base) + 1
+            if o <= 0x10FFFF and not 0xD800 <= o <= 0xDFFF:
+                tries.append(chr(o))
+        tries.append("\U0010ffff")
+        for t in tries:
+            s = prefix[:i] + t
+            if ck(s) >= bound:
+                return s
+    return None
+
+
+def _string_at_or_below(prefix: str, bound: str):
+    """A string whose key is at or below ``bound``: ``prefix`` cut as short as needed (None when
+    not even the empty string is): base storage's lower bound for a range starting at
+    ``bound``."""
+    for i in range(len(prefix), -1, -1):
+        s = prefix[:i]
+        if ck(s) <= bound:
+            return s
+    return None
+
+
+def prefix_key_range(prefix: str):
+    """``(lo, hi)``: the keys (under the engine's collation) of the strings whose first
+    characters match ``prefix`` character by character as ``LIKE`` compares them lie in
+    ``[lo, hi)`` (each a :class:`KeyCut`; None: unbounded on that side). Both None when the
+    prefix says nothing about the order (it is empty, or weighs only spaces).
+
+    Why it holds. ``LIKE`` compares a character with a pattern character by its weights (its
+    LIKE unit, which, for every collation here, is the character's weights or finer), and a
+    string's weights are its characters' weights in a row; so every such string's weights
+    start with the prefix's weights ``W``. A ``NO PAD`` key is the weights: it starts with
+    ``W``, the prefix's own key. A ``PAD SPACE`` key encodes the weights token by token (a run
+    of spaces and the weight after it; trailing spaces dropped; then a terminator): the tokens
+    of ``W`` up to its last weight that is not a space are complete, so every such key starts
+    with their encoding, which is the prefix's key without its terminator (the prefix's own
+    trailing spaces are where a key encodes nothing yet). Keys starting with ``E`` lie in
+    ``[E, E')`` where ``E'`` is ``E`` with its last character raised by one."""
+    coll = current()
+    if coll.name == "binary":
+        return None, None
+    key = ck(prefix)
+    e = str(key)[:-1] if coll.pad_space else str(key)
+    if not e:
+        return None, None
+    after = _key_after(e)
+    label = f"prefix {prefix!r}"
+    lo = _key_cut(e, _string_at_or_below(prefix, e), prefix, label)
+    if after is None:
+        return lo, None
+    hi = _key_cut(after, prefix, _string_at_or_above(prefix, after), f"after {label}")
+    return lo, hi

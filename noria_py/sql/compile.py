@@ -41,6 +41,7 @@ from .expr import (
     Compiled,
     Scope,
     Unsupported,
+    _escape_char,
     carries_digits,
     compile_expr,
     int_range,
@@ -143,7 +144,8 @@ class CompiledQuery:
     merge_distinct: bool = False
     declared: list | None = None  # per output column: its declared type's name, or None
     visible: int = 0
-    range_ops: list = field(default_factory=list)  # [(op, param index)] on the range column
+    # [(op, param index)] on the range column: op is >, >=, <, <= or ("like", escape)
+    range_ops: list = field(default_factory=list)
     range_kind: str | None = None
     limit_param: int | None = None  # LIMIT ? / OFFSET ?: parameter positions
     offset_param: int | None = None
@@ -180,6 +182,29 @@ def _placeholder_index(e: exp.Expression) -> int | None:
     if isinstance(e, exp.Placeholder) and e.this and str(e.this).startswith("p"):
         return int(str(e.this)[1:])
     return None
+
+
+def _like_conj(c: exp.Expression):
+    """``col LIKE ?`` (``ESCAPE`` a literal character, or none: the backslash) as a range
+    condition on ``col``: ``(col, [(("like", escape), parameter index)])``; None for anything
+    else. A read serves it from the range of keys the bound pattern's prefix allows and keeps
+    the rows the pattern matches (``engine/like_reads.py``)."""
+    escape = "\\"
+    if isinstance(c, exp.Escape):
+        e = c.expression
+        if isinstance(e, exp.Null):
+            pass
+        elif isinstance(e, exp.Literal) and e.is_string:
+            escape = _escape_char(e.this)
+        else:
+            return None
+        c = c.this
+    if not isinstance(c, exp.Like) or not isinstance(c.this, exp.Column):
+        return None
+    idx = _placeholder_index(c.expression)
+    if idx is None:
+        return None
+    return c.this, [(("like", escape), idx)]
 
 
 def _has(e: exp.Expression, types) -> bool:
@@ -623,7 +648,30 @@ class Compiler:
             plan.key_pos = plan.key_pos[:-1]
         return plan
 
+    @staticmethod
+    def _check_range_kinds(parent: Node, key_pos, rng: int) -> None:
+        """Refuse a range reader whose columns it cannot order or key as MySQL compares them.
+        Strings are keyed and ordered by the engine's collation (``dataflow/intervals.py``); a
+        column with a collation of its own never gets here (its comparisons are written with
+        ``COLLATE``). An ENUM or SET range column orders by member position in MySQL's ORDER
+        BY, and a JSON one compares as JSON: those stay with base storage, as does a column of
+        unknown type."""
+        kinds = parent.kinds
+        if any(kinds[i] == V.NULL for i in list(key_pos) + [rng]):
+            raise Unsupported("range parameters with a column of unknown type")
+        kind = kinds[rng]
+        if kind == V.STR:
+            if kind.__class__ is V.MemberKind:
+                raise Unsupported("range parameters on an ENUM or SET column")
+            src = parent.source_column(rng)
+            ctype = src[0].column_type(src[1]) if src is not None else None
+            if ctype is not None and ctype.mysql_name == "JSON":
+                raise Unsupported("range parameters on a JSON column")
+
     def _range_conj(self, c: exp.Expression):
+        like = _like_conj(c)
+        if like is not None:
+            return like
         flip = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
         names = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
         if type(c) in names:
@@ -1351,11 +1399,12 @@ class Compiler:
             if plan.default_fn is not None:
                 raise Unsupported("parameterized LIMIT with an aggregate over all keys")
             rng = plan.range_pos
-            if rng is not None and any(
-                parent.kinds[i] in (V.STR, V.NULL) for i in list(key_pos) + [rng]
-            ):
-                # a range reader orders and keys raw values; strings compare by collation
-                raise Unsupported("range parameters with a string column")
+            if rng is not None:
+                self._check_range_kinds(parent, key_pos, rng)
+                if any(op.__class__ is tuple for op, _i in plan.range_ops) and (
+                    parent.kinds[rng] != V.STR
+                ):
+                    raise Unsupported("LIKE ? on a column that is not a string")
             sig = f"reader({parent.signature};{key_pos};range={rng};{len(parent.columns)})"
             reader = self._mk(
                 sig,

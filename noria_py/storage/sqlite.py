@@ -24,7 +24,7 @@ from ..errors import (
     OperationalError,
 )
 from ..sql import values as V
-from ..sql.collation import CK
+from ..sql.collation import CK, KeyCut, ck
 from ..sql.collation import current as current_collation
 from ..sql.functions.coerce import ColumnFloat
 
@@ -180,6 +180,21 @@ def _inline_pk(schema: TableSchema) -> bool:
 
 def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_bounds(lower, upper):
+    """Range bounds on a text column as SQL can take them: ``(lower, upper, loose)``. A bound
+    holding a :class:`KeyCut` (a position between keys, not a string) becomes a real string
+    on its far side (``low`` below, ``high`` above; none when there is none), and ``loose``
+    says the SQL range may hold rows beyond the bounds."""
+    loose = False
+    if lower is not None and type(lower[0]) is KeyCut:
+        loose = True
+        lower = None if lower[0].low is None else (lower[0].low, True)
+    if upper is not None and type(upper[0]) is KeyCut:
+        loose = True
+        upper = None if upper[0].high is None else (upper[0].high, True)
+    return lower, upper, loose
 
 
 def _between(v, lower, upper) -> bool:
@@ -733,38 +748,54 @@ class SQLiteStorage:
             rows = [r for r in self.lookup(table, cols, key) if _between(r[col], lower, upper)]
             rows.sort(key=lambda r: r[col], reverse=desc)
             return rows if limit is None else rows[:limit]
+        keyed = kind == V.STR
+        if keyed:
+            # text compares under the engine's collation (the column's, in SQLite too), and the
+            # bounds are collation keys: SQL gets a spelling of each (a KeyCut's real strings
+            # around it), the keys decide below
+            sql_lower, sql_upper, loose = _sql_bounds(lower, upper)
+        else:
+            sql_lower, sql_upper, loose = lower, upper, False
+        sql_limit = None if loose else limit  # loose bounds: rows beyond are cut out below
         shape = (
             table,
             tuple(cols),
             col,
-            None if lower is None else lower[1],
-            None if upper is None else upper[1],
-            limit is not None,
+            None if sql_lower is None else sql_lower[1],
+            None if sql_upper is None else sql_upper[1],
+            sql_limit is not None,
             desc,
         )
         sql = self._range_sql.get(shape)
         if sql is None:
             conds = [f"{q(schema.columns[c].name)} IS ?" for c in cols]
-            if lower is None and upper is None:
+            if sql_lower is None and sql_upper is None:
                 conds.append(f"{q(name)} IS NOT NULL")
-            if lower is not None:
-                conds.append(f"{q(name)} {'>=' if lower[1] else '>'} ?")
-            if upper is not None:
-                conds.append(f"{q(name)} {'<=' if upper[1] else '<'} ?")
+            if sql_lower is not None:
+                conds.append(f"{q(name)} {'>=' if sql_lower[1] else '>'} ?")
+            if sql_upper is not None:
+                conds.append(f"{q(name)} {'<=' if sql_upper[1] else '<'} ?")
             sql = f"SELECT * FROM {q(schema.name)} WHERE {' AND '.join(conds)}"
-            if limit is not None:
+            if sql_limit is not None:
                 sql += f" ORDER BY {q(name)}{' DESC' if desc else ''} LIMIT ?"
             self._range_sql[shape] = sql
         params = [_param(v) for v in key]
-        if lower is not None:
-            params.append(V.to_storage(lower[0]))
-        if upper is not None:
-            params.append(V.to_storage(upper[0]))
-        if limit is not None:
-            params.append(limit)
+        if sql_lower is not None:
+            params.append(_param(sql_lower[0]))
+        if sql_upper is not None:
+            params.append(_param(sql_upper[0]))
+        if sql_limit is not None:
+            params.append(sql_limit)
         rows = self._convert(table, self.reading.execute(sql, params).fetchall())
-        # the bounds again, in Python: the dataflow compares values as Python does
-        return [r for r in rows if _between(r[col], lower, upper)]
+        # the bounds again, in Python: the dataflow compares values as Python does (strings by
+        # their collation keys)
+        if not keyed:
+            return [r for r in rows if _between(r[col], lower, upper)]
+        rows = [r for r in rows if _between(ck(r[col]), lower, upper)]
+        if loose and limit is not None:
+            rows.sort(key=lambda r: ck(r[col]), reverse=desc)
+            rows = rows[:limit]
+        return rows
 
     # --- writes ----------------------------------------------------------------------------
     def _integrity(self, schema: TableSchema, e: sqlite3.IntegrityError, row=None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..intervals import BOTTOM, TOP, above, below
 from ..node import Node
-from ..partial import matches
+from ..partial import ck, matches
 
 
 class BaseTable(Node):
@@ -133,8 +133,8 @@ class BaseTable(Node):
             return [(r, 1) for r in rows], lo, hi
         # rows come in col order: the last value's tie group may be cut by LIMIT, so leave it
         # out (or, when it is all there is, fetch the whole group)
-        w = rows[-1][col]
-        rows = [r for r in rows if r[col] != w]
+        w = ck(rows[-1][col])  # (a string: its collation key; ties are equal keys)
+        rows = [r for r in rows if ck(r[col]) != w]
         if rows:
             reached = above(w) if desc else below(w)
         else:

@@ -540,6 +540,8 @@ def has_ties(rows, col: int) -> bool:
     prev = _NOTHING
     for r in rows:
         v = r[col]
+        if v.__class__ is str:
+            v = ck(v)  # strings tie when their collation keys do
         if v == prev:
             return True
         prev = v
@@ -677,8 +679,8 @@ class _Frozen:
 
 
 class RangeRows:
-    """One key's rows in a range reader, ordered by the range value (rows with equal values in
-    insertion order), held in blocks of at most ``2 * LOAD`` rows (a fuller block splits in two;
+    """One key's rows in a range reader, ordered by the range value (a string by its collation
+    key, which ``vals`` and ``firsts`` hold; rows with equal values in insertion order), held in blocks of at most ``2 * LOAD`` rows (a fuller block splits in two;
     a block that shrinks merges with the next when both fit in ``LOAD``), with the blocks' first
     values: a bisection finds a value's block and then its row. Each block keeps a frozen copy
     (``_Frozen``) for lock-free snapshots, dropped when the block changes, so publishing a key
@@ -704,6 +706,8 @@ class RangeRows:
 
     def add(self, row) -> None:
         v = row[self.col]
+        if v.__class__ is str:
+            v = ck(v)  # strings in their collation's order
         firsts, vals = self.firsts, self.vals
         self.n += 1
         if not vals:
@@ -732,6 +736,8 @@ class RangeRows:
     def remove(self, row) -> None:
         """Remove one copy of ``row``; ValueError when there is none."""
         v = row[self.col]
+        if v.__class__ is str:
+            v = ck(v)
         firsts, vals = self.firsts, self.vals
         b = bisect_left(firsts, v) - 1
         if b < 0:
