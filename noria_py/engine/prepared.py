@@ -122,8 +122,9 @@ def lifts_as_written(prep: Prepared, params) -> bool:
     the literals in place does? Yes when each is compared for equality with a column it binds
     to as MySQL reads the literal there (``_LIFT_RULES``): an integer with an integer column, or
     a DECIMAL or DOUBLE column while it is exact as a double, a string with a string column, or
-    with a number column when it is a short number. Elsewhere a parameter converts otherwise than the literal (an integer
-    against a string column compares as text, MySQL compares the two as numbers; an integer
+    with a number column when it is a short number. Elsewhere a parameter converts otherwise
+    than the literal (an integer against a string column compares as text, MySQL compares the
+    two as numbers; an integer
     against a DATE is no date; a string that is no number against a DECIMAL matches nothing,
     not 0), and so does one the statement does not know the column of. Needs no lock."""
     rules = getattr(prep, "_lift_types", None)

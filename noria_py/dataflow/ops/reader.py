@@ -680,7 +680,8 @@ class _Frozen:
 
 class RangeRows:
     """One key's rows in a range reader, ordered by the range value (a string by its collation
-    key, which ``vals`` and ``firsts`` hold; rows with equal values in insertion order), held in blocks of at most ``2 * LOAD`` rows (a fuller block splits in two;
+    key, which ``vals`` and ``firsts`` hold; rows with equal values in insertion order), held in
+    blocks of at most ``2 * LOAD`` rows (a fuller block splits in two;
     a block that shrinks merges with the next when both fit in ``LOAD``), with the blocks' first
     values: a bisection finds a value's block and then its row. Each block keeps a frozen copy
     (``_Frozen``) for lock-free snapshots, dropped when the block changes, so publishing a key
