@@ -1014,6 +1014,61 @@ def load_batch(engine, table: str, batch, on_duplicate: str = "error") -> int:
     return engine.load_stored(schema.name, stored, conv.internal, on_duplicate)
 
 
+class _NoBar:
+    @staticmethod
+    def advance(rows: int) -> None:
+        pass
+
+
+def load_tables(engine, table: str, tables, on_duplicate: str = "error", bar=None) -> int:
+    """Arrow tables (checked already: a Spark load's batches) into ``table`` as ``load_batch``
+    converts each, in writes of up to ``WRITE_ROWS`` rows (one transaction and one
+    ``executemany`` each, fed from the batches' columns as it goes) rather than one per batch:
+    for a load no view in this process reads (no delta is needed). A table whose values do not
+    fit stops the load there, the writes before it stored (the error says how many rows);
+    a key conflict stops it at its write (``stopped_at``). Returns the rows loaded."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+
+    schema = engine.storage.schemas.get(table.lower())
+    if schema is None:
+        raise E.no_such_table(table)
+    bar = bar or _NoBar
+    loaded = pending = writes = 0
+    group: list = []
+    cols = src = None
+
+    def flush():
+        nonlocal loaded, pending, writes, group
+        if group:
+            writes += 1
+            loaded += _write_group(
+                engine, schema.name, cols, group, on_duplicate, bar, writes, loaded
+            )
+            group, pending = [], 0
+
+    for batch in tables:
+        if isinstance(batch, pa.RecordBatch):
+            batch = pa.Table.from_batches([batch])
+        if cols is None:
+            src = _Source(list(batch.schema.names), [])
+            cols = _plan(schema, src, ())
+        conv = _convert(pa, pc, cols, batch, src, loaded + pending + 1)
+        if conv.problems:
+            flush()  # the rows before this table stay loaded, as batch by batch
+            found = _Problems(schema.name)
+            part = _Part("", None)
+            for row in sorted(conv.problems):
+                found.add(0, part, row, conv.problems[row])
+            found.fail(loaded)
+        group.append((conv, None))
+        pending += conv.size
+        if pending >= WRITE_ROWS:
+            flush()
+    flush()
+    return loaded
+
+
 def stopped_at(error: E.IntegrityError, table: str, batch: int, loaded: int) -> E.IntegrityError:
     """A key conflict that stopped a load at ``batch``, saying what stays loaded."""
     done = (

@@ -217,14 +217,16 @@ def backfill(
     df, csv, jdbc_opts = _read(
         source, format=format, options=options, master=spark_master, config=spark_config
     )
-    # A validated JDBC source is read once, by one pass that checks the rows as they arrive
-    # and holds them (``_check_while_reading``): the load then writes what was checked.
-    once = validate and not skip_bad_rows and jdbc_opts is not None
-    expected = jdbc.row_count(df.sparkSession, jdbc_opts) if once else None
+    # A validated source other than a CSV file is read once, by one pass that checks the rows
+    # as they arrive and holds them (``_check_while_reading``): the load then writes what was
+    # checked (no second read, no checking aggregation with a count-distinct shuffle).
+    once = validate and not skip_bad_rows
+    expected = jdbc.row_count(df.sparkSession, jdbc_opts) if once and jdbc_opts else None
     kept = None
-    if validate and not once and (jdbc_opts is not None or csv is not None):
+    if (validate and not once and jdbc_opts is not None) or (validate and csv is not None):
         # read the database once: the checking pass and the load pass see the same rows; and
-        # parse a CSV file once (multi-line: one task reads it whole, for every pass)
+        # parse a CSV file once (multi-line: one task reads it whole, for every pass: the
+        # check of its files' shape, then the one checking its values while reading them)
         from pyspark import StorageLevel
 
         df = kept = df.persist(StorageLevel.MEMORY_AND_DISK)
@@ -272,7 +274,7 @@ def _backfill(
     """The Spark load of ``df`` (see ``backfill``). ``once``: check the rows while reading
     them, hold them and load what was held (``df`` is read once; validation only, and no
     CSV source); ``expected``: about how many rows ``df`` holds, if known (sizes partitions)."""
-    from ..loader import LoadResult, stopped_at
+    from ..loader import LoadResult, load_tables, stopped_at
 
     targets = _match_columns(schema, df, csv, ignore_columns)
     raws = {t.column.name: _raw_expr(df, t, csv) for t in targets if t.source is not None}
@@ -335,7 +337,13 @@ def _backfill(
         try:
             if stream is None:
                 stream = _arrow_batches(cast_df, batch_rows)
-            for arrow in stream:
+            if validate and on_batch is None and not engine.has_views_over(schema.name):
+                # checked rows and no delta to compute: writes of many batches each
+                loaded = load_tables(engine, schema.name, stream, on_duplicate, bar)
+                stream_left = ()
+            else:
+                stream_left = stream
+            for arrow in stream_left:
                 if not validate:
                     arrow = report.refuse_bad_rows(arrow, loaded)
                 try:
@@ -1283,12 +1291,16 @@ def _check_while_reading(
     problem = report.problem
     bad = problem.isNotNull()
     names = list(casts)
+    where = []  # a CSV file's bad rows: where they are, for their row numbers
+    if report.csv is not None:
+        where = [F.when(bad, df[_ROWID]).alias(_ROWID), F.when(bad, df[_FILE]).alias(_FILE)]
     stream_df = df.select(
         *[expr.alias(name) for name, expr in casts.items()],
         problem.alias(_PROBLEM),
         F.when(bad, count(checks)).alias(_NBAD),
         F.when(bad, count([ch for ch in checks if not ch.null])).alias(_NOTHER),
         F.when(bad, first_null).alias(_FIRSTNULL),
+        *where,
     )
     if expected is not None:
         stream_df = _small_partitions(stream_df, expected, len(names))
@@ -1305,13 +1317,21 @@ def _check_while_reading(
             problems = arrow.column(_PROBLEM)
             if problems.null_count < arrow.num_rows:  # a bad row: nothing will be loaded
                 held.clear()
-                total += pc.sum(arrow.column(_NBAD)).as_py()
+                if where:  # a CSV file's problems are counted by row, as _validate does
+                    total += arrow.num_rows - problems.null_count
+                else:
+                    total += pc.sum(arrow.column(_NBAD)).as_py()
                 others += pc.sum(arrow.column(_NOTHER)).as_py() or 0
                 least = pc.min(arrow.column(_FIRSTNULL)).as_py()
                 if least is not None and (first is None or least < first):
                     first = least
                 if len(lines) < MAX_ERRORS:
-                    lines += pc.drop_null(problems).slice(0, MAX_ERRORS - len(lines)).to_pylist()
+                    shown = arrow.filter(pc.is_valid(problems)).slice(0, MAX_ERRORS - len(lines))
+                    for row in shown.select(
+                        [_PROBLEM, *([_ROWID, _FILE] if where else [])]
+                    ).to_pylist():
+                        label = report.label(row[_ROWID], row[_FILE]) if where else ""
+                        lines.append(label + row[_PROBLEM])
             elif not total:
                 held.add(arrow.select(names))
     except _spark_errors() as e:
