@@ -12,10 +12,12 @@ DATETIME)`` with names holding commas and quotes. They are written once as a CSV
   synchronous NORMAL, which lets other processes read while one writes);
 - ``csv`` and ``parquet``: ``conn.backfill`` reading the file in this process (Arrow, no
   Spark), with validation (the default);
-- ``csv_views``: the CSV load with two views over the table (a grouped aggregate, fully
-  materialized, and a parameterized one read before the load, partial);
-- ``csv_spark`` / ``parquet_spark`` (``--spark``): the same files through local Spark;
-- ``jdbc`` (``--jdbc``): the rows from a MariaDB table (started here on loopback) over JDBC.
+- ``csv_views`` / ``parquet_views``: the same loads with two views over the table (a grouped
+  aggregate, fully materialized, and a parameterized one read before the load, partial);
+- ``csv_spark`` / ``parquet_spark`` (``--spark``): the same files through local Spark, and
+  ``csv_spark_views`` / ``parquet_spark_views`` with the views;
+- ``jdbc`` (``--jdbc``): the rows from a MariaDB table (started here on loopback) over JDBC,
+  ``jdbc_views`` with the views, ``jdbc_ranges`` read in four key ranges.
 
 Each rate is the best of ``--repeat`` runs (SQLite's own rate varies by half between runs on
 this machine). Each ratio is the load's rate over a baseline's (``ratio_to_sqlite``, ``ratio_to_sqlite_wal``).
@@ -226,16 +228,26 @@ def main(argv=None) -> int:
             "csv": lambda: noria_load(n, directory, csv_path),
             "parquet": lambda: noria_load(n, directory, parquet_path),
             "csv_views": lambda: noria_load(n, directory, csv_path, views=True),
+            "parquet_views": lambda: noria_load(n, directory, parquet_path, views=True),
             "csv_no_validation": lambda: noria_load(n, directory, csv_path, validate=False),
         }
         if args.spark:
             runs["csv_spark"] = lambda: noria_load(n, directory, csv_path, via="spark")
             runs["parquet_spark"] = lambda: noria_load(n, directory, parquet_path, via="spark")
+            runs["csv_spark_views"] = lambda: noria_load(
+                n, directory, csv_path, views=True, via="spark"
+            )
+            runs["parquet_spark_views"] = lambda: noria_load(
+                n, directory, parquet_path, views=True, via="spark"
+            )
         server = None
         if args.jdbc:
             server, url = jdbc_source(n, csv_path)
             runs["jdbc"] = lambda: noria_load(
                 n, directory, url, options={"dbtable": "items", "user": "root"}
+            )
+            runs["jdbc_views"] = lambda: noria_load(
+                n, directory, url, views=True, options={"dbtable": "items", "user": "root"}
             )
             # read in 4 key ranges in parallel (each its own snapshot: asked for, see README)
             runs["jdbc_ranges"] = lambda: noria_load(

@@ -18,8 +18,10 @@ value with the engine's own coercion otherwise) and, with ``on_duplicate="error"
 source repeats, keeping the converted batches (up to ``CACHE_BYTES``). The load pass hands them
 to ``Engine.load_stored``: when no view in this process reads the table, up to ``WRITE_ROWS``
 rows in one write (one transaction, one ``executemany`` fed from the batches' columns as it
-goes); otherwise one write per batch, with its delta. Without the checking pass, each batch is
-converted, checked and written in turn. ``skip_bad_rows=True`` loads the good rows and counts
+goes); otherwise one write per batch, with its delta. Without the checking pass (or when the
+converted batches did not fit in ``CACHE_BYTES``), each batch is converted and checked in turn
+and written in the same writes of up to ``WRITE_ROWS`` rows (a bad batch stops the load with
+the batches before it stored). ``skip_bad_rows=True`` loads the good rows and counts
 the others instead of refusing the load.
 """
 
@@ -898,7 +900,21 @@ def load(
             if skip_bad_rows:
                 return LoadResult(loaded, problems.count, problems.lines())
             return LoadResult(loaded)
+        # unchecked batches and no delta to compute: writes of several batches (a bad batch
+        # still stops the load with the batches before it stored)
+        grouped = on_batch is None and not engine.has_views_over(schema.name)
+        group: list = []
         with _Progress(schema.name, total, enabled=progress) as bar:
+
+            def flush():
+                nonlocal loaded, batches, group
+                if group:
+                    batches += 1
+                    loaded += _write_group(
+                        engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
+                    )
+                    group = []
+
             for p, part in enumerate(src.parts):
                 if cache is not None:
                     converted = iter(cache[p])
@@ -912,6 +928,7 @@ def load(
                     keep = None
                     if conv.problems and not skip_bad_rows:
                         # unvalidated: this batch's problems stop the load (earlier ones stay)
+                        flush()
                         records = _Records(part, src) if part.csv_path is not None else None
                         late = _Problems(schema.name)
                         for delivered, texts in sorted(conv.problems.items()):
@@ -920,6 +937,11 @@ def load(
                         late.fail(loaded)
                     if conv.problems:
                         keep = [i for i in range(conv.size) if first + i not in conv.problems]
+                    if grouped:
+                        group.append((conv, keep))
+                        if sum(c.size if k is None else len(k) for c, k in group) >= WRITE_ROWS:
+                            flush()
+                        continue
                     stored = conv.rows(keep)
                     internal = functools.partial(conv.internal, keep)
                     batches += 1
@@ -934,6 +956,7 @@ def load(
                     bar.advance(batch.num_rows)
                     if on_batch is not None:
                         on_batch(batch, loaded)
+            flush()
         if skip_bad_rows:
             return LoadResult(loaded, problems.count, problems.lines())
         return LoadResult(loaded)
@@ -1012,6 +1035,61 @@ def load_batch(engine, table: str, batch, on_duplicate: str = "error") -> int:
     if _auto_nulls(cols, stored):
         return engine.load_rows(schema.name, None, conv.internal(), on_duplicate)
     return engine.load_stored(schema.name, stored, conv.internal, on_duplicate)
+
+
+class _NoBar:
+    @staticmethod
+    def advance(rows: int) -> None:
+        pass
+
+
+def load_tables(engine, table: str, tables, on_duplicate: str = "error", bar=None) -> int:
+    """Arrow tables (checked already: a Spark load's batches) into ``table`` as ``load_batch``
+    converts each, in writes of up to ``WRITE_ROWS`` rows (one transaction and one
+    ``executemany`` each, fed from the batches' columns as it goes) rather than one per batch:
+    for a load no view in this process reads (no delta is needed). A table whose values do not
+    fit stops the load there, the writes before it stored (the error says how many rows);
+    a key conflict stops it at its write (``stopped_at``). Returns the rows loaded."""
+    pa = pyarrow_module()
+    import pyarrow.compute as pc
+
+    schema = engine.storage.schemas.get(table.lower())
+    if schema is None:
+        raise E.no_such_table(table)
+    bar = bar or _NoBar
+    loaded = pending = writes = 0
+    group: list = []
+    cols = src = None
+
+    def flush():
+        nonlocal loaded, pending, writes, group
+        if group:
+            writes += 1
+            loaded += _write_group(
+                engine, schema.name, cols, group, on_duplicate, bar, writes, loaded
+            )
+            group, pending = [], 0
+
+    for batch in tables:
+        if isinstance(batch, pa.RecordBatch):
+            batch = pa.Table.from_batches([batch])
+        if cols is None:
+            src = _Source(list(batch.schema.names), [])
+            cols = _plan(schema, src, ())
+        conv = _convert(pa, pc, cols, batch, src, loaded + pending + 1)
+        if conv.problems:
+            flush()  # the rows before this table stay loaded, as batch by batch
+            found = _Problems(schema.name)
+            part = _Part("", None)
+            for row in sorted(conv.problems):
+                found.add(0, part, row, conv.problems[row])
+            found.fail(loaded)
+        group.append((conv, None))
+        pending += conv.size
+        if pending >= WRITE_ROWS:
+            flush()
+    flush()
+    return loaded
 
 
 def stopped_at(error: E.IntegrityError, table: str, batch: int, loaded: int) -> E.IntegrityError:

@@ -21,21 +21,25 @@ How a backfill runs:
    left to its default (an error if it has none and is NOT NULL); a source column the table does
    not have is an error (a misspelt header), unless ``ignore_columns`` names it. Text with a UTC
    offset for a DATETIME is converted to UTC, as a zoned Parquet timestamp is.
-3. Validation in Spark (``validate=True``): one aggregation over the source counts values that
+3. Validation (``validate=True``), in the same Spark pass that reads the rows
+   (``_check_while_reading``): each row comes cast, with its problems beside it: values that
    casting turns into NULL (``'abc'`` for an INT), integers out of the column's range, strings
-   longer than the column and NULLs in NOT NULL columns; with ``on_duplicate="error"`` the same
-   aggregation counts each primary or unique key's distinct values, and a group-by names the
-   keys the source repeats when there are any. Any of these raises before a single
-   row is loaded, listing up to MAX_ERRORS rows (row number for CSV), columns and values. With
-   ``validate=False`` each batch carries its rows' problems and a bad batch is refused the same
-   way, after the batches before it were loaded.
-4. Loading, a second pass: Spark's JVM converts each partition of the cast rows to Arrow record
-   batches (no Python worker runs, so a DataFrame from the user's own session works even when
-   its workers' Python lacks pyarrow); the driver streams them partition by partition
-   (``toLocalIterator`` over the batches: never a Python object per data row), gathers them
-   into tables of ``batch_rows`` rows and hands each to ``Engine.load_arrow``, which coerces it
-   to the column types, inserts it into base storage in one transaction and pushes it through
-   the dataflow as one delta.
+   longer than the column and NULLs in NOT NULL columns. Spark's JVM converts each partition
+   to Arrow record batches (no Python worker runs, so a DataFrame from the user's own session
+   works even when its workers' Python lacks pyarrow); the driver streams them partition by
+   partition (``toLocalIterator``: never a Python object per data row), checks each as it
+   arrives and holds it (in memory up to 1 GB, then in a temporary Arrow file); with
+   ``on_duplicate="error"`` the keys the source repeats are then found in Arrow. Any of these
+   raises before a single row is loaded, listing up to MAX_ERRORS rows (row number for CSV),
+   columns and values. With ``validate=False`` each batch carries its rows' problems and a bad
+   batch is refused the same way, after the batches before it were loaded. (``ONE_PASS =
+   False``, and a load that skips bad rows: one aggregation over the source counts the same
+   problems and each key's distinct values, then a second read loads.)
+4. Loading: the checked batches go to base storage, when no view in this process reads the
+   table, in writes of up to ``loader.WRITE_ROWS`` rows (``loader.load_tables``: one
+   transaction and one ``executemany`` each); otherwise each batch of ``batch_rows`` rows goes
+   to ``Engine.load_arrow``, which coerces it to the column types, inserts it into base storage
+   in one transaction and pushes it through the dataflow as one delta.
 
 Duplicate keys (``on_duplicate``): ``"error"`` (the default) refuses keys repeated in the source
 before loading anything, and stops at a batch whose keys are already in the table (batches loaded
@@ -54,20 +58,18 @@ later batches go on top of it, and their deltas hold only the rows they actually
 batch row with the same key as such a write is a duplicate like any other (``on_duplicate``
 decides). ``on_batch`` is called between batches, which is how the tests interleave writes.
 
-The driver holds about two partitions of batches at a time (one loading, one prefetched); when
-validation has counted the rows, the load pass repartitions (a shuffle) so no partition holds
-more than MAX_CELLS_PER_PARTITION values. Between duplicates inside the source, which one is
+The driver receives about two partitions of batches at a time (one being read, one
+prefetched); when the rows are counted first (a JDBC source's ``COUNT(*)``, or the separate
+checking pass), the streaming pass repartitions (a shuffle) so no partition holds more than
+MAX_CELLS_PER_PARTITION values. Between duplicates inside the source, which one is
 "first" then follows the shuffled order.
 
-The source is read twice (validate, then load), except a CSV file, which is read once and kept
-(memory, then disk) for both passes, and a JDBC source, which is read once by a single pass
-(``_check_while_reading``): each row comes with its problems from the checks of step 3, the
-driver checks the batches as they arrive and holds them (in memory up to 1 GB, then in a
-temporary Arrow file), finds repeated keys in Arrow, and the load pass then writes the held
-batches; the database's own ``COUNT(*)`` sizes the partitions. The errors are those of step 3,
-word for word. A MySQL or MariaDB table with an integer primary key is read in key ranges in
-parallel when ``numPartitions`` asks for it (``jdbc.partitioning``). Pass a cached DataFrame to
-read any other source once.
+A validated source is read once (step 3); a CSV file is parsed once and kept (memory, then
+disk) for the check of its files' shape and the pass that checks its values. For a JDBC source
+the database's own ``COUNT(*)`` sizes the partitions. A MySQL or MariaDB table with an integer
+primary key is read in key ranges in parallel when ``numPartitions`` asks for it
+(``jdbc.partitioning``). Without validation (or when skipping bad rows) the source is read
+twice; pass a cached DataFrame to read it once.
 """
 
 from __future__ import annotations
@@ -111,6 +113,11 @@ _UBIGINT_RANGE = (0, V.I64_MAX)
 MAX_CELLS_PER_PARTITION = 4_000_000
 # How many example keys or values an error message quotes.
 _EXAMPLES = 3
+# A validated load checks the rows while reading them, in one Spark pass, and holds them for
+# the load (``_check_while_reading``); False: a separate checking aggregation over the source
+# (``_validate``), which a load that skips bad rows uses, then a second read for the load (the
+# tests compare the two).
+ONE_PASS = True
 
 
 @dataclass(slots=True)
@@ -217,14 +224,16 @@ def backfill(
     df, csv, jdbc_opts = _read(
         source, format=format, options=options, master=spark_master, config=spark_config
     )
-    # A validated JDBC source is read once, by one pass that checks the rows as they arrive
-    # and holds them (``_check_while_reading``): the load then writes what was checked.
-    once = validate and not skip_bad_rows and jdbc_opts is not None
-    expected = jdbc.row_count(df.sparkSession, jdbc_opts) if once else None
+    # A validated source other than a CSV file is read once, by one pass that checks the rows
+    # as they arrive and holds them (``_check_while_reading``): the load then writes what was
+    # checked (no second read, no checking aggregation with a count-distinct shuffle).
+    once = validate and not skip_bad_rows and ONE_PASS
+    expected = jdbc.row_count(df.sparkSession, jdbc_opts) if once and jdbc_opts else None
     kept = None
-    if validate and not once and (jdbc_opts is not None or csv is not None):
+    if (validate and not once and jdbc_opts is not None) or (validate and csv is not None):
         # read the database once: the checking pass and the load pass see the same rows; and
-        # parse a CSV file once (multi-line: one task reads it whole, for every pass)
+        # parse a CSV file once (multi-line: one task reads it whole, for every pass: the
+        # check of its files' shape, then the one checking its values while reading them)
         from pyspark import StorageLevel
 
         df = kept = df.persist(StorageLevel.MEMORY_AND_DISK)
@@ -270,9 +279,9 @@ def _backfill(
     expected=None,
 ):
     """The Spark load of ``df`` (see ``backfill``). ``once``: check the rows while reading
-    them, hold them and load what was held (``df`` is read once; validation only, and no
-    CSV source); ``expected``: about how many rows ``df`` holds, if known (sizes partitions)."""
-    from ..loader import LoadResult, stopped_at
+    them, hold them and load what was held (``df`` is read once; validation only);
+    ``expected``: about how many rows ``df`` holds, if known (sizes partitions)."""
+    from ..loader import LoadResult, load_tables, stopped_at
 
     targets = _match_columns(schema, df, csv, ignore_columns)
     raws = {t.column.name: _raw_expr(df, t, csv) for t in targets if t.source is not None}
@@ -335,7 +344,13 @@ def _backfill(
         try:
             if stream is None:
                 stream = _arrow_batches(cast_df, batch_rows)
-            for arrow in stream:
+            if validate and on_batch is None and not engine.has_views_over(schema.name):
+                # checked rows and no delta to compute: writes of many batches each
+                loaded = load_tables(engine, schema.name, stream, on_duplicate, bar)
+                stream_left = ()
+            else:
+                stream_left = stream
+            for arrow in stream_left:
                 if not validate:
                     arrow = report.refuse_bad_rows(arrow, loaded)
                 try:
@@ -1283,12 +1298,16 @@ def _check_while_reading(
     problem = report.problem
     bad = problem.isNotNull()
     names = list(casts)
+    where = []  # a CSV file's bad rows: where they are, for their row numbers
+    if report.csv is not None:
+        where = [F.when(bad, df[_ROWID]).alias(_ROWID), F.when(bad, df[_FILE]).alias(_FILE)]
     stream_df = df.select(
         *[expr.alias(name) for name, expr in casts.items()],
         problem.alias(_PROBLEM),
         F.when(bad, count(checks)).alias(_NBAD),
         F.when(bad, count([ch for ch in checks if not ch.null])).alias(_NOTHER),
         F.when(bad, first_null).alias(_FIRSTNULL),
+        *where,
     )
     if expected is not None:
         stream_df = _small_partitions(stream_df, expected, len(names))
@@ -1305,13 +1324,21 @@ def _check_while_reading(
             problems = arrow.column(_PROBLEM)
             if problems.null_count < arrow.num_rows:  # a bad row: nothing will be loaded
                 held.clear()
-                total += pc.sum(arrow.column(_NBAD)).as_py()
+                if where:  # a CSV file's problems are counted by row, as _validate does
+                    total += arrow.num_rows - problems.null_count
+                else:
+                    total += pc.sum(arrow.column(_NBAD)).as_py()
                 others += pc.sum(arrow.column(_NOTHER)).as_py() or 0
                 least = pc.min(arrow.column(_FIRSTNULL)).as_py()
                 if least is not None and (first is None or least < first):
                     first = least
                 if len(lines) < MAX_ERRORS:
-                    lines += pc.drop_null(problems).slice(0, MAX_ERRORS - len(lines)).to_pylist()
+                    shown = arrow.filter(pc.is_valid(problems)).slice(0, MAX_ERRORS - len(lines))
+                    for row in shown.select(
+                        [_PROBLEM, *([_ROWID, _FILE] if where else [])]
+                    ).to_pylist():
+                        label = report.label(row[_ROWID], row[_FILE]) if where else ""
+                        lines.append(label + row[_PROBLEM])
             elif not total:
                 held.add(arrow.select(names))
     except _spark_errors() as e:

@@ -365,6 +365,78 @@ def test_duplicate_unique_keys_are_found_too(reader, spark):
         conn.backfill("users", df, progress=False)
 
 
+_CHECKED_DDL = (
+    "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(3) NOT NULL, qty TINYINT,"
+    " day DATE, UNIQUE (name))"
+)
+_CHECKED_SOURCES = {
+    # bad values: two in one row, a NULL in a NOT NULL column, out of range, too long
+    "values": "id,name,qty,day\n1,ab,1,2024-01-01\n2,abcd,300,x\n3,NULL,2,2024-01-03\n"
+    "4,c,-129,2024-01-04\n5,d,5,2024-01-05\n",
+    "nulls": "id,name,qty,day\n1,NULL,1,2024-01-01\n2,b,2,2024-01-02\n3,NULL,3,2024-01-03\n",
+    "keys": "id,name,qty,day\n1,a,1,2024-01-01\n2,b,2,2024-01-02\n1,c,3,2024-01-03\n"
+    "4,a,4,2024-01-04\n",
+    "good": "id,name,qty,day\n1,a,1,2024-01-01\n2,b,NULL,NULL\n3,abc,-128,2024-01-03\n",
+}
+
+
+def _checked(source, **kw):
+    """The error (type and text) of a load of ``items``, or the rows it stored."""
+    conn = noria_py.connect()
+    conn.execute(_CHECKED_DDL)
+    try:
+        conn.backfill("items", source, progress=False, via="spark", **kw)
+    except noria_py.Error as e:
+        return type(e).__name__, str(e)
+    finally:
+        rows = conn.execute("SELECT * FROM items ORDER BY id").fetchall()
+        conn.close()
+    return rows
+
+
+@pytest.mark.parametrize("case", sorted(_CHECKED_SOURCES))
+def test_a_csv_or_parquet_file_is_checked_while_read_as_the_separate_check_does(
+    spark, tmp_path, monkeypatch, case
+):
+    """A validated CSV or Parquet load through Spark checks each row as it arrives (one pass,
+    ``_check_while_reading``) and fails with what the separate checking pass (``_validate``)
+    says, word for word (a CSV file's bad rows counted by row and named by row number), or
+    stores the same rows."""
+    import noria_py.spark.backfill as bf
+
+    body = _CHECKED_SOURCES[case]
+    csv_path = tmp_path / "items.csv"
+    csv_path.write_text(body, encoding="utf-8")
+    parquet_path = tmp_path / "items.parquet"
+    lines = [[None if v == "NULL" else v for v in line.split(",")] for line in body.splitlines()]
+    frame = {
+        "id": [int(r[0]) for r in lines[1:]],
+        "name": [r[1] for r in lines[1:]],
+        "qty": [None if r[2] is None else int(r[2]) for r in lines[1:]],
+        "day": [r[3] for r in lines[1:]],
+    }
+    import pyarrow as pa
+
+    pq.write_table(pa.table(frame), parquet_path)
+    one_pass = []
+    real = bf._check_while_reading
+    monkeypatch.setattr(bf, "_check_while_reading", lambda *a: one_pass.append(1) or real(*a))
+    for path in (csv_path, parquet_path) if case in ("values", "keys") else (csv_path,):
+        got = _checked(str(path))
+        assert one_pass == [1]
+        with monkeypatch.context() as m:
+            m.setattr(bf, "ONE_PASS", False)
+            want = _checked(str(path))
+        assert one_pass == [1]
+        if case == "good":
+            assert got == want and len(got) == 3
+        else:
+            assert isinstance(got, tuple) and got == want
+        if case == "values" and path == csv_path:  # rows, by number
+            assert "3 bad row(s)" in got[1] and "row 2: column 'name' value 'abcd'" in got[1]
+        one_pass.clear()
+
+
 def test_bad_on_duplicate_value(conn):
     with pytest.raises(ProgrammingError, match="on_duplicate"):
         conn.backfill("votes", "x.parquet", on_duplicate="merge")

@@ -364,7 +364,7 @@ def test_checked_while_read_fails_and_loads_as_the_separate_check_does(
     spark, mariadb, monkeypatch, rows
 ):
     """A validated JDBC load checks each row as it arrives (one pass, ``_check_while_reading``)
-    and raises what the separate checking pass (``_validate``, used for a DataFrame) raises:
+    and raises what the separate checking pass (``_validate``, ``ONE_PASS = False``) raises:
     the same error, counts, rows and values, and the NOT NULL column it names; or stores the
     same rows."""
     port, root = mariadb
@@ -390,8 +390,10 @@ def test_checked_while_read_fails_and_loads_as_the_separate_check_does(
     frame = bf.read_source(url(port, "mariadb"), options=opts)
     conn = noria_py.connect()
     conn.execute(GEN_TARGET)
-    want = _outcome(conn, frame)
-    assert one_pass == [1]  # a DataFrame: the separate checking pass
+    with monkeypatch.context() as m:
+        m.setattr(bf, "ONE_PASS", False)
+        want = _outcome(conn, frame)
+    assert one_pass == [1]  # the separate checking pass
     conn.close()
     if isinstance(want, tuple) and "Duplicate entry" in str(want[1][0]):
         assert _shown_duplicates(got) == _shown_duplicates(want)
