@@ -95,28 +95,28 @@ def make_reads(args, rows) -> list[tuple]:
     return out
 
 
+UPDATE = "UPDATE users SET name = ? WHERE id = ?"
+DELETE = "DELETE FROM users WHERE id = ?"
+
+
 def writes(rng: random.Random, args, next_id: int) -> list[tuple]:
+    """``(statement, parameters)`` pairs: half inserts, then updates of a name and deletes."""
     out = []
     for _ in range(args.writes):
         r = rng.random()
         if r < 0.5:
-            out.append(("ins", (next_id, rng.randrange(100), word(rng))))
+            out.append((INSERT, (next_id, rng.randrange(100), word(rng))))
             next_id += 1
         elif r < 0.8:
-            out.append(("upd", (word(rng), rng.randrange(args.rows))))
+            out.append((UPDATE, (word(rng), rng.randrange(args.rows))))
         else:
-            out.append(("del", (rng.randrange(args.rows),)))
+            out.append((DELETE, (rng.randrange(args.rows),)))
     return out
 
 
 def apply_writes(db, ws) -> None:
-    for kind, params in ws:
-        if kind == "ins":
-            db.execute(INSERT, params)
-        elif kind == "upd":
-            db.execute("UPDATE users SET name = ? WHERE id = ?", params)
-        else:
-            db.execute("DELETE FROM users WHERE id = ?", params)
+    for sql, params in ws:
+        db.execute(sql, params)
 
 
 def mismatches(conn, db, reads, sample: int, rng: random.Random) -> dict:

@@ -293,6 +293,24 @@ class Node:
         fks = list(dict.fromkeys(tuple(k[i] for i in pos) for k in keys))
         df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
 
+    def fill_by_fill_key(self, df, up, rows: list, add) -> None:
+        """``on_fill`` of a node that keeps its rows by its fill key (an aggregate, a distinct,
+        as ``request_by_fill_key``): the keys still waited for are marked filled, the parent's
+        rows of those keys go to ``add(rows)``, and each key is reported filled."""
+        fks = df.answered(self, up)
+        if not fks:
+            return
+        if len(fks) != len(up.keys):  # else the parent answered exactly these keys
+            want = set(fks)
+            rows = [rec for rec in rows if self._fkey(rec[0]) in want]
+        for fk in fks:
+            self.filled.add(fk)
+            self.fidx.setdefault(fk, set())
+        add(rows)
+        for fk in fks:
+            df.done(self, fk)
+            df.graph.filled(self, fk, len(self.fidx.get(fk, ())))
+
     def on_response(self, df, port: int, up, hops, rows: list, span=None) -> None:
         """An answer from the parent on ``port`` passes through on its way down to ``hops[:-1]``
         (``hops[-1]`` is this node's own hop: what it was asked, and what it asked). Send down

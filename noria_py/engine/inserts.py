@@ -622,7 +622,6 @@ class InsertsMixin:
         """REPLACE, row by row: every row holding one of the new row's unique keys is deleted
         (as a DELETE: foreign keys' ON DELETE applies), then the row is inserted."""
         schema = prep.schema
-        cols = schema.columns
         keysets = ([schema.primary_key] if schema.primary_key else []) + schema.uniques
         stored, gone = [], []
         unchanged = 0
@@ -631,12 +630,7 @@ class InsertsMixin:
             first_key = None
             hits = []
             for n, ks in enumerate(keysets):
-                if any(r[i] is None for i in ks):
-                    continue
-                cond = " AND ".join(f"{q(cols[i].name)} = ?" for i in ks)
-                hit = self.storage.select_with_rowid(
-                    schema.name, cond, [V.to_storage(r[i]) for i in ks]
-                )
+                hit = self._rows_by_key(schema, r, ks)
                 if hit:
                     first_key = n if first_key is None else first_key
                     self.storage.delete_rows(schema.name, [rid for rid, _ in hit])
@@ -663,6 +657,15 @@ class InsertsMixin:
             pairs.extend(_pairs(schema.name, part))
         return _Multi(pairs)
 
+    def _rows_by_key(self, schema: TableSchema, row, ks) -> list:
+        """``(rowid, row)`` of the stored rows holding ``row``'s values of unique key ``ks``
+        (none when one of them is NULL: NULLs never collide)."""
+        if any(row[i] is None for i in ks):
+            return []
+        cols = schema.columns
+        cond = " AND ".join(f"{q(cols[i].name)} = ?" for i in ks)
+        return self.storage.select_with_rowid(schema.name, cond, [V.to_storage(row[i]) for i in ks])
+
     def _upsert(self, prep: InsertPrepared, rows: list, stored_holder: list, changed: list):
         """INSERT ... ON DUPLICATE KEY UPDATE, row by row: insert, or update the row holding the
         duplicate key. Returns the delta."""
@@ -683,12 +686,7 @@ class InsertsMixin:
                 self.storage.rollback_to("ups")
                 found = None
                 for ks in keysets:
-                    if any(r[i] is None for i in ks):
-                        continue
-                    cond = " AND ".join(f"{q(cols[i].name)} = ?" for i in ks)
-                    hit = self.storage.select_with_rowid(
-                        schema.name, cond, [V.to_storage(r[i]) for i in ks]
-                    )
+                    hit = self._rows_by_key(schema, r, ks)
                     if hit:
                         found = hit[0]
                         break

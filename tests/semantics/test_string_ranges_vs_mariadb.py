@@ -197,28 +197,18 @@ options_st = st.sampled_from(
 )
 
 
+@pytest.mark.parametrize("queries", ["ranges", "like"])
 @settings(max_examples=25, deadline=None)
-@given(
-    initial_rows,
-    st.lists(st.tuples(reads(QUERIES), writes), min_size=1, max_size=6),
-    options_st,
-)
-def test_string_ranges_match_mariadb(side, initial, steps, options):
-    conn = side.engine(**options)
-    try:
-        run_steps(side, conn, initial, steps)
-        assert_cached(conn)
-    finally:
-        side.close()
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    initial_rows,
-    st.lists(st.tuples(reads(LIKE_QUERIES), writes), min_size=1, max_size=6),
-    options_st,
-)
-def test_like_prefix_reads_match_mariadb(side, initial, steps, options):
+@given(initial_rows, st.data(), options_st)
+def test_string_reads_match_mariadb(side, queries, initial, data, options):
+    """Range reads (``ranges``) or ``LIKE ?`` reads (``like``) interleaved with writes."""
+    steps = data.draw(
+        st.lists(
+            st.tuples(reads(QUERIES if queries == "ranges" else LIKE_QUERIES), writes),
+            min_size=1,
+            max_size=6,
+        )
+    )
     conn = side.engine(**options)
     try:
         run_steps(side, conn, initial, steps)

@@ -924,19 +924,7 @@ class Aggregate(Node):
         df.respond(self, up, hops[:-1], select(scratch.contents(), hop[2], hop[3]))
 
     def on_fill(self, df, port, up, rows, span=None) -> None:
-        fks = df.answered(self, up)
-        if not fks:
-            return
-        if len(fks) != len(up.keys):  # else the parent answered exactly these keys
-            want = set(fks)
-            rows = [rec for rec in rows if self._fkey(rec[0]) in want]
-        for fk in fks:
-            self.filled.add(fk)
-            self.fidx.setdefault(fk, set())
-        self._apply(rows)
-        for fk in fks:
-            df.done(self, fk)
-            df.graph.filled(self, fk, len(self.fidx.get(fk, ())))
+        self.fill_by_fill_key(df, up, rows, self._apply)
 
     # --- planning (plan_upqueries.py): partial, filled per key of some group columns ----------
     def traceable(self, cols) -> bool:

@@ -241,20 +241,11 @@ class Distinct(Node):
         df.respond(self, up, hops[:-1], [(r, 1) for r, c in bag.items() if c > 0])
 
     def on_fill(self, df, port, up, rows, span=None) -> None:
-        fks = df.answered(self, up)
-        if not fks:
-            return
-        if len(fks) != len(up.keys):  # else the parent answered exactly these keys
-            want = set(fks)
-            rows = [rec for rec in rows if self._fkey(rec[0]) in want]
-        for fk in fks:
-            self.filled.add(fk)
-            self.fidx.setdefault(fk, set())
+        self.fill_by_fill_key(df, up, rows, self._add_rows)
+
+    def _add_rows(self, rows) -> None:
         for r, m in rows:
             self._count(r, m)
-        for fk in fks:
-            df.done(self, fk)
-            df.graph.filled(self, fk, len(self.fidx.get(fk, ())))
 
     # --- planning (plan_upqueries.py): partial, filled per key of the columns looked up -------
     def traceable(self, cols) -> bool:
