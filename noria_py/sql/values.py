@@ -388,7 +388,18 @@ def str_to_number(s: str):
     return int(text)
 
 
+_date_iso = _dt.date.fromisoformat
+_datetime_iso = _dt.datetime.fromisoformat
+
+
 def parse_date(s: str) -> _dt.date | None:
+    if len(s) == 10 and s[4] == "-" and s[7] == "-" and s[8:].isdigit():
+        # the form base storage writes (YYYY-MM-DD), parsed in C; anything else it refuses
+        # (a day out of range included) takes the general path
+        try:
+            return _date_iso(s)
+        except ValueError:
+            pass
     m = _DATE_RE.match(s)
     if not m:
         return None
@@ -399,6 +410,21 @@ def parse_date(s: str) -> _dt.date | None:
 
 
 def parse_datetime(s: str) -> _dt.datetime | None:
+    n = len(s)
+    if (
+        (n == 19 or (n == 26 and s[19] == "." and s[20:].isdigit()))
+        and s[4] == "-"
+        and s[7] == "-"
+        and s[10] == " "
+        and s[13] == ":"
+        and s[16] == ":"
+        and s[17:19].isdigit()
+    ):
+        # the forms base storage writes (YYYY-MM-DD HH:MM:SS[.ffffff]), parsed in C
+        try:
+            return _datetime_iso(s)
+        except ValueError:
+            pass
     m = _DATETIME_RE.match(s)
     if not m:
         d = parse_date(s)
@@ -928,6 +954,18 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
     return value
 
 
+def fmt_date(v: _dt.date) -> str:
+    """A DATE as MySQL prints it: the year in four digits (``strftime`` leaves a year before
+    1000 unpadded on some platforms)."""
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+
+
+def fmt_datetime(v: _dt.datetime) -> str:
+    """A DATETIME as MySQL prints it, with its microseconds when it has any."""
+    s = f"{v.year:04d}-{v.month:02d}-{v.day:02d} {v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    return f"{s}.{v.microsecond:06d}" if v.microsecond else s
+
+
 def format_value(v) -> str:
     """Text form of a value as MySQL prints it."""
     if isinstance(v, _dt.timedelta):
@@ -935,11 +973,9 @@ def format_value(v) -> str:
 
         return fmt_time(v)
     if isinstance(v, _dt.datetime):
-        if v.microsecond:
-            return v.strftime("%Y-%m-%d %H:%M:%S.%f")
-        return v.strftime("%Y-%m-%d %H:%M:%S")
+        return fmt_datetime(v)
     if isinstance(v, _dt.date):
-        return v.strftime("%Y-%m-%d")
+        return fmt_date(v)
     if isinstance(v, float):
         from .functions.coerce import ColumnFloat, fmt_float
 

@@ -12,6 +12,8 @@ import re
 import struct
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from .. import values as V
+
 _NUM_PREFIX = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
 
 
@@ -143,11 +145,9 @@ def to_str(v) -> str | None:
     if t is Decimal:
         return fmt_decimal(v)
     if t is _dt.datetime:
-        return (
-            v.strftime("%Y-%m-%d %H:%M:%S.%f") if v.microsecond else v.strftime("%Y-%m-%d %H:%M:%S")
-        )
+        return V.fmt_datetime(v)
     if t is _dt.date:
-        return v.strftime("%Y-%m-%d")
+        return V.fmt_date(v)
     if t is _dt.timedelta:
         return fmt_time(v)
     if t is bytes or t is bytearray or t is memoryview:
