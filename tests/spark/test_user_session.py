@@ -28,7 +28,6 @@ PROGRAM = textwrap.dedent(
     import noria_py
     from noria_py.spark import backfill as bf
 
-    bf.TRANSFER = sys.argv[1]
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
@@ -41,18 +40,21 @@ PROGRAM = textwrap.dedent(
         [(u, s, 1 if (u + s) % 3 else -1) for u in range(1, 201) for s in range(1, 51)],
         "user_id long, story_id long, vote int",
     ).repartition(4)
-    conn = noria_py.connect()
-    conn.execute(
-        "CREATE TABLE votes (user_id INT NOT NULL, story_id INT NOT NULL, vote TINYINT NOT NULL,"
-        " PRIMARY KEY (user_id, story_id))"
-    )
-    try:
-        n = conn.backfill("votes", df, progress=False, batch_rows=3000)
-    except Exception as e:
-        print("FAILED", type(e).__name__, e)
-        sys.exit(1)
-    got = conn.execute("SELECT COUNT(*), SUM(vote), SUM(user_id * story_id) FROM votes").fetchall()
-    print("LOADED", n, *[int(v) for v in got[0]])
+    for transfer in sys.argv[1:]:  # each way of moving the batches, in one session
+        bf.TRANSFER = transfer
+        conn = noria_py.connect()
+        conn.execute(
+            "CREATE TABLE votes (user_id INT NOT NULL, story_id INT NOT NULL,"
+            " vote TINYINT NOT NULL, PRIMARY KEY (user_id, story_id))"
+        )
+        try:
+            n = conn.backfill("votes", df, progress=False, batch_rows=3000)
+        except Exception as e:
+            print(transfer, "FAILED", type(e).__name__, str(e).replace("\\n", " "))
+            continue
+        sql = "SELECT COUNT(*), SUM(vote), SUM(user_id * story_id) FROM votes"
+        got = conn.execute(sql).fetchall()
+        print(transfer, "LOADED", n, *[int(v) for v in got[0]])
     """
 )
 WANT = [(10000, sum(1 if (u + s) % 3 else -1 for u in range(1, 201) for s in range(1, 51)))]
@@ -68,31 +70,41 @@ def system_python_without_pyarrow() -> str:
     return python
 
 
-def run_user_program(transfer: str, worker_python: str) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="module")
+def user_program():
+    """The user's program run once (one session costs its start), with each transfer: its
+    output lines per transfer."""
+    worker_python = system_python_without_pyarrow()
     env = dict(os.environ, PYSPARK_PYTHON=worker_python, SPARK_LOCAL_IP="127.0.0.1")
     env.pop("PYSPARK_DRIVER_PYTHON", None)
-    return subprocess.run(
-        [sys.executable, "-c", PROGRAM, transfer],
+    out = subprocess.run(
+        [sys.executable, "-c", PROGRAM, "python", "jvm"],
         capture_output=True,
         text=True,
         timeout=300,
         env=env,
     )
-
-
-def test_a_dataframe_from_the_users_session_loads_without_pyarrow_in_the_workers():
-    out = run_user_program("jvm", system_python_without_pyarrow())
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
-    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("LOADED"))
+    lines: dict = {}
+    for ln in out.stdout.splitlines():
+        head, _, rest = ln.partition(" ")
+        if head in ("python", "jvm"):
+            lines[head] = rest
+    assert set(lines) == {"python", "jvm"}, out.stdout + out.stderr[-3000:]
+    return lines
+
+
+def test_a_dataframe_from_the_users_session_loads_without_pyarrow_in_the_workers(user_program):
+    line = user_program["jvm"]
+    assert line.startswith("LOADED"), line
     n, count, votes, product = map(int, line.split()[1:])
     assert n == 10000
     assert (count, votes) == WANT[0]
     assert product == sum(u * s for u in range(1, 201) for s in range(1, 51))
 
 
-def test_python_workers_without_pyarrow_fail_as_the_user_saw():
+def test_python_workers_without_pyarrow_fail_as_the_user_saw(user_program):
     """The failure the JVM path avoids: mapInArrow in workers that cannot import pyarrow."""
-    out = run_user_program("python", system_python_without_pyarrow())
-    assert out.returncode == 1
-    failed = next(ln for ln in out.stdout.splitlines() if ln.startswith("FAILED"))
+    failed = user_program["python"]
+    assert failed.startswith("FAILED"), failed
     assert "No module named 'pyarrow'" in failed
