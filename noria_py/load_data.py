@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import errors as E
+from .sql.parse import LEADING
 
 
 @dataclass
@@ -85,7 +86,7 @@ def parse_load(sql: str) -> LoadSpec | None:
         """The quoted string that must come next, unquoted."""
         return _unquote_string(take(_STRING, required=True).group(0).strip())
 
-    if take(r"load\s+data\b") is None:
+    if take(LEADING + r"load\s+data\b") is None:  # (after any comments)
         return None
     take(r"(?:low_priority|concurrent)\b")
     local = take(r"local\b") is not None

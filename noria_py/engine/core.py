@@ -39,7 +39,7 @@ from ..storage.sqlite import SQLiteStorage, TableSchema
 from .base import QueryEntry, _count_params, _locked
 from .catalog import CatalogMixin, _alter_add_check
 from .explain import ExplainMixin
-from .inserts import InsertPrepared, InsertsMixin
+from .inserts import InsertPrepared, InsertsMixin, rows_form, rows_prepared
 from .loads import LoadsMixin
 from .prepared import (
     CalcFoundRowsPrepared,
@@ -67,6 +67,11 @@ VERSION_STRING = "8.0.36-noria_py"
 
 # Engine.lifted: texts longer than this are not lifted; how many texts it remembers
 _LIFT_TEXT_MAX = 4096
+# several-row INSERTs of placeholders: the first character of a text worth checking, and the
+# longest such text the statement cache keeps (a longer one is prepared again from its cached
+# one-row form: a driver's batches of every row count would fill the cache with their texts)
+_ROWS_FIRST = frozenset("iIrR")
+_ROWS_CACHED_TEXT = 4096
 _LIFTED_TEXTS_LIMIT = 10000
 _NOT_LIFTED: tuple = ()
 
@@ -562,6 +567,17 @@ class Engine(
         command = prepare_cache_command(self, sql)  # CREATE / DROP CACHE, SHOW PROXIED ...
         if command is not None:
             return command
+        form = rows_form(sql) if sql[:1] in _ROWS_FIRST or sql[:1].isspace() else None
+        if form is not None:
+            # several rows of placeholders: prepared from the one-row form (parsed once)
+            try:
+                prep = rows_prepared(self.prepare(form[0]), form[1], form[2])
+            except E.Error:
+                prep = None  # the statement's own parse says what is wrong with it
+            if prep is not None:
+                if len(sql) <= _ROWS_CACHED_TEXT:
+                    self._cache[key] = prep
+                return prep
         ast, nparams = parse(sql)
         calc = _take_calc_found_rows(ast)
         if self._qualify(ast, db) or calc:

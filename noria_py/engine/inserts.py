@@ -4,7 +4,9 @@ engine's part that applies them, with constraints, foreign keys and generated co
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
+import re
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -363,6 +365,77 @@ class InsertPrepared(Prepared):
 
     def run(self, engine, params) -> Result:
         return engine._insert(self, [params])
+
+
+class RowsInsertPrepared(InsertPrepared):
+    """An INSERT (or REPLACE) of several rows of placeholders only, ``VALUES (?, ?), (?, ?),
+    ...``, prepared as its one-row form (``rows_prepared``): its parameters are ``row_width``
+    per row, built and checked row after row as the statement's own rows are. Parsing the
+    statement itself would cost about a millisecond per row, once per row count (a driver's
+    batch of a thousand rows, then its last, shorter one)."""
+
+    row_width = 1
+
+    def build_rows(self, engine: Engine, params, row: int = 1, adjust=None) -> list[list]:
+        w = self.row_width
+        one = InsertPrepared.build_rows
+        out: list = []
+        for i in range(0, len(params), w):
+            try:
+                out.extend(one(self, engine, params[i : i + w], row + len(out), adjust))
+            except (E.DataError, E.IntegrityError) as err:
+                err.built = out + getattr(err, "built", [])  # the rows before the refused one
+                raise
+        return out
+
+
+_IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z_$][\w$]*)"
+# INSERT|REPLACE [IGNORE] [INTO] [db.]table [(col, ...)] VALUES (?, ...): the head and first row
+_ROWS_HEAD = re.compile(
+    rf"\s*(?:insert|replace)(?:\s+ignore)?(?:\s+into)?\s+{_IDENT}(?:\s*\.\s*{_IDENT})?"
+    rf"(?:\s*\(\s*{_IDENT}(?:\s*,\s*{_IDENT})*\s*\))?\s*values?\s*"
+    r"\(\s*\?((?:\s*,\s*\?)*)\s*\)",
+    re.I,
+)
+_rows_tails: dict[int, re.Pattern] = {}
+
+
+def rows_form(sql: str) -> tuple[str, int, int] | None:
+    """``(its one-row form, row width, rows)`` of an INSERT or REPLACE whose VALUES are two or
+    more rows of placeholders alone, each as wide as the first, with nothing after them; else
+    None (the statement is parsed as it is)."""
+    m = _ROWS_HEAD.match(sql)
+    if m is None:
+        return None
+    width = 1 + m.group(1).count("?")
+    tail = _rows_tails.get(width)
+    if tail is None:
+        more = rf"(?:\s*,\s*\?){{{width - 1}}}" if width > 1 else ""
+        row = rf"\(\s*\?{more}\s*\)"
+        tail = _rows_tails[width] = re.compile(rf"(?:\s*,\s*{row})+\s*;?\s*")
+    end = m.end()
+    if tail.fullmatch(sql, end) is None:
+        return None
+    return sql[:end], width, 1 + sql.count("?", end) // width
+
+
+def rows_prepared(one: Prepared, width: int, rows: int) -> RowsInsertPrepared | None:
+    """The several-row statement from its prepared one-row form ``one`` (None when that form is
+    not a plain INSERT or REPLACE of one row of ``width`` parameters)."""
+    if (
+        type(one) is not InsertPrepared
+        or one.param_count != width
+        or one.select is not None
+        or one.upsert is not None
+        or one.returning is not None
+        or len(one.tuples) != 1
+    ):
+        return None
+    multi = copy.copy(one)
+    multi.__class__ = RowsInsertPrepared
+    multi.row_width = width
+    multi.param_count = width * rows
+    return multi
 
 
 _DEFAULT = object()

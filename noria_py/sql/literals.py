@@ -300,25 +300,31 @@ def slots_of(
     ``result`` lifted, or None when the split cannot reproduce it."""
     if result is None:
         return None
-    # Rebuild the lifted text slot by slot and check it reproduces the analysis exactly.
+    # Walk the lifted text along the split, slot by slot, in one pass: a slot the analysis
+    # lifted shows as ``?`` there (no literal starts with one) holding the next parameter,
+    # any other keeps its literal; the text between slots must be the same.
     lifted, params = result
     chosen = []
-    out = list(parts)
-    values: list[Any] = []
-    rebuilt_params = iter(params)
-    pending = next(rebuilt_params, _MISSING)
-    for i in range(1, len(parts), 2):
-        lit = parts[i]
-        value = _unescape(lit[1:-1]) if lit[0] == "'" else int(lit)
-        candidate = out.copy()
-        candidate[i] = "?"
-        prefix = "".join(candidate[: i + 1])
-        if pending is not _MISSING and lifted.startswith(prefix) and value == pending:
-            out = candidate
+    pos = 0
+    k = 0
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            if not lifted.startswith(part, pos):
+                return None
+            pos += len(part)
+            continue
+        if lifted.startswith("?", pos):
+            value = _unescape(part[1:-1]) if part[0] == "'" else int(part)
+            if k >= len(params) or value != params[k]:
+                return None
             chosen.append(i // 2)
-            values.append(value)
-            pending = next(rebuilt_params, _MISSING)
-    if "".join(out) != lifted or values != params:
+            k += 1
+            pos += 1
+        elif lifted.startswith(part, pos):
+            pos += len(part)
+        else:
+            return None
+    if pos != len(lifted) or k != len(params):
         return None  # the analysis lifted something the split cannot reproduce: do not lift
     return tuple(chosen)
 

@@ -39,16 +39,26 @@ def number_placeholders(sql: str) -> tuple[str, int]:
     return substitute_placeholders(sql, name), count
 
 
-_LOAD_DATA = re.compile(r"\A\s*load\s+data\b", re.I)
+# what may come before a statement's first word: white space and comments (not MySQL's
+# executable comments, /*! ... */, which are part of the statement)
+LEADING = r"(?:\s+|/\*(?!!).*?\*/|(?:--[ \t]|#)[^\n]*(?:\n|\Z))*"
+_LEAD = re.compile(LEADING, re.S)
+_LOAD_DATA = re.compile(rf"\A{LEADING}load\s+data\b", re.I | re.S)
 # UPDATE's modifiers, which sqlglot does not read: blanked out (offsets kept), IGNORE marked
-_UPDATE_MODIFIERS = re.compile(r"\A(\s*update\s+)((?:(?:low_priority|ignore)\s+)+)", re.I)
+_UPDATE_MODIFIERS = re.compile(
+    rf"\A({LEADING}update\s+)((?:(?:low_priority|ignore)\s+)+)", re.I | re.S
+)
+_REPLACE_HEAD = re.compile(
+    rf"{LEADING}replace\s+(?:(?:low_priority|delayed)\s+)?(?:into\s+)?", re.I | re.S
+)
 
 
 def parse(sql: str) -> tuple[exp.Expression, int]:
     """Parse exactly one statement; raise ProgrammingError (1064) on bad syntax."""
     text, nparams = number_placeholders(sql)
     if _LOAD_DATA.match(sql):  # read by noria_py.load_data, not by the SQL parser
-        return exp.Command(this="LOAD", expression=exp.Literal.string(sql.strip())), 0
+        body = sql[_LEAD.match(sql).end() :]  # (from its first word)
+        return exp.Command(this="LOAD", expression=exp.Literal.string(body.strip())), 0
     ignore = False
     m = _UPDATE_MODIFIERS.match(text)
     if m is not None:
@@ -559,9 +569,9 @@ def _quantified(cmp: exp.Expression, q: exp.Expression, sub) -> exp.Expression |
 
 def _replace_statement(sql: str, text: str) -> exp.Expression:
     """``REPLACE [INTO] t ...``: parsed as the INSERT it resembles, marked ``replace``."""
-    import re
-
-    m = re.match(r"\s*replace\s+(?:(?:low_priority|delayed)\s+)?(?:into\s+)?", text, re.I)
+    m = _REPLACE_HEAD.match(text)
+    if m is None:
+        raise parse_error(f"near '{sql.strip()[:40]}'")
     try:
         stmt = sqlglot.parse_one("INSERT INTO " + text[m.end() :], read=DIALECT)
     except Exception:  # noqa: BLE001 - sqlglot raises assorted errors on odd input

@@ -617,6 +617,12 @@ def _member_value(value, ctype: ColumnType, col: str) -> str:
 
     if isinstance(value, bool):
         value = int(value)
+    elif isinstance(value, (Decimal, float)):
+        # a number with a fraction is the position (SET: the mask) it truncates to
+        try:
+            value = int(value)
+        except (OverflowError, ValueError):
+            raise bad() from None
     if ctype.mysql_name == "ENUM":
         if isinstance(value, int):
             if 1 <= value <= len(members):

@@ -360,3 +360,38 @@ def test_mariadb_command_line_client(server):
     out = _mariadb(server, "-e", "SELECT * FROM missing_table")
     assert out.returncode != 0
     assert "ERROR 1146 (42S02)" in out.stderr
+
+
+@pytest.mark.parametrize("driver", ["pymysql", "connector"])
+def test_bulk_executemany_stores_every_value(server, driver):
+    """A driver's executemany of an INSERT arrives as multi-row statements of up to a megabyte
+    with the values written in (every batch a new text, of its own row count); each row must
+    be stored exactly, the hostile strings included, and a duplicate key stores nothing of its
+    statement."""
+    import datetime as dt
+    from decimal import Decimal
+
+    table = "bulk_" + driver
+    conn = server.pymysql() if driver == "pymysql" else server.connector()
+    cur = conn.cursor()
+    cur.execute(
+        f"CREATE TABLE {table} (id INT PRIMARY KEY, s VARCHAR(200), n INT, d DECIMAL(8,2),"
+        " t DATETIME)"
+    )
+    base = dt.datetime(2024, 1, 2, 3, 4, 5)
+    rows = [
+        (i, TRICKY[i % len(TRICKY)] + str(i), None if i % 7 == 0 else i - 3000,
+         Decimal(f"{i % 1000}.{i % 100:02d}"), base + dt.timedelta(minutes=i))
+        for i in range(6000)
+    ]  # fmt: skip
+    sql = f"INSERT INTO {table} (id, s, n, d, t) VALUES (%s, %s, %s, %s, %s)"
+    for start in (0, 2500, 2501):  # batches of different row counts
+        cur.executemany(sql, rows[start : {0: 2500, 2500: 2501, 2501: 6000}[start]])
+    cur.execute(f"SELECT id, s, n, d, t FROM {table} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == rows
+    with pytest.raises(Exception) as err:
+        cur.executemany(sql, [(6000, "new", 1, Decimal("1.00"), base), rows[5]])
+    assert "Duplicate entry '5'" in str(err.value)
+    cur.execute(f"SELECT COUNT(*) FROM {table}")
+    assert cur.fetchall()[0][0] == 6000
+    conn.close()

@@ -1,0 +1,179 @@
+"""INSERT, INSERT IGNORE and REPLACE of several rows of placeholders (``VALUES (?, ?), (?, ?)``:
+what drivers batch, and what the server makes of a batch sent with its values written in) are
+prepared from their one-row form instead of parsing the whole statement
+(``engine.inserts.rows_form``). Hypothesis draws a table and such statements with hostile values
+(text that is no number, numbers out of range, long strings, NULL into NOT NULL, duplicate keys in
+the batch and against stored rows); each must do what MariaDB does with the same rows written into
+its text (affected rows, or the error's code and text; SHOW WARNINGS with their row numbers; the
+stored rows; a cached view over the table), and exactly what the same statement does when parsed
+whole."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import noria_py
+from noria_py.engine.inserts import RowsInsertPrepared
+
+from .test_ignore_vs_mariadb import KEYS, VALUES, _norm, _oracle_run, _pool, _table, _value
+from .test_ignore_vs_mariadb import _rows as _stored
+
+
+def _python(literal: str):
+    """A literal of the value pool as the Python value a driver binds."""
+    if literal == "NULL":
+        return None
+    if literal.startswith("'"):
+        return literal[1:-1]
+    return Decimal(literal) if "." in literal else int(literal)
+
+
+@st.composite
+def _statement(draw, cols):
+    names = [c for c, _t, _n in cols]
+    types = {c: t for c, t, _n in cols}
+    listed = draw(st.permutations(names))[: draw(st.integers(0, len(names)))]
+    listed = draw(st.permutations(["id", *listed]))
+    params = []
+    nrows = draw(st.integers(2, 5))
+    for _ in range(nrows):
+        for c in listed:
+            if c == "id":
+                params.append(draw(KEYS))
+            else:
+                pool = [v for v in _pool(VALUES, types[c]) if v != "-9223372036854775809"]
+                params.append(_python(draw(st.sampled_from(pool))))
+    verb = draw(st.sampled_from(["INSERT IGNORE INTO", "INSERT INTO", "REPLACE INTO"]))
+    row = "(" + ", ".join("?" * len(listed)) + ")"
+    return f"{verb} t ({', '.join(listed)}) VALUES {', '.join([row] * nrows)}", params
+
+
+@st.composite
+def _case(draw):
+    cols = draw(_table())
+    return cols, draw(st.lists(_statement(cols), min_size=1, max_size=3))
+
+
+@pytest.fixture(scope="module")
+def oracle(mariadb_oracle):
+    c = mariadb_oracle.connect(database=None)
+    with c.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_multirow")
+    c.close()
+    conn = mariadb_oracle.connect(database="oracle_multirow")
+    yield conn
+    conn.close()
+
+
+def _noria_run(cur, sql: str, params):
+    from noria_py import errors as E
+
+    try:
+        cur.execute(sql, params)
+        outcome = ("ok", cur.rowcount, cur.lastrowid)
+    except E.Error as e:
+        if e.errno == 1235 and "zero date" in e.msg:
+            return ("zero date",), [], _stored(cur)
+        return ("error", e.errno, _norm([("Error", e.errno, e.msg)])[0][2]), [], None
+    warnings = _norm(cur.execute("SHOW WARNINGS").fetchall())
+    return outcome, warnings, _stored(cur)
+
+
+def _check(oracle, cols, statements) -> None:
+    ddl = "CREATE TABLE t (id INT PRIMARY KEY, " + ", ".join(
+        f"{c} {t} {n}" for c, t, n in cols
+    ) + ")"  # fmt: skip
+    fast = noria_py.connect()
+    whole = noria_py.connect()
+    fcur, wcur = fast.cursor(), whole.cursor()
+    try:
+        with oracle.cursor() as oc:
+            oc.execute("DROP TABLE IF EXISTS t")
+            oc.execute(ddl)
+            fcur.execute(ddl)
+            wcur.execute(ddl)
+            lookup = "SELECT * FROM t WHERE id = ?"
+            for k in (1, 2):  # cached lookups, read before the writes
+                assert fcur.execute(lookup, (k,)).fetchall() == []
+            done = []
+            for sql, params in statements:
+                done.append((sql, params))
+                assert isinstance(fast.engine.prepare(sql), RowsInsertPrepared)
+                got = _noria_run(fcur, sql, params)
+                # the same statement parsed whole (a comment keeps it from the one-row form)
+                assert _noria_run(wcur, "/* whole */ " + sql, params) == got, (ddl, done)
+                text = oc.mogrify(sql.replace("?", "%s"), params)
+                want = _oracle_run(oc, text)
+                if got[0][0] == "error" == want[0][0]:
+                    assert got[0] == want[0], (ddl, done)  # the code and MariaDB's text
+                    continue
+                assert got[0][:2] == want[0], (ddl, done, got, want)
+                if want[0][0] != "zero date":
+                    assert got[1] == want[1], (ddl, done)
+                assert got[2] == want[2], (ddl, done)
+                for k in (1, 2, 3, 4):  # the cached view is exact after the batch
+                    cached = [
+                        tuple(_value(v) for v in r) for r in fcur.execute(lookup, (k,)).fetchall()
+                    ]
+                    assert cached == [r for r in want[2] if r[0] == k], (ddl, done, k)
+    finally:
+        fast.close()
+        whole.close()
+
+
+@settings(
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(_case())
+def test_multirow_batches_match_mariadb_and_the_whole_parse(oracle, case):
+    cols, statements = case
+    _check(oracle, cols, statements)
+
+
+def test_an_auto_increment_batch_reports_its_first_id():
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(5))")
+    cur = conn.execute("INSERT INTO a (v) VALUES (?), (?), (?)", ("x", "y", "z"))
+    assert (cur.rowcount, cur.lastrowid) == (3, 1)
+    cur = conn.execute("INSERT INTO a (id, v) VALUES (?, ?), (?, ?)", (None, "p", None, "q"))
+    assert (cur.rowcount, cur.lastrowid) == (2, 4)
+    assert conn.execute("SELECT LAST_INSERT_ID()").fetchall() == [(4,)]
+    assert conn.execute("SELECT id, v FROM a ORDER BY id").fetchall() == [
+        (1, "x"), (2, "y"), (3, "z"), (4, "p"), (5, "q")
+    ]  # fmt: skip
+
+
+def test_forms_that_are_parsed_whole():
+    """Rows of different widths, literals among the placeholders, ON DUPLICATE KEY UPDATE and a
+    single row are parsed as written (an error is the whole statement's own)."""
+    from noria_py import errors as E
+    from noria_py.engine.inserts import rows_form
+
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE b (id INT PRIMARY KEY, v INT)")
+    assert rows_form("INSERT INTO b VALUES (?, ?), (?, ?)") == ("INSERT INTO b VALUES (?, ?)", 2, 2)
+    assert rows_form("insert  into `b` (`id`,v) values(?,?) , (?, ?);") is not None
+    for sql in (
+        "INSERT INTO b VALUES (?, ?)",
+        "INSERT INTO b VALUES (?, ?), (?, 1)",
+        "INSERT INTO b VALUES (?, ?), (?, ?) ON DUPLICATE KEY UPDATE v = 1",
+        "/* c */ INSERT INTO b VALUES (?, ?), (?, ?)",
+        "INSERT INTO b SELECT ?, ? UNION SELECT ?, ?",
+    ):
+        assert rows_form(sql) is None, sql
+    with pytest.raises(E.Error) as err:
+        conn.execute("INSERT INTO b VALUES (?, ?), (?)", (1, 2, 3))
+    assert err.value.errno == 1136
+    with pytest.raises(E.Error) as err:
+        conn.execute("INSERT INTO b (id, nope) VALUES (?, ?), (?, ?)", (1, 2, 3, 4))
+    assert err.value.errno == 1054
+    with pytest.raises(E.Error) as err:
+        conn.execute("INSERT INTO b VALUES (?, ?), (?, ?)", (1, 2, 1, 3))
+    assert err.value.errno == 1062
+    assert conn.execute("SELECT * FROM b").fetchall() == []  # nothing of the statement stays

@@ -1,0 +1,97 @@
+"""Statements compared with MariaDB one by one (outcome, SHOW WARNINGS, the table after):
+comments before a statement's first word (drivers and tools put them there: REPLACE, UPDATE
+IGNORE and LOAD DATA read their first words themselves), and numbers with a fraction written
+into ENUM and SET columns (MySQL truncates them to a position, or to a SET's mask)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pymysql
+import pytest
+
+import noria_py
+from noria_py import errors as E
+
+
+@pytest.fixture(scope="module")
+def oracle(mariadb_oracle):
+    c = mariadb_oracle.connect(database=None)
+    with c.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_edges")
+    c.close()
+    conn = mariadb_oracle.connect(database="oracle_edges", local_infile=True)
+    yield conn
+    conn.close()
+
+
+def _outcome_oracle(cur, sql):
+    try:
+        cur.execute(sql)
+    except pymysql.err.MySQLError as e:
+        return ("error", e.args[0])
+    rows = [tuple(r) for r in cur.fetchall()] if cur.description else cur.rowcount
+    cur.execute("SHOW WARNINGS")
+    return ("ok", rows, [tuple(w) for w in cur.fetchall()])
+
+
+def _outcome_noria(cur, sql):
+    try:
+        cur.execute(sql)
+    except E.Error as e:
+        return ("error", e.errno)
+    rows = [tuple(r) for r in cur.fetchall()] if cur.description else cur.rowcount
+    return ("ok", rows, [tuple(w) for w in cur.execute("SHOW WARNINGS").fetchall()])
+
+
+def _compare(oracle, statements):
+    conn = noria_py.connect()
+    cur = conn.cursor()
+    try:
+        with oracle.cursor() as oc:
+            oc.execute("DROP TABLE IF EXISTS t")
+            for sql in statements:
+                assert _outcome_noria(cur, sql) == _outcome_oracle(oc, sql), sql
+    finally:
+        conn.close()
+
+
+def test_comments_before_the_first_word(oracle):
+    fd, path = tempfile.mkstemp(suffix=".tsv")
+    with os.fdopen(fd, "w") as f:
+        f.write("7\t70\n8\t80\n")
+    os.chmod(path, 0o644)
+    try:
+        _compare(
+            oracle,
+            [
+                "CREATE TABLE t (id INT PRIMARY KEY, v TINYINT)",
+                "/* app=x */ REPLACE INTO t VALUES (1, 2)",
+                "-- note\nREPLACE t VALUES (2, 3)",
+                "# note\n  REPLACE LOW_PRIORITY INTO t VALUES (3, 4)",
+                "/* a */ /* b */ UPDATE IGNORE t SET v = v * 100",
+                "/* c */ UPDATE t SET v = 1 WHERE id = 3",
+                f"/* d */ LOAD DATA LOCAL INFILE '{path}' INTO TABLE t",
+                "/* e */ SELECT * FROM t ORDER BY id",
+            ],
+        )
+    finally:
+        os.unlink(path)
+
+
+def test_numbers_with_a_fraction_into_enum_and_set(oracle):
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE t (id INT PRIMARY KEY, e ENUM('a','b'), s SET('x','y'))",
+            "INSERT IGNORE INTO t VALUES (1, 1.4, 1.4), (2, 1.6, 3.9), (3, '1.4', '3.5')",
+            "INSERT IGNORE INTO t VALUES (4, 2.5, 2.5), (5, 0.4, 0.4), (6, -0.5, -0.5)",
+            "INSERT IGNORE INTO t VALUES (7, 2.99e0, 1.5e0), (8, -1.5, 4.5)",
+            "INSERT INTO t VALUES (9, 1.6, 1.2)",
+            "INSERT INTO t VALUES (10, 0.6, 1)",
+            "INSERT INTO t VALUES (11, 1, 7.2)",
+            "UPDATE IGNORE t SET e = 2.7 WHERE id = 1",
+            "SELECT * FROM t ORDER BY id",
+        ],
+    )
