@@ -402,6 +402,21 @@ def test_in_lists_of_every_length_share_one_reader(template):
     conn.close()
 
 
+def test_long_literal_in_lists_share_the_reader():
+    """An IN list of thousands of literals (a text longer than the per-text caches keep) is
+    lifted too: one reader for every such list, and the answers of the text as written."""
+    conn = _open()
+    written = _open(lift_literals=False)
+    for start in (0, 1, 2):
+        keys = list(range(start, 3000 + start, 2))
+        sql = f"SELECT id, v FROM t WHERE id IN ({', '.join(map(str, keys))})"
+        assert len(sql) > 4096
+        assert sorted(_answer(conn, sql)[0]) == sorted(_answer(written, sql)[0])
+    assert _readers(conn) == 1 and len(_caches(conn)) == 1
+    for c in (conn, written):
+        c.close()
+
+
 def test_in_list_and_equality_share_the_reader():
     """Without ORDER BY or LIMIT, ``id = ?`` and ``id IN (...)`` read one reader (two SHOW
     CACHES rows: two statements)."""

@@ -33,7 +33,7 @@ from ..result import Result
 from ..sql import functions as F
 from ..sql import names as N
 from ..sql.dialect import DIALECT
-from ..sql.literals import lift_literals_cached, write_in
+from ..sql.literals import lift_literals, lift_literals_cached, write_in
 from ..sql.parse import parse
 from ..storage.sqlite import SQLiteStorage, TableSchema
 from .base import QueryEntry, _count_params, _locked
@@ -382,8 +382,15 @@ class Engine(
         text (a bounded cache of SELECT texts); needs no lock."""
         hit = self._lifted_texts.get(sql)
         if hit is None:
-            if sql[:6].lower() != "select" or len(sql) > _LIFT_TEXT_MAX:
+            if sql[:6].lower() != "select":
                 return None
+            if len(sql) > _LIFT_TEXT_MAX:
+                # a long text (an IN list of thousands of keys): lifted each time, remembered
+                # by neither cache (its shape is as long as it is)
+                lifted = lift_literals(sql)
+                if lifted is None or lifted[0] in self.no_lift:
+                    return None
+                return lifted[0], tuple(lifted[1])
             lifted = lift_literals_cached(sql)
             hit = _NOT_LIFTED if lifted is None else (lifted[0], tuple(lifted[1]))
             texts = self._lifted_texts
