@@ -722,10 +722,21 @@ class InsertsMixin:
                 unchanged += 1
         changed[0] = len(gone) - unchanged
         stored_holder.append(stored)
+        # the statement's net change: a row it inserted and then replaced (a later row of it
+        # with the same key) neither enters nor leaves the views
+        net: dict = {}
+        for g in gone:
+            g = tuple(g)
+            net[g] = net.get(g, 0) - 1
+        for r in stored:
+            r = tuple(r)
+            net[r] = net.get(r, 0) + 1
+        removed = [row for row, c in net.items() for _ in range(-c)]
+        added = [row for row, c in net.items() for _ in range(c)]
         pairs: list = []
         for part in (
-            self._fk_after(schema, [(g, -1) for g in gone]),
-            self._fk_after(schema, [(r, 1) for r in stored]),
+            self._fk_after(schema, [(g, -1) for g in removed]),
+            self._fk_after(schema, [(r, 1) for r in added]),
         ):
             pairs.extend(_pairs(schema.name, part))
         return _Multi(pairs)

@@ -23,6 +23,7 @@ the original text when a literal bound as a parameter would not compare as the l
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 _TOKEN = re.compile(
@@ -265,16 +266,19 @@ def lift_literals_cached(sql: str) -> tuple[str, list[Any]] | None:
     return _lift_by_shape(sql, lift_literals, _shape_cache)
 
 
-def _lift_by_shape(sql: str, analyze, cache: dict) -> tuple[str, list[Any]] | None:
-    """``analyze(sql)``, remembered per shape in ``cache``: which literal slots it lifts."""
+def _lift_by_shape(
+    sql: str, analyze, cache: dict, split=_SLOTS, value_of=literal_value
+) -> tuple[str, list[Any]] | None:
+    """``analyze(sql)``, remembered per shape in ``cache``: which literal slots it lifts (the
+    text split at ``split``'s slots, each slot's value ``value_of`` its text)."""
     if "`" in sql or '"' in sql:
         return analyze(sql)
-    parts = _SLOTS.split(sql)
+    parts = split.split(sql)
     shape = tuple(parts[0::2])
     slots = cache.get(shape, _MISSING)
     if slots is _MISSING:
         result = analyze(sql)
-        slots = slots_of(parts, sql, result)
+        slots = slots_of(parts, sql, result, value_of)
         if len(cache) >= _SHAPE_CACHE_LIMIT:
             cache.clear()
         cache[shape] = slots
@@ -285,7 +289,7 @@ def _lift_by_shape(sql: str, analyze, cache: dict) -> tuple[str, list[Any]] | No
     out = list(parts)
     for i in slots:
         lit = parts[2 * i + 1]
-        params.append(literal_value(lit))
+        params.append(value_of(lit))
         out[2 * i + 1] = "?"
     return "".join(out), params
 
@@ -293,8 +297,13 @@ def _lift_by_shape(sql: str, analyze, cache: dict) -> tuple[str, list[Any]] | No
 _MISSING: Any = object()
 
 
+def _same(a: Any, b: Any) -> bool:
+    """The same value of the same type (``1 == Decimal(1) == 1.0`` are three literals)."""
+    return type(a) is type(b) and a == b
+
+
 def slots_of(
-    parts: list[str], sql: str, result: tuple[str, list[Any]] | None
+    parts: list[str], sql: str, result: tuple[str, list[Any]] | None, value_of=None
 ) -> tuple[int, ...] | None:
     """Which literal slots of ``parts`` (the text split at ``LITERAL_SLOTS``) the analysis
     ``result`` lifted, or None when the split cannot reproduce it."""
@@ -314,8 +323,8 @@ def slots_of(
             pos += len(part)
             continue
         if lifted.startswith("?", pos):
-            value = _unescape(part[1:-1]) if part[0] == "'" else int(part)
-            if k >= len(params) or value != params[k]:
+            value = literal_value(part) if value_of is None else value_of(part)
+            if k >= len(params) or not _same(value, params[k]):
                 return None
             chosen.append(i // 2)
             k += 1
@@ -405,10 +414,12 @@ def _lift_terms(toks, start: int, end: int, sep: str, lifts: list) -> bool:
 
 
 def lift_write(sql: str) -> tuple[str, list[Any]] | None:
-    """(parameterized SQL, params) for a liftable INSERT ... VALUES, UPDATE or DELETE, or None
-    to leave it as it is."""
+    """(parameterized SQL, params) for a liftable INSERT (or REPLACE) ... VALUES, UPDATE or
+    DELETE, or None to leave it as it is."""
     head = sql[:6].lower()
-    if head not in ("insert", "update", "delete"):
+    if head == "replac" and sql[6:7].lower() == "e":
+        head = "insert"  # REPLACE: INSERT's VALUES
+    elif head not in ("insert", "update", "delete"):
         return None
     toks = _tokens(sql)
     if not toks:
@@ -432,10 +443,9 @@ def lift_write(sql: str) -> tuple[str, list[Any]] | None:
                     item = []
                     continue
             elif kind == "op" and text in (",", ")") and depth == 1:
-                if len(item) == 1:
-                    ok, value = _value(item[0])
-                    if ok:
-                        lifts.append((item[0][2], item[0][3], value))
+                ok, value = _write_item(item)
+                if ok:
+                    lifts.append((item[0][2], item[-1][3], value))
                 item = []
                 if text == ")":
                     depth = 0
@@ -469,12 +479,61 @@ def lift_write(sql: str) -> tuple[str, list[Any]] | None:
     return _substitute(sql, lifts)
 
 
+_INT64 = 1 << 63
+
+
+def _number(text: str, negative: bool) -> Any:
+    """A number literal's value as MySQL types it: an integer (one beyond BIGINT is a DECIMAL
+    literal), a DECIMAL (with a point) or a DOUBLE (with an exponent)."""
+    if text.isdigit():
+        v: Any = int(text)
+        v = -v if negative else v
+        return v if -_INT64 <= v < _INT64 else Decimal(v)
+    if "e" in text or "E" in text:
+        return -float(text) if negative else float(text)
+    return -Decimal(text) if negative else Decimal(text)
+
+
+def _write_item(item: list) -> tuple[bool, Any]:
+    """(liftable?, value) of a VALUES item: one literal (a string, a number, NULL) or a minus
+    sign and a number. A parameter with the value is stored exactly as the literal is: both
+    are constants of the same type to the row's conversion."""
+    if len(item) == 1:
+        kind, text = item[0][0], item[0][1]
+        if kind == "str":
+            return True, _unescape(text[1:-1])
+        if kind == "num":
+            return True, _number(text, False)
+        if kind == "ident" and text.lower() == "null":
+            return True, None
+        return False, None
+    if len(item) == 2 and item[0][0] == "op" and item[0][1] == "-" and item[1][0] == "num":
+        return True, _number(item[1][1], True)
+    return False, None
+
+
+# a write's literal slots: strings, numbers with their sign, point and exponent, and NULL
+_WRITE_SLOTS = re.compile(
+    r"('(?:[^'\\]|\\.|'')*'|-?\b\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\b|\b[Nn][Uu][Ll][Ll]\b)"
+)
+
+
+def write_literal_value(lit: str) -> Any:
+    """The value of one literal slot of a write's split text (``_WRITE_SLOTS``)."""
+    if lit[0] == "'":
+        return _unescape(lit[1:-1])
+    if lit[0] in "nN":
+        return None
+    neg = lit[0] == "-"
+    return _number(lit[1:] if neg else lit, neg)
+
+
 _write_shapes: dict[tuple[str, ...], tuple[int, ...] | None] = {}
 
 
 def lift_write_cached(sql: str) -> tuple[str, list[Any]] | None:
     """``lift_write`` with a per-shape cache, as ``lift_literals_cached`` for lookups."""
-    return _lift_by_shape(sql, lift_write, _write_shapes)
+    return _lift_by_shape(sql, lift_write, _write_shapes, _WRITE_SLOTS, write_literal_value)
 
 
 # --- and back: values written into a statement -------------------------------------------------

@@ -818,6 +818,18 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             v = value.decode("utf-8", "replace")
         elif isinstance(value, float):
             v = format_value(float(value))  # a double as MySQL writes it (a FLOAT's: the double)
+            if ctype.length is not None and len(v) > ctype.length:
+                # MySQL writes the double again in fewer digits to fit the column (1.5 into
+                # CHAR(2) is '2', 1234 into CHAR(3) '1e3'), which this engine does not do
+                from ..errors import NotSupportedError
+
+                raise NotSupportedError(
+                    "This version doesn't yet support 'a DOUBLE written into a string column "
+                    f"narrower than its text ({v!r} into {col!r}, {ctype.mysql_name}"
+                    f"({ctype.length}))'",
+                    1235,
+                    "42000",
+                )
         elif isinstance(value, (_dt.datetime, _dt.date)):
             v = format_value(value)
         else:
