@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 import noria_py
 from noria_py.engine.inserts import RowsInsertPrepared
-
 from noria_py.sql.literals import lift_write_cached
 
 from .test_ignore_vs_mariadb import KEYS, VALUES, _norm, _oracle_run, _pool, _table, _value
