@@ -55,6 +55,7 @@ import itertools
 
 from .intervals import in_interval
 from .node import NONE, Node
+from .ops.base import Delta
 from .partial import ck_tuple, key_of, matches
 
 MECHANISMS = (
@@ -206,6 +207,10 @@ class Dataflow:
             node.fold_held(self, port, batch)  # answers held here must see this delta
         out = node.on_input(port, batch)
         if out:
+            pos = getattr(batch, "pos", None)
+            if pos is not None:  # what it reflects goes down with it (lookup joins read by it)
+                out = Delta(out)
+                out.pos = node.out_pos(pos)
             self.send_down(node, "delta", out)
 
     def _on_request(self, node: Node, up, hops, cols, keys, rng=None) -> None:

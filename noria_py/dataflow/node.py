@@ -333,6 +333,11 @@ class Node:
         cols = tuple(self.fill_key(0))
         df.request(self, 0, up, ((self.id, 0, cols, tuple(fks)),), cols, fks)
 
+    def out_pos(self, pos: dict) -> dict:
+        """The position (``ops/base.py`` ``Delta``) of this node's output for an input delta
+        at ``pos``: the same, but for a lookup join, whose output reflects its own position."""
+        return pos
+
     def fold_held(self, df, port: int, batch: list) -> None:
         """A delta arrives while this node holds answers of upqueries under way (a union's
         buffered pieces, a join's half-filled keys): fold into them what they must include.

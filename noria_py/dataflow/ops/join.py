@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..domain import in_range, select
 from ..node import FULL, NONE, PARTIAL, Node
+from .base import reading_at
 from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
 from ..sqlrel import nonempty
 
@@ -57,6 +58,8 @@ class Join(Node):
         self._right_min_version = -1  # the graph version _right_min was kept under
         self._gate_cache = None  # (graph version, gate or None): see _gate
         self._counted = None  # the graph whose lookup_count counts this join
+        self._bases: list = []  # a lookup join's base tables (their nodes)
+        self.view: dict = {}  # see on_added
 
     @property
     def materialization(self):
@@ -91,6 +94,13 @@ class Join(Node):
         self.partial = False
         graph.lookup_count += 1
         self._counted = graph
+        # under message scheduling the join reads each base table as of the last write of it
+        # that has reached the join (``view``: base node id -> write sequence number, carried
+        # by deltas, see ``reading_at``); it starts at the writes made so far
+        self._bases = _bases_under(self)
+        self.view = {b.id: graph.seq for b in self._bases}
+        for b in self._bases:
+            b.readers.append(self)
 
     def column_type(self, col: int):
         nl = len(self.parents[0].columns)
@@ -541,7 +551,16 @@ class Join(Node):
 
     def on_input(self, port: int, batch: list) -> list:
         if self.lookup:
-            return self._lookup_input(port, batch, gated=True)
+            pos = getattr(batch, "pos", None)
+            if pos is None:  # inline propagation: the tables as pending deltas leave them
+                return self._lookup_input(port, batch, gated=True)
+            # message scheduling: the other input as of the writes that reached this join on
+            # its port; then this input's position moves to the delta's. (No gate: a state
+            # below may be filled by an answer still on its way, which this delta must reach.)
+            with reading_at(self.view):
+                out = self._lookup_input(port, batch)
+            self.view.update(pos)
+            return out
         if self.partial:
             batch = self._split(port, batch)
         if port == 0:
@@ -657,6 +676,11 @@ class Join(Node):
         if self._counted is not None:
             self._counted.lookup_count -= 1
             self._counted = None
+        for b in self._bases:
+            b.readers = [j for j in b.readers if j is not self]
+            if not b.readers:
+                b.log.clear()
+        self._bases = []
         self.left_state = {}
         self.right_state = {}
         self.filled = set()
@@ -704,7 +728,27 @@ class Join(Node):
     # filled before it is joined: a missing one discards the answer, fills the keys and asks
     # again (``dependent_upqueries``).
 
+    def out_pos(self, pos):
+        """A lookup join's output reflects its inputs as of its ``view``."""
+        return dict(self.view) if self.lookup else pos
+
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        if self.lookup:
+            # no state to fill: answered at once, as a full state answers, from both inputs
+            # as of the writes that reached this join (its position in the stream)
+            with reading_at(self.view):
+                if rng is None:
+                    rows = []
+                    for k in dict.fromkeys(keys):
+                        rows.extend(self.query(list(cols), k))
+                    df.respond(self, up, hops, rows)
+                    return
+                if len(keys) != 1:  # pragma: no cover - readers ask one key at a time
+                    raise RuntimeError("a ranged upquery asks for one key")
+                col, lo, hi, limit, desc = rng
+                rows, lo, hi = self.query_range(list(cols), keys[0], col, lo, hi, limit, desc)
+            df.respond(self, up, hops, rows, (lo, hi))
+            return
         nl = len(self.parents[0].columns)
         for side, jcols, base in ((0, self.left_key, 0), (1, self.right_key, nl)):
             if side == 1 and self.outer:
@@ -1001,6 +1045,19 @@ class Join(Node):
 
     def fill_key(self, port):
         return list(self.left_key if port == 0 else self.right_key)
+
+
+def _bases_under(node) -> list:
+    """The base table nodes a stateless path from ``node`` reaches (each once)."""
+    out: dict = {}
+    todo = list(node.parents)
+    while todo:
+        n = todo.pop()
+        if n.kind == "base":
+            out[id(n)] = n
+        else:
+            todo.extend(n.parents)
+    return list(out.values())
 
 
 def _nonzero(bag: dict):
