@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import noria_py
 
 from .test_interleavings import _ARGS
 from .world import KEYS, QUERIES, WRITES, World, initial_rows
@@ -85,7 +88,10 @@ def scenarios(draw):
 def run_scenario(scenario) -> list[str]:
     names, seed, acts, drain_seed, split = scenario
     world = World(
-        names, initial_rows(random.Random(seed)), split=split, queries=LOOKUP_QUERIES,
+        names,
+        initial_rows(random.Random(seed)),
+        split=split,
+        queries=LOOKUP_QUERIES,
         lookup_joins=True,
     )
     try:
@@ -118,3 +124,93 @@ def run_scenario(scenario) -> list[str]:
 def test_lookup_join_interleavings_match_sqlite(scenario):
     problems = run_scenario(scenario)
     assert not problems, "\n".join(problems)
+
+
+# --- named cases ----------------------------------------------------------------------------
+USERS = [("INSERT INTO users VALUES (?, ?)", (i, i % 3)) for i in range(4)]
+STORIES = [("INSERT INTO stories VALUES (?, ?, ?)", (i, i % 4, i)) for i in range(6)]
+
+
+def _lookup_world(names) -> World:
+    return World(names, USERS + STORIES, queries=LOOKUP_QUERIES, lookup_joins=True)
+
+
+@pytest.mark.parametrize("first", ["stories", "users"])
+def test_a_transaction_writing_both_inputs_is_joined_once(first):
+    # one transaction adds a user and a story that joins it: whichever delta reaches the join
+    # first must not see the other in base storage yet (it has not reached the join)
+    w = _lookup_world(["join_by_key"])
+    try:
+        w.read("join_by_key", 7)
+        w.drain()
+        join = next(n for n in w.engine.graph.nodes.values() if n.kind == "join")
+        assert join.lookup
+        w.transaction(
+            [
+                ("INSERT INTO users VALUES (?, ?)", (7, 2)),
+                ("INSERT INTO stories VALUES (?, ?, ?)", (9, 7, 1)),
+            ]
+        )
+        # deliver the chosen table's delta all the way first, then the rest
+        w.deliver_while(lambda m: m[3] == "delta" and first in m[0].describe())
+        w.drain()
+        assert list(w.readers["join_by_key"].published[(7,)]) == [(9, 2)]
+        assert not w.problems()
+    finally:
+        w.close()
+
+
+def test_a_left_join_pads_as_of_the_votes_it_has_received():
+    # a story's only vote is deleted while the story's own update is still on its way: the
+    # update's lookup must still see the vote (its deletion has not reached the join)
+    w = _lookup_world(["left_join"])
+    try:
+        w.write("INSERT INTO votes VALUES (?, ?, ?)", (1, 2, 3))
+        w.read("left_join", 2)
+        w.drain()
+        w.write("UPDATE stories SET score = ? WHERE id = ?", (8, 2))
+        w.write("DELETE FROM votes WHERE id = ?", (1,))
+        w.deliver_while(lambda m: m[3] == "delta" and "stories" in m[0].describe())
+        w.drain()
+        assert list(w.readers["left_join"].published[(2,)]) == [(2, None)]
+        assert not w.problems()
+    finally:
+        w.close()
+
+
+def test_inline_messages_use_lookup_joins_and_forget_their_log():
+    conn = noria_py.connect(upqueries="messages")
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE stories (id INT PRIMARY KEY, title TEXT)")
+    cur.execute("CREATE TABLE votes (id INT PRIMARY KEY, story_id INT)")
+    cur.execute("INSERT INTO stories VALUES (1, 'a'), (2, 'b')")
+    q = (
+        "SELECT s.id, s.title, COUNT(v.story_id) FROM stories s LEFT JOIN votes v "
+        "ON v.story_id = s.id WHERE s.id = ? GROUP BY s.id, s.title"
+    )
+    assert cur.execute(q, (1,)).fetchall() == [(1, "a", 0)]
+    graph = conn._engine.graph
+    joins = [n for n in graph.nodes.values() if n.kind == "join"]
+    assert joins and all(j.lookup and not j.state_size()[1] for j in joins)
+    cur.execute("BEGIN")
+    cur.execute("INSERT INTO votes VALUES (1, 1), (2, 1)")
+    cur.execute("UPDATE stories SET title = 'c' WHERE id = 1")
+    cur.execute("COMMIT")
+    assert cur.execute(q, (1,)).fetchall() == [(1, "c", 2)]
+    cur.execute("DELETE FROM votes WHERE id = 1")
+    assert cur.execute(q, (1,)).fetchall() == [(1, "c", 1)]
+    assert all(not n.log for n in graph.nodes.values() if n.kind == "base")
+    conn.close()
+
+
+def test_domain_threads_keep_copying_joins():
+    conn = noria_py.connect(domains="threads")
+    try:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE a (id INT PRIMARY KEY, b INT)")
+        cur.execute("CREATE TABLE b (id INT PRIMARY KEY, x INT)")
+        cur.execute("SELECT a.id, b.x FROM a JOIN b ON a.b = b.id WHERE a.id = ?", (1,))
+        joins = [n for n in conn._engine.graph.nodes.values() if n.kind == "join"]
+        assert joins and not any(j.lookup for j in joins)
+    finally:
+        conn.close()

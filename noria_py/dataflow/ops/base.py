@@ -109,12 +109,12 @@ class BaseTable(Node):
     def contents(self) -> list:
         rows = [(row, 1) for row in self.storage.scan(self.table)]
         pend = self.unreceived()
-        return self._received(rows, (), (), pend) if pend else rows
+        return self._received(rows, (), ()) if pend else rows
 
     def query(self, cols, key) -> list:
         rows = [(row, 1) for row in self.storage.lookup(self.table, list(cols), tuple(key))]
         pend = self.unreceived()
-        return self._received(rows, cols, key, pend) if pend else rows
+        return self._received(rows, cols, key) if pend else rows
 
     def query_many(self, cols, keys) -> list:
         """One indexed storage query for all of ``keys`` (``SQLiteStorage.lookup_many``)."""
@@ -127,16 +127,17 @@ class BaseTable(Node):
         out: list = []
         for key in keys:  # (pending deltas are rare: subtract them key by key)
             got = [r for r in rows if matches(r[0], cols, key)]
-            out.extend(self._received(got, cols, key, pend))
+            out.extend(self._received(got, cols, key))
         return out
 
-    def _received(self, rows: list, cols, key, pend, rng=None) -> list:
+    def _received(self, rows: list, cols, key, rng=None) -> list:
         """``rows`` (of base storage, whose ``cols`` equal ``key``, and, with ``rng = (col, lo,
-        hi)``, whose ``col`` lies in ``[lo, hi)``) without the batches ``pend``."""
+        hi)``, whose ``col`` lies in ``[lo, hi)``) without the batches the reader has not
+        received (``unreceived``)."""
         bag: dict = {}
         for row, m in rows:
             bag[row] = bag.get(row, 0) + m
-        for batch in pend:
+        for batch in self.unreceived():
             for row, m in batch:
                 if matches(row, cols, key) and (
                     rng is None or in_interval(row[rng[0]], rng[1], rng[2])
@@ -200,7 +201,7 @@ class BaseTable(Node):
         pend = self.unreceived()
         if pend:
             recs, lo, hi = self._query_range(cols, key, col, lo, hi, limit, desc)
-            return self._received(recs, cols, key, pend, (col, lo, hi)), lo, hi
+            return self._received(recs, cols, key, (col, lo, hi)), lo, hi
         return self._query_range(cols, key, col, lo, hi, limit, desc)
 
     def _query_range(self, cols, key, col, lo, hi, limit, desc):

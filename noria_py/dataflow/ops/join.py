@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from ..domain import in_range, select
 from ..node import FULL, NONE, PARTIAL, Node
-from .base import reading_at
 from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
 from ..sqlrel import nonempty
+from .base import reading_at
 
 
 class Join(Node):
