@@ -206,11 +206,14 @@ class Dataflow:
         if self.buffers.get(nid) or self.pending.get(nid):
             node.fold_held(self, port, batch)  # answers held here must see this delta
         out = node.on_input(port, batch)
-        if out:
-            pos = getattr(batch, "pos", None)
-            if pos is not None:  # what it reflects goes down with it (lookup joins read by it)
+        pos = getattr(batch, "pos", None)
+        if pos is not None:
+            if node.view is not None:
+                node.view.update(pos)  # (a node reading base storage as it has received it)
+            if out:  # what it reflects goes down with it (lookup joins read by it)
                 out = Delta(out)
                 out.pos = node.out_pos(pos)
+        if out:
             self.send_down(node, "delta", out)
 
     def _on_request(self, node: Node, up, hops, cols, keys, rng=None) -> None:

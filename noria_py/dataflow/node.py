@@ -263,6 +263,11 @@ class Node:
     # ``hops`` is the tuple of ``(node id, port, cols, keys, ...)`` the request passed, the
     # asker's last; a node appends its own hop when it passes a request on.
 
+    view: dict | None = None
+    """Base node id -> sequence number of the last base write that reached this node, kept
+    (by ``Dataflow``, from each delta's position) for nodes that read base storage as they
+    have received it under message scheduling (``ops/base.py`` ``start_reading``)."""
+
     placement = "inherit"
     """Where ``domain.assign_domains`` puts the node: "storage" (domain 0, base storage),
     "own" (a new domain: a boundary only its small output crosses) or "inherit" (its

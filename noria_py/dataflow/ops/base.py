@@ -35,6 +35,33 @@ class reading_at:
             _at.view = None
 
 
+def start_reading(node, graph) -> None:
+    """``node`` (a lookup join, or a state filled by one query over base storage) reads the
+    base tables under it as of the writes that have reached it: its ``view`` starts at the
+    writes made so far (it is installed between writes), and each table logs its writes for it
+    (``BaseTable.log``) while they may still be on their way to it."""
+    out: dict = {}
+    todo = list(node.parents)
+    while todo:
+        n = todo.pop()
+        if n.kind == "base":
+            out[id(n)] = n
+        else:
+            todo.extend(n.parents)
+    node._bases = list(out.values())
+    node.view = {b.id: graph.seq for b in node._bases}
+    for b in node._bases:
+        b.readers.append(node)
+
+
+def stop_reading(node) -> None:
+    for b in getattr(node, "_bases", ()):
+        b.readers = [j for j in b.readers if j is not node]
+        if not b.readers:
+            b.log.clear()
+    node._bases = []
+
+
 class Delta(list):
     """A batch of records carrying ``pos``: per base node id, the sequence number of the
     base write it (or the lookup join that produced it) reflects (message scheduling only)."""

@@ -15,7 +15,7 @@ from ..domain import in_range, select
 from ..node import FULL, NONE, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
 from ..sqlrel import nonempty
-from .base import reading_at
+from .base import reading_at, start_reading, stop_reading
 
 
 class Join(Node):
@@ -59,7 +59,7 @@ class Join(Node):
         self._gate_cache = None  # (graph version, gate or None): see _gate
         self._counted = None  # the graph whose lookup_count counts this join
         self._bases: list = []  # a lookup join's base tables (their nodes)
-        self.view: dict = {}  # see on_added
+        self.view = None  # see on_added
 
     @property
     def materialization(self):
@@ -97,10 +97,7 @@ class Join(Node):
         # under message scheduling the join reads each base table as of the last write of it
         # that has reached the join (``view``: base node id -> write sequence number, carried
         # by deltas, see ``reading_at``); it starts at the writes made so far
-        self._bases = _bases_under(self)
-        self.view = {b.id: graph.seq for b in self._bases}
-        for b in self._bases:
-            b.readers.append(self)
+        start_reading(self, graph)
 
     def column_type(self, col: int):
         nl = len(self.parents[0].columns)
@@ -676,11 +673,7 @@ class Join(Node):
         if self._counted is not None:
             self._counted.lookup_count -= 1
             self._counted = None
-        for b in self._bases:
-            b.readers = [j for j in b.readers if j is not self]
-            if not b.readers:
-                b.log.clear()
-        self._bases = []
+        stop_reading(self)
         self.left_state = {}
         self.right_state = {}
         self.filled = set()
@@ -1045,19 +1038,6 @@ class Join(Node):
 
     def fill_key(self, port):
         return list(self.left_key if port == 0 else self.right_key)
-
-
-def _bases_under(node) -> list:
-    """The base table nodes a stateless path from ``node`` reaches (each once)."""
-    out: dict = {}
-    todo = list(node.parents)
-    while todo:
-        n = todo.pop()
-        if n.kind == "base":
-            out[id(n)] = n
-        else:
-            todo.extend(n.parents)
-    return list(out.values())
 
 
 def _nonzero(bag: dict):
