@@ -69,11 +69,14 @@ class Join(Node):
 
     def on_added(self, graph) -> None:
         """Keep no state when both inputs are stateless paths to distinct base tables (and the
-        graph's deltas enter one at a time, inline): the state of an input as the join has
-        received it is then base storage's rows minus the deltas not yet propagated
-        (``BaseTable.query``), so a delta from one side is joined with the other side looked up
-        by its join key in base storage's index, as Noria's joins look up their parents'
-        state. Join key columns of different kinds keep the copying join (a storage lookup
+        graph's domains run inline): the state of an input as the join has received it is then
+        base storage's rows minus the deltas it has not received (``BaseTable.unreceived``: the
+        deltas not yet propagated, inline; under message scheduling, the logged writes after
+        the last one that reached the join, ``view``), so a delta from one side is joined with
+        the other side looked up by its join key in base storage's index, as Noria's joins look
+        up their parents' state. Asked for rows under message scheduling it answers at once
+        from both inputs as of its ``view``, as a full state answers at its position in the
+        stream. Join key columns of different kinds keep the copying join (a storage lookup
         compares as the column's own type)."""
         if not getattr(graph, "lookup_joins", False):
             return
