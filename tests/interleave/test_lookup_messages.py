@@ -119,7 +119,7 @@ def run_scenario(scenario) -> list[str]:
         world.close()
 
 
-@settings(max_examples=3 * settings.default.max_examples)
+@settings(max_examples=2 * settings.default.max_examples)
 @given(scenarios())
 def test_lookup_join_interleavings_match_sqlite(scenario):
     problems = run_scenario(scenario)
