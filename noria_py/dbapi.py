@@ -551,7 +551,7 @@ def connect(path: str | None = None, **options) -> Connection:
     - ``upqueries``: ``"direct"`` (the default inline): a fill is computed in place;
       ``"messages"`` (the default with threads): upqueries are messages between domains;
       ``domains="threads"`` with ``upqueries="direct"`` runs the whole dataflow on one thread.
-    - ``lookup_joins`` (default True; inline and direct only): a join of two base tables
+    - ``lookup_joins`` (default True; with inline domains, either upqueries): a join of two base tables
       keeps no copy of its inputs and looks the other side up in base storage, and a fill
       over such joins is one SQLite query.
     - ``read_your_writes`` (default False; with threads or a shared file): a read first waits

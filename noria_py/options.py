@@ -155,7 +155,7 @@ _TABLE = (
         True,
         "True or False",
         "a join of two base tables looks the other side up in base storage instead of keeping "
-        "a copy of both inputs (only with domains='inline' and upqueries='direct')",
+        "a copy of both inputs (with domains='inline', direct or message upqueries)",
         _flag,
     ),
     Option(

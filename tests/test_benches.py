@@ -71,6 +71,29 @@ def test_upqueries_bench(tmp_path):
         assert result["ratio_" + name] > 0
 
 
+def test_msg_lookup_joins_bench(tmp_path):
+    out = tmp_path / "msg_lookup_joins.json"
+    run(
+        "msg_lookup_joins.py",
+        "--stories",
+        "300",
+        "--ops",
+        "200",
+        "--repeat",
+        "1",
+        "--out",
+        str(out),
+    )
+    result = json.loads(out.read_text())
+    for metric in ("cold_us", "hot_us", "write_us"):
+        assert set(result["us_per_op_best"][metric]) == {
+            "direct",
+            "messages_copying",
+            "messages_lookup",
+        }
+        assert result["ratio_messages_lookup_vs_direct"][metric] > 0
+
+
 def test_concurrency_bench(tmp_path):
     out = tmp_path / "concurrency.json"
     run(

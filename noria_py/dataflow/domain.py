@@ -55,6 +55,7 @@ import itertools
 
 from .intervals import in_interval
 from .node import NONE, Node
+from .ops.base import Delta
 from .partial import ck_tuple, key_of, matches
 
 MECHANISMS = (
@@ -205,6 +206,13 @@ class Dataflow:
         if self.buffers.get(nid) or self.pending.get(nid):
             node.fold_held(self, port, batch)  # answers held here must see this delta
         out = node.on_input(port, batch)
+        pos = getattr(batch, "pos", None)
+        if pos is not None:
+            if node.view is not None:
+                node.view.update(pos)  # (a node reading base storage as it has received it)
+            if out:  # what it reflects goes down with it (lookup joins read by it)
+                out = Delta(out)
+                out.pos = node.out_pos(pos)
         if out:
             self.send_down(node, "delta", out)
 

@@ -33,6 +33,7 @@ class Graph:
         self.lookup_joins = False
         self.lookup_count = 0  # lookup joins in the graph
         self.version = 0  # changes whenever nodes are connected or removed
+        self.seq = 0  # base writes logged for lookup joins under message scheduling
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:
@@ -154,6 +155,12 @@ class Graph:
         """Propagate several base deltas, ``(base node, batch)`` pairs that base storage holds
         already, one after the other: each is pending from the start, so a lookup join that
         joins an earlier one reads the tables of the later ones as they were before them."""
+        if self.runtime is not None:
+            pairs = [(n, b) for n, b in pairs if b]
+            for _n, b in pairs:
+                self.deltas_in += len(b)
+            self.runtime.inject_all(pairs)
+            return
         held = self.hold(pairs)
         try:
             for node, batch in pairs:

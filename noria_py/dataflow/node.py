@@ -263,6 +263,11 @@ class Node:
     # ``hops`` is the tuple of ``(node id, port, cols, keys, ...)`` the request passed, the
     # asker's last; a node appends its own hop when it passes a request on.
 
+    view: dict | None = None
+    """Base node id -> sequence number of the last base write that reached this node, kept
+    (by ``Dataflow``, from each delta's position) for nodes that read base storage as they
+    have received it under message scheduling (``ops/base.py`` ``start_reading``)."""
+
     placement = "inherit"
     """Where ``domain.assign_domains`` puts the node: "storage" (domain 0, base storage),
     "own" (a new domain: a boundary only its small output crosses) or "inherit" (its
@@ -332,6 +337,11 @@ class Node:
         default asks the parent for the rows of ``fill_key(0)``."""
         cols = tuple(self.fill_key(0))
         df.request(self, 0, up, ((self.id, 0, cols, tuple(fks)),), cols, fks)
+
+    def out_pos(self, pos: dict) -> dict:
+        """The position (``ops/base.py`` ``Delta``) of this node's output for an input delta
+        at ``pos``: the same, but for a lookup join, whose output reflects its own position."""
+        return pos
 
     def fold_held(self, df, port: int, batch: list) -> None:
         """A delta arrives while this node holds answers of upqueries under way (a union's

@@ -20,6 +20,7 @@ import time
 from collections import deque
 
 from .domain import Dataflow
+from .ops.base import Delta
 
 
 class Scheduler:
@@ -36,11 +37,12 @@ class Scheduler:
         self.delivered = 0
 
     def attach(self) -> Scheduler:
-        if self.graph.lookup_count:
-            # a lookup join reads base storage as the dataflow has received it, which holds
-            # only while each delta runs to completion before the next (ops/join.py)
-            raise RuntimeError("message scheduling over lookup joins: connect(lookup_joins=False)")
-        self.graph.lookup_joins = False
+        if self.threaded and self.graph.lookup_count:
+            # a lookup join on a domain thread would read base storage while a transaction
+            # holds it (and its uncommitted rows): domain threads keep copying joins
+            raise RuntimeError("domain threads over lookup joins: connect(lookup_joins=False)")
+        if self.threaded:
+            self.graph.lookup_joins = False
         self.graph.runtime = self
         return self
 
@@ -50,7 +52,32 @@ class Scheduler:
 
     def inject(self, base, batch) -> None:
         """A base-table write, already applied to base storage, enters the dataflow."""
-        self.dataflow.send_down(base, "delta", batch)
+        self.inject_all([(base, batch)])
+
+    def inject_all(self, pairs: list) -> None:
+        """Base-table writes (``(base node, batch)``, all in base storage already) enter the
+        dataflow, in order. A table some lookup join reads logs each write with a sequence
+        number first, all of them before any is sent, and its delta carries the number: a
+        join reads each table as of the last write of it that reached the join (``reading_at``
+        in ``ops/base.py``), without the writes still on their way."""
+        graph = self.graph
+        sent = []
+        for base, batch in pairs:
+            if base.readers:
+                graph.seq += 1
+                base.log.append((graph.seq, batch))
+                batch = Delta(batch)
+                batch.pos = {base.id: graph.seq}
+            sent.append((base, batch))
+        for base, batch in sent:
+            self.dataflow.send_down(base, "delta", batch)
+        for base, _batch in sent:
+            if base.log:
+                self.trim(base)
+
+    def trim(self, base) -> None:
+        """Forget the logged writes of ``base`` that every join reading it has received."""
+        base.trim()
 
     def probe(self, node, rows) -> None:
         self.dataflow.send_down(node, "probe", rows)
@@ -84,6 +111,12 @@ class InlineScheduler(Scheduler):
         finally:
             self.running = False
 
+    def trim(self, base) -> None:
+        if not self.queue and not self.running:
+            base.log.clear()  # every message delivered: every join has every write
+        else:
+            base.trim()
+
     def read(self, reader, key: tuple) -> tuple:
         """A read of ``key`` missed at ``reader``: upquery it and return the filled rows."""
         got = []
@@ -104,6 +137,17 @@ class InlineScheduler(Scheduler):
         if not got:  # pragma: no cover - inline delivery always completes the fill
             raise RuntimeError(f"range read of {key!r} at {reader} did not complete")
         return got[0]
+
+
+def _concat(a: list, b: list) -> list:
+    """Two batches of one edge as one (the later one's position, when they carry one)."""
+    pos = getattr(b, "pos", None)
+    if pos is None:
+        return a + b
+    out = Delta(a)
+    out.extend(b)
+    out.pos = pos
+    return out
 
 
 def filled_keys(node) -> list:
@@ -243,7 +287,7 @@ class ThreadScheduler(Scheduler):
                         while q and q[0][3] == kind and q[0][1] is msg[1] and q[0][2] == msg[2]:
                             nxt = q.popleft()
                             n += 1
-                            msg = (msg[0], msg[1], msg[2], kind, msg[4] + nxt[4])
+                            msg = (msg[0], msg[1], msg[2], kind, _concat(msg[4], nxt[4]))
             if d == 0:
                 # take base storage's lock first, then the message (a transaction's thread may
                 # answer it meanwhile: then there is nothing left to do)

@@ -68,7 +68,7 @@ class SqlRel:
 
     def pending(self) -> bool:
         for b in self.bases:
-            if b.pending:
+            if b.unreceived():
                 return True
         return False
 
@@ -187,9 +187,10 @@ def nonempty(storage, rel: SqlRel, cols, key, delta: int, cache: dict) -> tuple[
     will it have after ``delta`` more? Base storage counts only as far as the answer needs."""
     pend = 0
     base = rel.bases[0]
-    if base.pending:
+    unreceived = base.unreceived()
+    if unreceived:
         at = [rel.src[c][1] for c in cols]
-        for batch in base.pending:
+        for batch in unreceived:
             if len(batch) > PENDING_INDEX_AT:
                 pend += _pending_count(cache, batch, at, key)
                 continue

@@ -197,10 +197,14 @@ class Engine(
             "messages" if self.domains == "threads" else "direct"
         )
         # a join over base tables looks the other input up in base storage instead of keeping
-        # a copy of it (ops/join.py): exact while deltas enter one write at a time and every
-        # lookup reads base storage as the dataflow has received it (Graph.propagate_all)
-        self.graph.lookup_joins = (
-            options["lookup_joins"] and self.domains == "inline" and self.upqueries == "direct"
+        # a copy of it (ops/join.py), reading it as the join has received it: without the
+        # pending deltas inline (Graph.propagate_all), as of the last logged write that reached
+        # the join under the inline message scheduler (scheduler.inject_all). Domain threads,
+        # and a shared file's catch-up under messages, keep copying joins.
+        self.graph.lookup_joins = bool(
+            options["lookup_joins"]
+            and self.domains == "inline"
+            and (self.upqueries == "direct" or not (path and options["shared"]))
         )
         self._runtime = None  # the ThreadScheduler, when every domain has its own thread
         if self.upqueries == "messages" and self.domains == "threads":

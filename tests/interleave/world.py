@@ -115,8 +115,9 @@ def initial_rows(rng: random.Random) -> list[tuple[str, tuple]]:
 
 
 class World:
-    def __init__(self, names, initial, mechanisms=None, split="nodes", **options):
+    def __init__(self, names, initial, mechanisms=None, split="nodes", queries=None, **options):
         self.names = list(names)
+        self.queries = QUERIES if queries is None else queries
         # the message protocol's race mechanisms guard joins that keep copies of their inputs
         self.conn = noria_py.connect(**{"lookup_joins": False, **options})
         self.engine = self.conn._engine
@@ -127,7 +128,7 @@ class World:
             self.cur.execute(sql, params)
         self.readers = {}
         for name in self.names:
-            prep = self.engine.prepare(QUERIES[name])
+            prep = self.engine.prepare(self.queries[name])
             self.readers[name] = prep.reader
         self.sched = TestScheduler(self.engine.graph, split).attach()
         for m, on in (mechanisms or {}).items():
@@ -144,6 +145,13 @@ class World:
             self.cur.execute(sql, params)
         except noria_py.IntegrityError:
             self.errors += 1
+
+    def transaction(self, writes) -> None:
+        """Several writes in one transaction: their deltas enter together at COMMIT."""
+        self.cur.execute("BEGIN")
+        for sql, params in writes:
+            self.write(sql, params)
+        self.cur.execute("COMMIT")
 
     def read(self, name: str, value) -> None:
         key = (value,)
@@ -221,7 +229,7 @@ class World:
         conn = noria_py.connect(partial=False, lookup_joins=False)
         self._copy_into(conn.cursor())
         for name in self.names:
-            conn._engine.prepare(QUERIES[name])
+            conn._engine.prepare(self.queries[name])
         return conn
 
     def problems(self) -> list[str]:
@@ -230,7 +238,7 @@ class World:
         db = self.oracle()
         for name, reader in self.readers.items():
             for key, rows in list(reader.published.items()):
-                want = db.execute(QUERIES[name], key).fetchall()
+                want = db.execute(self.queries[name], key).fetchall()
                 if _bag(rows) != _bag(want):
                     out.append(f"{name} {key}: got {sorted(rows)} want {sorted(want)}")
         for name, key in self.reads:

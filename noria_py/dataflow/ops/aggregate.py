@@ -31,6 +31,7 @@ from ...sql.functions.aggregates import STATISTICS, statistic_kind  # (registers
 from ..domain import select
 from ..node import FULL, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
+from .base import reading_at, start_reading, stop_reading
 
 GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
 
@@ -866,9 +867,38 @@ class Aggregate(Node):
         return (len(self.groups), len(self.groups))
 
     def on_removed(self):
+        stop_reading(self)
         self.groups = {}
         self.fidx = {}
         self.filled = set()
+
+    def on_added(self, graph) -> None:
+        """Over a stateless relation of base tables (lookup joins, filters, projections), a
+        partial aggregate under message scheduling fills a key by one grouped query (see
+        ``request_fill``): it keeps the position of the writes that have reached it."""
+        if getattr(graph, "lookup_joins", False) and self.parents[0].base_tables() is not None:
+            start_reading(self, graph)
+
+    def request_fill(self, df, up, fks: list) -> None:
+        """Fill keys ``fks``: at once by one grouped query over base storage when base storage
+        holds exactly the writes that have reached this aggregate (none is still on its way
+        here: ``reading_at`` its ``view``), else by an upquery to the parent."""
+        if self.view is not None:
+            with reading_at(self.view):
+                got = [self._grouped_fill(fk) for fk in fks]
+            if all(g is not None for g in got):
+                for fk in fks:
+                    self.filled.add(fk)
+                    if fk not in self.fidx:
+                        self.fidx[fk] = set()
+                for fk, groups in zip(fks, got):
+                    if groups:
+                        self._absorb(groups, fk)
+                for fk in fks:
+                    df.done(self, fk)
+                    df.graph.filled(self, fk, len(self.fidx.get(fk, ())))
+                return
+        Node.request_fill(self, df, up, fks)
 
     def filled_keys(self) -> list:
         return list(self.filled)

@@ -2,9 +2,71 @@
 
 from __future__ import annotations
 
-from ..intervals import BOTTOM, TOP, above, below
+import threading
+from collections import deque
+
+from ..intervals import BOTTOM, TOP, above, below, in_interval
 from ..node import Node
 from ..partial import ck, matches
+
+# the position a lookup join reads base storage at, on this thread (``reading_at``): base
+# node id -> sequence number of the last of its writes that reached the join
+_at = threading.local()
+
+
+class reading_at:
+    """Within ``with reading_at(view)``, base tables named in ``view`` (base node id -> write
+    sequence number, see ``BaseTable.log``) are read as of that write: base storage's rows
+    minus the logged writes after it. An enclosing view wins (a join of joins reads its inner
+    join's inputs at the outer join's position)."""
+
+    __slots__ = ("view", "outer")
+
+    def __init__(self, view: dict):
+        self.view = view
+
+    def __enter__(self):
+        self.outer = getattr(_at, "view", None)
+        if self.outer is None:
+            _at.view = self.view
+
+    def __exit__(self, *exc):
+        if self.outer is None:
+            _at.view = None
+
+
+def start_reading(node, graph) -> None:
+    """``node`` (a lookup join, or a state filled by one query over base storage) reads the
+    base tables under it as of the writes that have reached it: its ``view`` starts at the
+    writes made so far (it is installed between writes), and each table logs its writes for it
+    (``BaseTable.log``) while they may still be on their way to it."""
+    out: dict = {}
+    todo = list(node.parents)
+    while todo:
+        n = todo.pop()
+        if n.kind == "base":
+            out[id(n)] = n
+        else:
+            todo.extend(n.parents)
+    node._bases = list(out.values())
+    node.view = {b.id: graph.seq for b in node._bases}
+    for b in node._bases:
+        b.readers.append(node)
+
+
+def stop_reading(node) -> None:
+    for b in getattr(node, "_bases", ()):
+        b.readers = [j for j in b.readers if j is not node]
+        if not b.readers:
+            b.log.clear()
+    node._bases = []
+
+
+class Delta(list):
+    """A batch of records carrying ``pos``: per base node id, the sequence number of the
+    base write it (or the lookup join that produced it) reflects (message scheduling only)."""
+
+    __slots__ = ("pos",)
 
 
 class BaseTable(Node):
@@ -19,6 +81,35 @@ class BaseTable(Node):
         # yet (``Graph.propagate``): a lookup join reads the table as the dataflow has received
         # it, base storage's rows minus these
         self.pending: list[list] = []
+        # message scheduling (scheduler.py): the writes whose deltas may not have reached
+        # every lookup join reading this table yet, as (sequence number, batch), oldest first;
+        # a join reads the table as of the last write that reached it (``reading_at``)
+        self.log: deque = deque()
+        self.readers: list = []  # the lookup joins that read this table
+
+    def unreceived(self) -> list:
+        """The batches base storage holds that the reader on this thread has not received:
+        after its position (``reading_at``) when it has one, else the pending deltas."""
+        view = getattr(_at, "view", None)
+        if view is None:
+            return self.pending
+        n = view.get(self.id)
+        log = self.log
+        if n is None or not log or log[-1][0] <= n:
+            return self.pending if n is None else ()
+        return [b for s, b in log if s > n]
+
+    def trim(self) -> None:
+        """Forget the logged writes every reader has received."""
+        log = self.log
+        if not log:
+            return
+        low = min((j.view.get(self.id, 0) for j in self.readers), default=None)
+        if low is None:
+            log.clear()
+            return
+        while log and log[0][0] <= low:
+            log.popleft()
 
     def on_input(self, port: int, batch: list) -> list:
         return batch
@@ -44,32 +135,40 @@ class BaseTable(Node):
 
     def contents(self) -> list:
         rows = [(row, 1) for row in self.storage.scan(self.table)]
-        return self._received(rows, (), ()) if self.pending else rows
+        pend = self.unreceived()
+        return self._received(rows, (), ()) if pend else rows
 
     def query(self, cols, key) -> list:
         rows = [(row, 1) for row in self.storage.lookup(self.table, list(cols), tuple(key))]
-        return self._received(rows, cols, key) if self.pending else rows
+        pend = self.unreceived()
+        return self._received(rows, cols, key) if pend else rows
 
     def query_many(self, cols, keys) -> list:
         """One indexed storage query for all of ``keys`` (``SQLiteStorage.lookup_many``)."""
         if not cols or len(keys) < 2:
             return Node.query_many(self, cols, keys)
         rows = [(row, 1) for row in self.storage.lookup_many(self.table, list(cols), keys)]
-        if not self.pending:
+        pend = self.unreceived()
+        if not pend:
             return rows
         out: list = []
         for key in keys:  # (pending deltas are rare: subtract them key by key)
-            out.extend(self._received([r for r in rows if matches(r[0], cols, key)], cols, key))
+            got = [r for r in rows if matches(r[0], cols, key)]
+            out.extend(self._received(got, cols, key))
         return out
 
-    def _received(self, rows: list, cols, key) -> list:
-        """``rows`` (of base storage, whose ``cols`` equal ``key``) without the pending deltas."""
+    def _received(self, rows: list, cols, key, rng=None) -> list:
+        """``rows`` (of base storage, whose ``cols`` equal ``key``, and, with ``rng = (col, lo,
+        hi)``, whose ``col`` lies in ``[lo, hi)``) without the batches the reader has not
+        received (``unreceived``)."""
         bag: dict = {}
         for row, m in rows:
             bag[row] = bag.get(row, 0) + m
-        for batch in self.pending:
+        for batch in self.unreceived():
             for row, m in batch:
-                if matches(row, cols, key):
+                if matches(row, cols, key) and (
+                    rng is None or in_interval(row[rng[0]], rng[1], rng[2])
+                ):
                     bag[row] = bag.get(row, 0) - m
         return [(row, c) for row, c in bag.items() if c]
 
@@ -124,7 +223,15 @@ class BaseTable(Node):
         ``[lo, hi)`` (``dataflow/intervals.py``), by an indexed SQLite range query. With
         ``limit``, only the first ``limit`` rows in ``col`` order (the last when ``desc``), cut
         before an incomplete tie group. Returns ``(records, lo', hi')``: every row of the
-        sub-interval ``[lo', hi')`` (all of ``[lo, hi)`` without a limit)."""
+        sub-interval ``[lo', hi')`` (all of ``[lo, hi)`` without a limit), as the reader has
+        received them (``unreceived``: their rows in the sub-interval taken out or back)."""
+        pend = self.unreceived()
+        if pend:
+            recs, lo, hi = self._query_range(cols, key, col, lo, hi, limit, desc)
+            return self._received(recs, cols, key, (col, lo, hi)), lo, hi
+        return self._query_range(cols, key, col, lo, hi, limit, desc)
+
+    def _query_range(self, cols, key, col, lo, hi, limit, desc):
         lower = None if lo == BOTTOM else (lo[1], lo[2] == 0)
         upper = None if hi == TOP else (hi[1], hi[2] == 1)
         store, table = self.storage, self.table

@@ -15,6 +15,7 @@ from ..domain import in_range, select
 from ..node import FULL, NONE, PARTIAL, Node
 from ..partial import UNKNOWN, ck, ck_tuple, keyer, matches
 from ..sqlrel import nonempty
+from .base import reading_at, start_reading, stop_reading
 
 
 class Join(Node):
@@ -57,6 +58,8 @@ class Join(Node):
         self._right_min_version = -1  # the graph version _right_min was kept under
         self._gate_cache = None  # (graph version, gate or None): see _gate
         self._counted = None  # the graph whose lookup_count counts this join
+        self._bases: list = []  # a lookup join's base tables (their nodes)
+        self.view = None  # see on_added
 
     @property
     def materialization(self):
@@ -66,11 +69,14 @@ class Join(Node):
 
     def on_added(self, graph) -> None:
         """Keep no state when both inputs are stateless paths to distinct base tables (and the
-        graph's deltas enter one at a time, inline): the state of an input as the join has
-        received it is then base storage's rows minus the deltas not yet propagated
-        (``BaseTable.query``), so a delta from one side is joined with the other side looked up
-        by its join key in base storage's index, as Noria's joins look up their parents'
-        state. Join key columns of different kinds keep the copying join (a storage lookup
+        graph's domains run inline): the state of an input as the join has received it is then
+        base storage's rows minus the deltas it has not received (``BaseTable.unreceived``: the
+        deltas not yet propagated, inline; under message scheduling, the logged writes after
+        the last one that reached the join, ``view``), so a delta from one side is joined with
+        the other side looked up by its join key in base storage's index, as Noria's joins look
+        up their parents' state. Asked for rows under message scheduling it answers at once
+        from both inputs as of its ``view``, as a full state answers at its position in the
+        stream. Join key columns of different kinds keep the copying join (a storage lookup
         compares as the column's own type)."""
         if not getattr(graph, "lookup_joins", False):
             return
@@ -91,6 +97,10 @@ class Join(Node):
         self.partial = False
         graph.lookup_count += 1
         self._counted = graph
+        # under message scheduling the join reads each base table as of the last write of it
+        # that has reached the join (``view``: base node id -> write sequence number, carried
+        # by deltas, see ``reading_at``); it starts at the writes made so far
+        start_reading(self, graph)
 
     def column_type(self, col: int):
         nl = len(self.parents[0].columns)
@@ -541,7 +551,16 @@ class Join(Node):
 
     def on_input(self, port: int, batch: list) -> list:
         if self.lookup:
-            return self._lookup_input(port, batch, gated=True)
+            pos = getattr(batch, "pos", None)
+            if pos is None:  # inline propagation: the tables as pending deltas leave them
+                return self._lookup_input(port, batch, gated=True)
+            # message scheduling: the other input as of the writes that reached this join on
+            # its port; then this input's position moves to the delta's. (No gate: a state
+            # below may be filled by an answer still on its way, which this delta must reach.)
+            with reading_at(self.view):
+                out = self._lookup_input(port, batch)
+            self.view.update(pos)
+            return out
         if self.partial:
             batch = self._split(port, batch)
         if port == 0:
@@ -657,6 +676,7 @@ class Join(Node):
         if self._counted is not None:
             self._counted.lookup_count -= 1
             self._counted = None
+        stop_reading(self)
         self.left_state = {}
         self.right_state = {}
         self.filled = set()
@@ -704,7 +724,27 @@ class Join(Node):
     # filled before it is joined: a missing one discards the answer, fills the keys and asks
     # again (``dependent_upqueries``).
 
+    def out_pos(self, pos):
+        """A lookup join's output reflects its inputs as of its ``view``."""
+        return dict(self.view) if self.lookup else pos
+
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
+        if self.lookup:
+            # no state to fill: answered at once, as a full state answers, from both inputs
+            # as of the writes that reached this join (its position in the stream)
+            with reading_at(self.view):
+                if rng is None:
+                    rows = []
+                    for k in dict.fromkeys(keys):
+                        rows.extend(self.query(list(cols), k))
+                    df.respond(self, up, hops, rows)
+                    return
+                if len(keys) != 1:  # pragma: no cover - readers ask one key at a time
+                    raise RuntimeError("a ranged upquery asks for one key")
+                col, lo, hi, limit, desc = rng
+                rows, lo, hi = self.query_range(list(cols), keys[0], col, lo, hi, limit, desc)
+            df.respond(self, up, hops, rows, (lo, hi))
+            return
         nl = len(self.parents[0].columns)
         for side, jcols, base in ((0, self.left_key, 0), (1, self.right_key, nl)):
             if side == 1 and self.outer:
