@@ -722,17 +722,20 @@ class InsertsMixin:
                 unchanged += 1
         changed[0] = len(gone) - unchanged
         stored_holder.append(stored)
-        # the statement's net change: a row it inserted and then replaced (a later row of it
-        # with the same key) neither enters nor leaves the views
-        net: dict = {}
-        for g in gone:
-            g = tuple(g)
-            net[g] = net.get(g, 0) - 1
-        for r in stored:
-            r = tuple(r)
-            net[r] = net.get(r, 0) + 1
-        removed = [row for row, c in net.items() for _ in range(-c)]
-        added = [row for row, c in net.items() for _ in range(c)]
+        removed, added = gone, stored
+        if in_place:
+            # no foreign key involved (whose checks and cascades see every row that went):
+            # the views get the statement's net change, where a row it inserted and then
+            # replaced (by a later row of it with the same key) neither enters nor leaves
+            net: dict = {}
+            for g in gone:
+                g = tuple(g)
+                net[g] = net.get(g, 0) - 1
+            for r in stored:
+                r = tuple(r)
+                net[r] = net.get(r, 0) + 1
+            removed = [row for row, c in net.items() for _ in range(-c)]
+            added = [row for row, c in net.items() for _ in range(c)]
         pairs: list = []
         for part in (
             self._fk_after(schema, [(g, -1) for g in removed]),
