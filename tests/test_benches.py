@@ -159,3 +159,18 @@ def test_like_prefix_bench(tmp_path):
     assert result["like_prefix_ratio"] > 0 and result["like_count_ratio"] > 0
     assert set(result["caches"].values()) == {"cached"}
     assert result["answer_mismatches_after_writes"] == {"prefix": 0, "count": 0}
+
+
+def test_write_split_bench(tmp_path):
+    out = tmp_path / "write_split.json"
+    run(
+        "write_split.py",
+        *("--stories", "500", "--votes", "3", "--writes", "400", "--chunk", "50"),
+        *("--out", str(out)),
+    )
+    result = json.loads(out.read_text())
+    for side in ("with_view", "without_view"):
+        r = result[side]
+        assert r["noria_us"] > 0 and r["sqlite_us"] > 0 and r["ratio"] > 0
+        assert r["storage_insert_us"] > 0 and r["engine_path_us"] > 0
+    assert result["with_view"]["dataflow_us"] > result["without_view"]["dataflow_us"]
