@@ -507,7 +507,13 @@ def _write_item(item: list) -> tuple[bool, Any]:
         if kind == "ident" and text.lower() == "null":
             return True, None
         return False, None
-    if len(item) == 2 and item[0][0] == "op" and item[0][1] == "-" and item[1][0] == "num":
+    if (
+        len(item) == 2
+        and item[0][0] == "op"
+        and item[0][1] == "-"
+        and item[1][0] == "num"
+        and item[0][3] == item[1][2]  # (written together: the text's split keeps it one slot)
+    ):
         return True, _number(item[1][1], True)
     return False, None
 

@@ -4,6 +4,8 @@ running the text as written, the same rows stored and the same errors for random
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,7 +23,9 @@ pytestmark = pytest.mark.wire
     [
         ("INSERT INTO t (a, b) VALUES (1, 'x')", "INSERT INTO t (a, b) VALUES (?, ?)", [1, "x"]),
         ("insert into t values (1,2),(3,'it''s \\n')", "insert into t values (?,?),(?,?)", [1, 2, 3, "it's \n"]),
-        ("INSERT INTO t VALUES (NULL, NOW(), -3, 1.5, X'41', 'a' 'b', 7)", "INSERT INTO t VALUES (NULL, NOW(), -3, 1.5, X'41', 'a' 'b', ?)", [7]),
+        ("INSERT INTO t VALUES (NULL, NOW(), -3, 1.5, X'41', 'a' 'b', 7)", "INSERT INTO t VALUES (?, NOW(), ?, ?, X'41', 'a' 'b', ?)", [None, -3, Decimal("1.5"), 7]),
+        ("INSERT INTO t VALUES (2.5e0, -1E-2, 99999999999999999999, - 4, -x)", "INSERT INTO t VALUES (?, ?, ?, - 4, -x)", [2.5, -0.01, Decimal(99999999999999999999)]),
+        ("REPLACE INTO t VALUES (1, 'x')", "REPLACE INTO t VALUES (?, ?)", [1, "x"]),
         ("UPDATE t SET a = 'x', b = b + 1 WHERE id = 3 LIMIT 1", "UPDATE t SET a = ?, b = b + 1 WHERE id = ? LIMIT 1", ["x", 3]),
         ("UPDATE t SET a = 1 WHERE id = 3 AND c = 'y' OR d = 4", "UPDATE t SET a = ? WHERE id = ? AND c = 'y' OR d = 4", [1, 3]),
         ("DELETE FROM t WHERE id = 5 AND s = 'q' ORDER BY id LIMIT 3", "DELETE FROM t WHERE id = ? AND s = ? ORDER BY id LIMIT 3", [5, "q"]),
