@@ -32,6 +32,7 @@ from ..dataflow.graph import Graph
 from ..result import Result
 from ..sql import functions as F
 from ..sql import names as N
+from ..sql.comments import expand, has_executable
 from ..sql.dialect import DIALECT
 from ..sql.literals import lift_literals, lift_literals_cached, write_in
 from ..sql.parse import parse
@@ -101,6 +102,13 @@ def _use_collation(name: str | None, engine) -> None:
                 )
             C.set_current(coll.name)
     _ENGINES.add(engine)
+
+
+_ALTER_KEYS = re.compile(
+    r"\A\s*alter\s+(?:online\s+)?(?:ignore\s+)?table\s+(?:(?P<db>`(?:[^`]|``)+`|[\w$]+)\s*\.\s*)?"
+    r"(?P<t>`(?:[^`]|``)+`|[\w$]+)\s+(?:disable|enable)\s+keys\s*;?\s*\Z",
+    re.I,
+)
 
 
 class Engine(
@@ -386,7 +394,7 @@ class Engine(
         text (a bounded cache of SELECT texts); needs no lock."""
         hit = self._lifted_texts.get(sql)
         if hit is None:
-            if sql[:6].lower() != "select":
+            if sql[:6].lower() != "select" or has_executable(sql):
                 return None
             if len(sql) > _LIFT_TEXT_MAX:
                 # a long text (an IN list of thousands of keys): lifted each time, remembered
@@ -500,6 +508,8 @@ class Engine(
                 F.set_context(ctx)
         else:
             res = prep.run(self, params)
+        if t.locked is not None and self._writer is not t:
+            self._relock(t)  # a DDL statement committed the table locks' transaction
         if res.columns is not None and prep.is_select and prep.kind != "diag":
             t.found_rows = len(res.rows) if res.found is None else res.found
         if res.conditions:  # the diagnostics area (noria_py.diagnostics)
@@ -565,7 +575,14 @@ class Engine(
         prep = self._cache.get(key)
         if prep is not None:
             return prep
-        tx = self._tx_statement(sql) if len(sql) < 200 else None
+        if has_executable(sql):
+            text = expand(sql)  # MySQL's executable comments: what the statement stands for
+            if text != sql:
+                prep = self.prepare(text)
+                if prep.kind not in ("ddl", "tx"):
+                    self._cache[key] = prep
+                return prep
+        tx = self._tx_statement(sql) if len(sql) < 200 or sql[:4].lower() == "lock" else None
         if tx is not None:
             what, arg = tx
             return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
@@ -659,6 +676,23 @@ class Engine(
             self._commit(t)
         return results
 
+    def _toggle_keys(self, db: str | None, table: str) -> Prepared:
+        """ALTER TABLE t DISABLE|ENABLE KEYS (``mysqldump`` writes them around each table's
+        rows): base storage, like InnoDB, keeps every index current; nothing to do but MySQL's
+        note. The table must exist."""
+
+        def unq(s):
+            return s[1:-1].replace("``", "`") if s.startswith("`") else s
+
+        name = self._engine_table_name(unq(db) if db else None, unq(table))
+        schema = self._schema(name)
+        owner, bare = N.split(schema.name)
+        msg = (
+            f"Storage engine InnoDB of the table `{owner or N.HOME}`.`{bare}` doesn't have "
+            "this option"
+        )
+        return FuncPrepared(lambda p: Result(rowcount=0, conditions=[("Note", 1031, msg)]), 0)
+
     def execute_ast(self, ast: exp.Expression, params=()) -> Result:
         prep = self._prepare_ast(ast, _count_params(ast), ast.sql(DIALECT))
         return prep.run(self, params)
@@ -680,7 +714,7 @@ class Engine(
                 except BaseException:  # noqa: BLE001 - closing anyway
                     pass
             if self._writer is not None:
-                self._rollback(self._writer)
+                self._end_writer()
             self._runtime.stop()
         if self._thread is not None:
             self._closed = True
@@ -695,7 +729,7 @@ class Engine(
             if self._failure is None:
                 self._drain()
         if self._writer is not None:
-            self._rollback(self._writer)
+            self._end_writer()
         self._closed = True
         if self._tailer is not None:
             self.lock.release()  # let the tail thread see _closed
@@ -711,6 +745,16 @@ class Engine(
         self.storage.close()
         if self._file_lock is not None:
             self._file_lock.close()  # releases the lock
+
+    def _end_writer(self) -> None:
+        """At close: the writing connection's transaction rolls back, unless it holds table
+        locks with autocommit on (MySQL committed each of its statements)."""
+        w = self._writer
+        if w.locked is not None and w.autocommit:
+            w.locked = None
+            self._commit(w)
+        else:
+            self._rollback(w)
 
     @property
     def closed(self) -> bool:
@@ -864,6 +908,9 @@ class Engine(
                 text = text.strip()[len("TABLE") :]
                 return FuncPrepared(lambda p: self._rename_tables(text), 0, kind="ddl")
             if name == "ALTER":
+                keys = _ALTER_KEYS.match(sql)
+                if keys is not None:
+                    return self._toggle_keys(keys.group("db"), keys.group("t"))
                 alter = _alter_add_check(sql)
                 if alter is not None:
                     self._qualify(alter, self._cur.database)

@@ -212,7 +212,7 @@ class InsertPrepared(Prepared):
         if adjust is not None and not adjust.strict:
             return self._build_rows(engine, params, row, adjust)
         try:
-            if self._int_plan is not None:
+            if self._int_plan is not None and not engine._cur.keep_zero:
                 return self._build_given(params, row, adjust)
             return self._build_rows(engine, params, row, adjust)
         except (E.DataError, E.IntegrityError) as err:
@@ -279,6 +279,7 @@ class InsertPrepared(Prepared):
         cols = schema.columns
         positions = self.positions
         auto = self.auto_col
+        keep_zero = engine._cur.keep_zero
         load_nulls = self.load_nulls
         listed = set(positions)
         for k, vals in enumerate(rows_vals):
@@ -317,8 +318,8 @@ class InsertPrepared(Prepared):
                     except E.DataError as err:
                         err.built = out
                         raise
-                if pos == auto and (v is None or v == 0):
-                    v = None
+                if pos == auto and (v is None or (v == 0 and not keep_zero)):
+                    v = None  # generated (0 is kept under sql_mode NO_AUTO_VALUE_ON_ZERO)
                 elif v is None and not c.nullable:
                     if adjust is None or adjust.strict:
                         err = E.IntegrityError(

@@ -10,6 +10,7 @@ import time
 
 from .. import errors as E
 from ..result import Result
+from ..sql import names as N
 from .base import _locked
 
 
@@ -59,7 +60,7 @@ class Txn:
 
     __slots__ = (
         "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
-        "last_insert_id", "row_count", "found_rows", "__weakref__",
+        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -79,6 +80,10 @@ class Txn:
         # what FOUND_ROWS() reads: the rows the last SELECT returned, or found before its
         # LIMIT with SQL_CALC_FOUND_ROWS (every session's, embedded or over the wire)
         self.found_rows = 0
+        # LOCK TABLES: {table: "read" | "write"} while the connection holds table locks
+        self.locked: dict | None = None
+        # sql_mode NO_AUTO_VALUE_ON_ZERO: a 0 written to an AUTO_INCREMENT column is stored
+        self.keep_zero = False
 
 
 _TX_WORDS = re.compile(
@@ -90,9 +95,24 @@ _TX_WORDS = re.compile(
     r"|with\s+consistent\s+snapshot))*)"
     r"|(?P<autocommit>set)\s+(?:(?:session\s+|local\s+)|@@(?:session\.|local\.)?)?"
     r"(?P<var>autocommit|foreign_key_checks)\s*(?:=|:=)\s*(?P<ac>0|1|on|off|true|false)"
+    r"|(?P<unlock>unlock)\s+tables?"
+    r"|(?P<lock>lock)\s+tables?\s+(?P<list>.*?)"
     r")\s*;?\s*\Z",
+    re.I | re.S,
+)
+_IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
+# one table of LOCK TABLES: name [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE [CONCURRENT]}
+_LOCK_ITEM = re.compile(
+    rf"\s*(?:(?P<db>{_IDENT})\s*\.\s*)?(?P<table>{_IDENT})(?:\s+(?:as\s+)?(?!(?:read|write|low_priority)\b)"
+    rf"{_IDENT})?\s+(?:(?P<read>read)(?:\s+local)?|(?:low_priority\s+)?write(?:\s+concurrent)?)\s*\Z",
     re.I,
 )
+# the items of LOCK TABLES' list, each with its comma (backquoted names may hold commas)
+_IDENT_LIST = re.compile(r"(?:`(?:[^`]|``)*`|[^`,])*,")
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
 class TransactionsMixin:
@@ -184,17 +204,95 @@ class TransactionsMixin:
 
     def begin(self, txn: Txn, read_only: bool = False) -> None:
         with self.lock:
+            txn.locked = None  # MySQL: a new transaction releases the table locks
             self._begin(txn, read_only)
 
     def commit(self, txn: Txn) -> None:
         with self.lock:
             if txn.active or self._writer is txn:
                 self._commit(txn)
+            if txn.locked is not None:
+                self._lock_tables(txn)  # the locks outlive the commit
 
     def rollback(self, txn: Txn) -> None:
         with self.lock:
+            if txn.locked is not None:
+                self._unlocked_rollback(txn)
+            elif txn.active or self._writer is txn:
+                self._rollback(txn)
+
+    def end_session(self, txn: Txn) -> None:
+        """The connection is gone: its table locks are released (what it wrote under them
+        with autocommit on is kept, as MySQL committed each statement), its open transaction
+        rolls back."""
+        with self.lock:
+            if txn.locked is not None:
+                txn.locked = None
+                if txn.autocommit:
+                    self._commit(txn)
             if txn.active or self._writer is txn:
                 self._rollback(txn)
+
+    # --- LOCK TABLES ---------------------------------------------------------------------------
+    # A connection holding table locks holds the engine's single write transaction, taken at
+    # LOCK TABLES: no other connection writes until UNLOCK TABLES, and other connections read
+    # the state from before LOCK TABLES until then (as if their reads came first; MySQL makes
+    # them wait). What the connection writes meanwhile enters the views at UNLOCK TABLES (or
+    # at COMMIT). With autocommit on, ROLLBACK undoes nothing (MySQL committed each statement)
+    # and a connection that goes away keeps its writes. READ and WRITE locks are both taken as
+    # the write transaction, so two connections' READ locks wait for each other.
+    def _lock_tables(self, t: Txn) -> None:
+        """(Re)take the write transaction for ``t``'s table locks."""
+        if not t.active:
+            self._begin(t)
+        self._write_gate(t)  # errors.LockWait while another connection writes
+
+    def _relock(self, t: Txn) -> None:
+        """After a statement that committed ``t``'s transaction (DDL) under table locks: take
+        it again, or, while another connection writes, let ``t``'s next write wait for it."""
+        if t.active and self._writer is not None:
+            return
+        try:
+            self._lock_tables(t)
+        except E.LockWait:
+            pass
+
+    def _unlocked_rollback(self, t: Txn) -> None:
+        if t.autocommit:
+            self._commit(t)  # every statement was committed: nothing to undo
+        else:
+            self._rollback(t)
+        self._lock_tables(t)
+
+    def _lock_statement(self, t: Txn, items: list[tuple[str, str]]) -> None:
+        names = {}
+        for (db, table), mode in items:
+            if db is None:
+                if t.database == "":
+                    raise N.no_database()
+                owner = t.database
+                label = table
+            else:
+                owner = self._resolve_db(db)
+                label = f"{db}.{table}"
+            name = N.engine_name(owner, table).lower()
+            if name not in self.storage.schemas and name not in self.views:
+                raise E.no_such_table(
+                    label if db is not None else f"{N.split(name)[0] or N.HOME}.{table}"
+                )
+            names[name] = mode
+        t.locked = None
+        if t.active or self._writer is t:
+            self._commit(t)  # MySQL: LOCK TABLES commits the open transaction
+        self._lock_tables(t)
+        t.locked = names
+
+    def _unlock_statement(self, t: Txn) -> None:
+        if t.locked is None:
+            return
+        t.locked = None
+        if t.active or self._writer is t:
+            self._commit(t)  # MySQL: UNLOCK TABLES commits the open transaction
 
     # --- transactions ------------------------------------------------------------------------
     # A transaction reads its own writes: a SELECT over a table it wrote is answered by base
@@ -484,12 +582,22 @@ class TransactionsMixin:
     def _tx_stmt(self, what: str, arg=None) -> Result:
         t = self._cur
         if what == "begin":
+            t.locked = None  # a transaction releases the table locks
             self._commit(t)  # MySQL: BEGIN commits an open transaction
             self._begin(t, read_only=bool(arg))
         elif what == "commit":
             self._commit(t)
+            if t.locked is not None:
+                self._lock_tables(t)
         elif what == "rollback":
-            self._rollback(t)
+            if t.locked is not None:
+                self._unlocked_rollback(t)
+            else:
+                self._rollback(t)
+        elif what == "lock":
+            self._lock_statement(t, arg)
+        elif what == "unlock":
+            self._unlock_statement(t)
         elif what == "savepoint":
             self._savepoint(arg)
         elif what == "rollback_to":
@@ -516,6 +624,24 @@ class TransactionsMixin:
             return "release", m.group("rsp").strip("`")
         if m.group("rollback_to"):
             return "rollback_to", m.group("tsp").strip("`")
+        if m.group("unlock"):
+            return "unlock", None
+        if m.group("lock"):
+            items = []
+            for part in _IDENT_LIST.findall(m.group("list") + ","):
+                item = _LOCK_ITEM.match(part[:-1])
+                if item is None:
+                    raise E.parse_error(f"near '{part[:-1].strip()[:40]}'")
+                db, table = item.group("db"), item.group("table")
+                items.append(
+                    (
+                        (None if db is None else _unquote(db), _unquote(table)),
+                        "read" if item.group("read") else "write",
+                    )
+                )
+            if not items:
+                raise E.parse_error("near '' (LOCK TABLES needs a table)")
+            return "lock", items
         if m.group("start"):
             modes = " ".join((m.group("modes") or "").lower().split())
             ro = "read only" in modes

@@ -45,6 +45,7 @@ from noria_py.result import Result
 from noria_py.sql import functions as F
 from noria_py.sql import names as N
 
+from ..sql.comments import expand, has_executable
 from ..sql.literals import LITERAL_SLOTS, literal_value, slots_of, sql_literal
 from ..sql.literals import lift_literals as lift_literals_uncached
 from ..sql.literals import lift_write_cached as lift_write
@@ -99,6 +100,7 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
     "transaction_read_only": 0,
     "tx_read_only": 0,
     "unique_checks": 1,
+    "sql_notes": 1,
     "version": SERVER_VERSION,
     "version_comment": "noria_py dataflow database",
     "version_compile_machine": "x86_64",
@@ -124,6 +126,7 @@ _BOOL_VARS = frozenset(
         "autocommit",
         "foreign_key_checks",
         "unique_checks",
+        "sql_notes",
         "sql_auto_is_null",
         "sql_safe_updates",
         "transaction_read_only",
@@ -190,6 +193,7 @@ _ROLLBACK = re.compile(
     r"\Arollback(?:\s+work)?(?:\s+and\s+no\s+chain)?(?:\s+no\s+release)?\Z", re.I
 )
 
+_LOCK_TABLES = re.compile(r"\A(?:un)?lock\s+tables?\b", re.I)
 _ERRORS_MU = threading.Lock()  # ServerState.count_error
 CACHED_TEXT_MAX = 4096  # longer statement texts are not kept in the per-text caches
 
@@ -202,7 +206,7 @@ class Statement:
     """What the server knows about one SQL text, computed once and cached."""
 
     kind: str  # engine | write | ddl | begin | commit | rollback | set | use | session_select
-    #            | const_select | show_vars | show_simple | unsupported | empty | load_local
+    #            | const_select | show_vars | show_simple | unsupported | empty | noop | load_local
     #            | vars (a query reading user variables) | select_into | explain
     sql: str  # the text to hand to the engine (may differ from what the client sent)
     info: Any = None
@@ -224,9 +228,12 @@ def _quoted(name: str) -> str:
 
 
 def classify(sql: str) -> Statement:
+    sql = expand(sql)  # MySQL's executable comments (/*! ... */) are part of the statement
     text = strip_statement(sql)
     if not text:
-        return Statement("empty", text)
+        # nothing at all is an error; only comments (or a comment that does not apply to
+        # this version) are a statement that does nothing, as in MariaDB
+        return Statement("empty" if not sql.strip().strip(";").strip() else "noop", text)
     m = _FIRST_WORD.match(text)
     word = m.group(0).lower() if m else ""
     if word == "select":
@@ -294,6 +301,8 @@ def classify(sql: str) -> Statement:
         return Statement("rollback", text)
     if word in ("savepoint", "release", "rollback") and _SAVEPOINT.match(text):
         return Statement("savepoint", text)
+    if word in ("lock", "unlock") and _LOCK_TABLES.match(text):
+        return Statement("savepoint", text)  # the engine's: LOCK TABLES, UNLOCK TABLES
     if word in ("savepoint", "release", "rollback", "xa", "lock", "unlock", "kill", "flush"):
         return Statement("unsupported", text, word.upper())
     return Statement("engine", text)
@@ -342,6 +351,57 @@ _ISOLATION = re.compile(
     r"isolation\s+level\s+(read\s+uncommitted|read\s+committed|repeatable\s+read|serializable)",
     re.I,
 )
+
+
+class _Expr:
+    """A SET value that is not a literal (``@@sql_mode``, ``@old``, ``1 + 1``, ``NOW()``):
+    evaluated when the statement runs, each assignment after the ones before it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_BARE_WORD = re.compile(r"[A-Za-z_][\w$]*|`[^`]+`")
+
+
+def _set_value(text: str) -> Any:
+    t = text.strip()
+    if _is_literal(t) or _BARE_WORD.fullmatch(t):
+        return _literal_value(t)  # (a bare word is a system variable's value: ON, utf8mb4)
+    return _Expr(t)
+
+
+def _eval_set(s: Session, value: _Expr) -> Any:
+    expr = value.text
+    if _SYSVAR.match(expr) or _USERVAR.match(expr):
+        return _session_value(s, expr)
+    res = s.engine.execute("SELECT " + _with_variables(s, expr), (), s.txn)
+    return res.rows[0][0]
+
+
+_SQL_MODES = frozenset(
+    """REAL_AS_FLOAT PIPES_AS_CONCAT ANSI_QUOTES IGNORE_SPACE IGNORE_BAD_TABLE_OPTIONS
+    ONLY_FULL_GROUP_BY NO_UNSIGNED_SUBTRACTION NO_DIR_IN_CREATE POSTGRESQL ORACLE MSSQL DB2
+    MAXDB NO_KEY_OPTIONS NO_TABLE_OPTIONS NO_FIELD_OPTIONS MYSQL323 MYSQL40 ANSI
+    NO_AUTO_VALUE_ON_ZERO NO_BACKSLASH_ESCAPES STRICT_TRANS_TABLES STRICT_ALL_TABLES
+    NO_ZERO_IN_DATE NO_ZERO_DATE ALLOW_INVALID_DATES ERROR_FOR_DIVISION_BY_ZERO TRADITIONAL
+    NO_AUTO_CREATE_USER HIGH_NOT_PRECEDENCE NO_ENGINE_SUBSTITUTION PAD_CHAR_TO_FULL_LENGTH
+    EMPTY_STRING_IS_NULL SIMULTANEOUS_ASSIGNMENT TIME_ROUND_FRACTIONAL""".split()
+)
+
+
+def _sql_mode(name: str, value: Any) -> str:
+    """sql_mode's value as MySQL keeps it: the modes' names, upper case, comma separated
+    (1231 for a name it does not know, or NULL)."""
+    if value is None or not isinstance(value, str):
+        raise _err(f"Variable '{name}' can't be set to the value of '{value}'", 1231, "42000")
+    modes = [m.strip().upper() for m in value.split(",") if m.strip()]
+    for m in modes:
+        if m not in _SQL_MODES:
+            raise _err(f"Variable '{name}' can't be set to the value of '{m}'", 1231, "42000")
+    return ",".join(dict.fromkeys(modes))
 
 
 def _literal_value(text: str) -> Any:
@@ -407,16 +467,14 @@ def _parse_set(body: str) -> list[tuple[str, str, Any]]:
             continue
         m = _SET_USER_VAR.match(part)
         if m:
-            items.append(
-                ("user", _unquote_ident(m.group(1).strip("'")), _literal_value(m.group(2)))
-            )
+            items.append(("user", _unquote_ident(m.group(1).strip("'")), _set_value(m.group(2))))
             continue
         m = _SET_VAR.match(part)
         if m:
             scope = (m.group(1) or m.group(2) or "session").lower()
             if scope == "local":
                 scope = "session"
-            items.append((scope, m.group(3).lower(), _literal_value(m.group(4))))
+            items.append((scope, m.group(3).lower(), _set_value(m.group(4))))
             continue
         raise _err(f"You have an error in your SQL syntax near '{part[:40]}'", 1064, "42000")
     return items
@@ -576,7 +634,7 @@ class ServerState:
         tokenizing the text again: one regex split and one dict lookup. None sends the text
         down the general path (:meth:`Session.execute`).
         """
-        if "`" in sql or '"' in sql or len(sql) > CACHED_TEXT_MAX:
+        if "`" in sql or '"' in sql or len(sql) > CACHED_TEXT_MAX or has_executable(sql):
             return None
         parts = LITERAL_SLOTS.split(sql)
         # the text between the literals, and which literals are strings: a plan holds for the
@@ -618,6 +676,7 @@ class Session:
         self.username: str | None = None
         self.txn = state.engine.new_txn()
         self.txn.autocommit = bool(state.globals.get("autocommit", 1))
+        self.txn.keep_zero = "NO_AUTO_VALUE_ON_ZERO" in str(state.globals.get("sql_mode", ""))
         self.last_insert_id = 0
         self.last_rowcount = -1
         self.client_codec = "utf-8"
@@ -677,6 +736,14 @@ class Session:
 
     # -- variables -------------------------------------------------------------------------
 
+    def drop_notes(self, res: Result) -> None:
+        """``sql_notes`` off: the statement's notes are not recorded (its warnings are)."""
+        kept = [c for c in res.conditions if c[0] != "Note"]
+        if len(kept) != len(res.conditions):
+            res.conditions = kept
+            if self.txn.diag and any(c[0] == "Note" for c in self.txn.diag):
+                self.txn.diag = tuple(c for c in self.txn.diag if c[0] != "Note")
+
     def get_var(self, name: str, scope: str = "session") -> Any:
         name = name.lower()
         key = _ALIASES.get(name, name)
@@ -720,6 +787,9 @@ class Session:
             return
         if key == "foreign_key_checks":
             self.txn.fk_checks = bool(value)
+        elif key == "sql_mode":
+            value = _sql_mode(name, value)
+            self.txn.keep_zero = "NO_AUTO_VALUE_ON_ZERO" in value.split(",")
         self.vars[key] = value
 
     # -- status ------------------------------------------------------------------------------
@@ -753,8 +823,9 @@ class Session:
             self.router = self.engine.upstream.router()
 
     def close(self) -> None:
-        """The connection is gone: its open transaction rolls back."""
-        self.engine.rollback(self.txn)
+        """The connection is gone: its table locks are released, its open transaction rolls
+        back."""
+        self.engine.end_session(self.txn)
         if self.router is not None:
             self.router.close()
 
@@ -793,6 +864,8 @@ class Session:
             if handler is None:
                 raise _err(f"Unhandled statement kind {kind}", P.ER_UNKNOWN_ERROR)
             res = handler(self, st, params)
+        if res.conditions and self.vars.get("sql_notes") == 0:
+            self.drop_notes(res)
         # ROW_COUNT() after a result set is -1, after other statements what they changed
         self.last_rowcount = -1 if res.columns is not None else max(res.rowcount, 0)
         if res.columns is not None and kind in ("const_select", "session_select", "vars"):
@@ -874,6 +947,8 @@ class Session:
             sql = _with_variables(self, sql)
         sql, params = self._lift_write(sql, params)
         res = self.engine.execute(sql, params, self.txn)
+        if res.conditions and self.vars.get("sql_notes") == 0:
+            self.drop_notes(res)
         self._note(res)
         return res
 
@@ -940,6 +1015,8 @@ def _h_savepoint(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     for scope, name, value in st.info:
+        if value.__class__ is _Expr:
+            value = _eval_set(s, value)
         if scope == "user":
             s.user_vars[name.lower()] = value
         elif name == "names":
@@ -966,6 +1043,10 @@ def _h_use(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 def _h_empty(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     raise _err("Query was empty", P.ER_EMPTY_QUERY, "42000")
+
+
+def _h_noop(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    return Result()
 
 
 def _h_unsupported(s: Session, st: Statement, params: Sequence[Any]) -> Result:
@@ -1255,6 +1336,7 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "set": _h_set,
     "use": _h_use,
     "empty": _h_empty,
+    "noop": _h_noop,
     "unsupported": _h_unsupported,
     "load_local": _h_load_local,
     "error": _h_error,

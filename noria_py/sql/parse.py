@@ -48,6 +48,14 @@ _LOAD_DATA = re.compile(rf"\A{LEADING}load\s+data\b", re.I | re.S)
 _UPDATE_MODIFIERS = re.compile(
     rf"\A({LEADING}update\s+)((?:(?:low_priority|ignore)\s+)+)", re.I | re.S
 )
+# a view's DEFINER (every privilege check is the connection's): blanked out (offsets kept);
+# sqlglot reads neither an empty user nor CURRENT_USER there
+_USER_PART = r"(?:`(?:[^`]|``)*`|'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|[\w$.%-]+)"
+_DEFINER = re.compile(
+    rf"\A({LEADING}create\s+(?:or\s+replace\s+)?(?:algorithm\s*=\s*\w+\s+)?)"
+    rf"(definer\s*=\s*(?:current_user(?:\s*\(\s*\))?|{_USER_PART}(?:\s*@\s*{_USER_PART})?))\s",
+    re.I | re.S,
+)
 _REPLACE_HEAD = re.compile(
     rf"{LEADING}replace\s+(?:(?:low_priority|delayed)\s+)?(?:into\s+)?", re.I | re.S
 )
@@ -63,6 +71,9 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     m = _UPDATE_MODIFIERS.match(text)
     if m is not None:
         ignore = "ignore" in m.group(2).lower()
+        text = text[: m.start(2)] + " " * len(m.group(2)) + text[m.end(2) :]
+    m = _DEFINER.match(text)
+    if m is not None:
         text = text[: m.start(2)] + " " * len(m.group(2)) + text[m.end(2) :]
     try:
         stmts = [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]

@@ -1,0 +1,127 @@
+"""MySQL's executable comments: ``/*! ... */``, ``/*!NNNNN ... */`` and MariaDB's ``/*M! ... */``.
+
+The text inside such a comment is part of the statement (``mysqldump`` writes its session
+settings, ``DISABLE KEYS`` and view definitions in them). With a version number (five or six
+digits) it is part of the statement only on servers of that version or later; MariaDB, whose
+semantics these are, also leaves out ``/*!`` comments numbered 50700-99999 (MySQL 5.7 and
+later, which it is not), but not ``/*M!`` ones.
+
+:func:`expand` rewrites a text into the statement it stands for: a comment that applies is
+replaced by its body, one that does not by a space. Strings, quoted identifiers and ordinary
+comments are skipped (a ``*/`` inside a string in the body does not end the comment; an
+ordinary comment may sit inside the body; a ``--`` or ``#`` comment in the body runs to the
+end of its line). A comment without its end is left as written: the parser rejects it.
+"""
+
+from __future__ import annotations
+
+# the version this server answers as, for versioned comments: MariaDB 10.11's semantics
+VERSION_ID = 101100
+
+
+def has_executable(sql: str) -> bool:
+    """Might ``sql`` hold an executable comment? (Cheap; :func:`expand` decides.)"""
+    return "/*!" in sql or "/*M!" in sql
+
+
+def _skip_quoted(sql: str, i: int) -> int:
+    """The index after the string or quoted identifier opening at ``sql[i]``."""
+    q = sql[i]
+    n = len(sql)
+    i += 1
+    while i < n:
+        c = sql[i]
+        if c == "\\" and q != "`":
+            i += 2
+            continue
+        if c == q:
+            if i + 1 < n and sql[i + 1] == q:  # a doubled quote
+                i += 2
+                continue
+            return i + 1
+        i += 1
+    return n
+
+
+def _skip_line(sql: str, i: int) -> int:
+    end = sql.find("\n", i)
+    return len(sql) if end < 0 else end + 1
+
+
+def _line_comment(sql: str, i: int) -> bool:
+    c = sql[i]
+    if c == "#":
+        return True
+    return c == "-" and sql.startswith("--", i) and (i + 2 == len(sql) or sql[i + 2] in " \t\r\n")
+
+
+def _applies(marker: str, version: int | None) -> bool:
+    if version is None:
+        return True
+    if version > VERSION_ID:
+        return False
+    return marker == "M!" or not 50700 <= version <= 99999
+
+
+def _comment_end(sql: str, i: int) -> int:
+    """Where the executable comment whose body starts at ``i`` ends (the index of its
+    ``*/``), or -1."""
+    n = len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":
+            i = _skip_quoted(sql, i)
+        elif c == "*" and sql.startswith("*/", i):
+            return i
+        elif c == "/" and sql.startswith("/*", i):
+            if sql.startswith("/*!", i) or sql.startswith("/*M!", i):
+                return -1  # MySQL does not nest executable comments
+            end = sql.find("*/", i + 2)
+            if end < 0:
+                return -1
+            i = end + 2
+        elif _line_comment(sql, i):
+            i = _skip_line(sql, i)
+        else:
+            i += 1
+    return -1
+
+
+def expand(sql: str) -> str:
+    """``sql`` with its executable comments replaced by what they stand for."""
+    if not has_executable(sql):
+        return sql
+    out: list[str] = []
+    start = 0
+    i = 0
+    n = len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":
+            i = _skip_quoted(sql, i)
+        elif c == "/" and sql.startswith("/*", i):
+            marker = "!" if sql.startswith("/*!", i) else "M!" if sql.startswith("/*M!", i) else ""
+            if not marker:
+                end = sql.find("*/", i + 2)
+                i = n if end < 0 else end + 2
+                continue
+            body = i + 2 + len(marker)
+            digits = 0
+            while digits < 6 and body + digits < n and sql[body + digits].isdigit():
+                digits += 1
+            version = None
+            if digits >= 5:
+                version = int(sql[body : body + digits])
+                body += digits
+            end = _comment_end(sql, body)
+            if end < 0:
+                return sql  # unterminated: the parser's error
+            out.append(sql[start:i])
+            out.append(" " + sql[body:end] + " " if _applies(marker, version) else " ")
+            i = start = end + 2
+        elif _line_comment(sql, i):
+            i = _skip_line(sql, i)
+        else:
+            i += 1
+    out.append(sql[start:])
+    return "".join(out)
