@@ -122,7 +122,13 @@ def _session_statement(sql: str) -> bool:
     known = _session_kinds.get(sql)
     if known is not None:
         return known
-    head = sql.lstrip()[:4].lower()
+    text = sql.lstrip()
+    if text[:1] in ("/", "-", "#"):  # comments first (an executable one holds the statement)
+        from .server.session import strip_statement
+        from .sql.comments import expand
+
+        text = strip_statement(expand(text))
+    head = text[:4].lower()
     found = False
     if head.startswith("set") or head == "show" or "@" in sql:  # SELECT ... INTO @v too
         from .server.session import classify

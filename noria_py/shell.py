@@ -75,7 +75,11 @@ class Splitter:
                     quote = ""
             elif c in "'\"`":
                 quote = c
-            elif c == "#" or (c == "-" and text.startswith("-- ", i)):
+            elif c == "#" or (
+                c == "-"
+                and text.startswith("--", i)
+                and text[i + 2 : i + 3] in ("", " ", "\t", "\r", "\n")
+            ):
                 end = text.find("\n", i)
                 i = n if end < 0 else end
                 continue
@@ -335,7 +339,11 @@ class Shell:
                     status = 1
                     if not force:
                         return status
-        if splitter.pending and not prompts:  # a script's last statement may lack its ;
+        from .sql.parse import blank
+
+        if splitter.pending and not prompts and not blank(splitter.buf):
+            # a script's last statement may lack its ; (comments after the last one are no
+            # statement, as the mysql client does not send them)
             if not self.run(splitter.buf.strip()):
                 status = 1
         return status

@@ -35,7 +35,7 @@ from ..sql import names as N
 from ..sql.comments import expand, has_executable
 from ..sql.dialect import DIALECT
 from ..sql.literals import lift_literals, lift_literals_cached, write_in
-from ..sql.parse import parse
+from ..sql.parse import blank, parse
 from ..storage.sqlite import SQLiteStorage, TableSchema
 from .base import QueryEntry, _count_params, _locked
 from .catalog import CatalogMixin, _alter_add_check
@@ -578,10 +578,17 @@ class Engine(
         if has_executable(sql):
             text = expand(sql)  # MySQL's executable comments: what the statement stands for
             if text != sql:
+                if blank(text):  # a comment for a later version, and nothing else
+                    return FuncPrepared(lambda p: Result(rowcount=0), 0, clears=False)
                 prep = self.prepare(text)
                 if prep.kind not in ("ddl", "tx"):
                     self._cache[key] = prep
                 return prep
+        if blank(sql):
+            if not sql.strip().strip(";").strip():
+                raise E.ProgrammingError("Query was empty", 1065, "42000")
+            # only comments: a statement that does nothing (MariaDB's answer)
+            return FuncPrepared(lambda p: Result(rowcount=0), 0, clears=False)
         tx = self._tx_statement(sql) if len(sql) < 200 or sql[:4].lower() == "lock" else None
         if tx is not None:
             what, arg = tx

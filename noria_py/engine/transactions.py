@@ -11,6 +11,7 @@ import time
 from .. import errors as E
 from ..result import Result
 from ..sql import names as N
+from ..sql.parse import LEADING
 from .base import _locked
 
 
@@ -87,7 +88,7 @@ class Txn:
 
 
 _TX_WORDS = re.compile(
-    r"\A\s*(?:"
+    rf"\A{LEADING}(?:"
     r"(?P<savepoint>savepoint)\s+(?P<sp>`[^`]+`|\w+)"
     r"|(?P<release>release)\s+savepoint\s+(?P<rsp>`[^`]+`|\w+)"
     r"|(?P<rollback_to>rollback)(?:\s+work)?\s+to\s+(?:savepoint\s+)?(?P<tsp>`[^`]+`|\w+)"

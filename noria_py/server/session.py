@@ -148,7 +148,7 @@ def _err(msg: str, errno: int, sqlstate: str = "HY000") -> SessionError:
 # Statement classification (cached per SQL text)
 
 _LEADING_JUNK = re.compile(
-    r"\A(?:\s+|/\*(?!!).*?\*/|--[ \t][^\n]*(?:\n|\Z)|#[^\n]*(?:\n|\Z))*", re.S
+    r"\A(?:\s+|/\*(?!M?!).*?\*/|--(?=\s|\Z)[^\n]*(?:\n|\Z)|#[^\n]*(?:\n|\Z))*", re.S
 )
 _FIRST_WORD = re.compile(r"[A-Za-z]+")
 _SESSION_FUNCS = re.compile(

@@ -52,7 +52,7 @@ def _line_comment(sql: str, i: int) -> bool:
     c = sql[i]
     if c == "#":
         return True
-    return c == "-" and sql.startswith("--", i) and (i + 2 == len(sql) or sql[i + 2] in " \t\r\n")
+    return c == "-" and sql.startswith("--", i) and (i + 2 == len(sql) or sql[i + 2].isspace())
 
 
 def _applies(marker: str, version: int | None) -> bool:

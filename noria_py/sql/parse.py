@@ -41,8 +41,16 @@ def number_placeholders(sql: str) -> tuple[str, int]:
 
 # what may come before a statement's first word: white space and comments (not MySQL's
 # executable comments, /*! ... */, which are part of the statement)
-LEADING = r"(?:\s+|/\*(?!!).*?\*/|(?:--[ \t]|#)[^\n]*(?:\n|\Z))*"
+LEADING = r"(?:\s+|/\*(?!M?!).*?\*/|(?:--(?=\s|\Z)|#)[^\n]*(?:\n|\Z))*"
 _LEAD = re.compile(LEADING, re.S)
+_BLANK = re.compile(rf"{LEADING}[\s;]*", re.S)
+
+
+def blank(sql: str) -> bool:
+    """Is ``sql`` only white space, comments and ``;`` (no statement at all)?"""
+    return _BLANK.fullmatch(sql) is not None
+
+
 _LOAD_DATA = re.compile(rf"\A{LEADING}load\s+data\b", re.I | re.S)
 # UPDATE's modifiers, which sqlglot does not read: blanked out (offsets kept), IGNORE marked
 _UPDATE_MODIFIERS = re.compile(
