@@ -104,6 +104,19 @@ def _use_collation(name: str | None, engine) -> None:
     _ENGINES.add(engine)
 
 
+# errors strict mode raises where MySQL outside strict mode stores an adjusted value and warns
+_ADJUSTED_OUTSIDE_STRICT = frozenset((1264, 1265, 1292, 1364, 1365, 1366, 1367, 1406, 1411))
+
+
+def _not_strict(e: E.DatabaseError) -> E.NotSupportedError:
+    return E.NotSupportedError(
+        "This version of noria_py doesn't yet support 'storing an adjusted value outside "
+        f"strict mode (sql_mode without STRICT_TRANS_TABLES)': {e.args[0] if e.args else e}",
+        1235,
+        "42000",
+    )
+
+
 _ALTER_KEYS = re.compile(
     r"\A\s*alter\s+(?:online\s+)?(?:ignore\s+)?table\s+(?:(?P<db>`(?:[^`]|``)+`|[\w$]+)\s*\.\s*)?"
     r"(?P<t>`(?:[^`]|``)+`|[\w$]+)\s+(?:disable|enable)\s+keys\s*;?\s*\Z",
@@ -492,22 +505,27 @@ class Engine(
             # values in place answers (literal lifting leaves such a text as written)
             text = write_in(sql, params)
             return self._run(text, self.prepare(text), ())  # as written: never lifted again
-        if prep.kind == "ddl" and self.shared:
-            try:
-                res = prep.run(self, params)
-            finally:
-                self._catch_up()  # a snapshot that holds this DDL
-        elif getattr(prep, "reads_found_rows", False):
-            from ..sql import functions as F
+        try:
+            if prep.kind == "ddl" and self.shared:
+                try:
+                    res = prep.run(self, params)
+                finally:
+                    self._catch_up()  # a snapshot that holds this DDL
+            elif getattr(prep, "reads_found_rows", False):
+                from ..sql import functions as F
 
-            ctx = F.current_context()
-            F.set_context(dataclasses.replace(ctx, found_rows=t.found_rows))
-            try:
+                ctx = F.current_context()
+                F.set_context(dataclasses.replace(ctx, found_rows=t.found_rows))
+                try:
+                    res = prep.run(self, params)
+                finally:
+                    F.set_context(ctx)
+            else:
                 res = prep.run(self, params)
-            finally:
-                F.set_context(ctx)
-        else:
-            res = prep.run(self, params)
+        except E.DatabaseError as e:
+            if not t.strict and prep.is_write and e.errno in _ADJUSTED_OUTSIDE_STRICT:
+                raise _not_strict(e) from e
+            raise
         if t.locked is not None and self._writer is not t:
             self._relock(t)  # a DDL statement committed the table locks' transaction
         if res.columns is not None and prep.is_select and prep.kind != "diag":
@@ -550,7 +568,12 @@ class Engine(
         if not t.autocommit and not t.active:
             t.active = True
         if isinstance(prep, InsertPrepared) and prep.select is None:
-            res = self._insert(prep, seq)
+            try:
+                res = self._insert(prep, seq)
+            except E.DatabaseError as e:
+                if not t.strict and e.errno in _ADJUSTED_OUTSIDE_STRICT:
+                    raise _not_strict(e) from e
+                raise
             t.diag = res.conditions  # an INSERT uses its table: it clears the area
             return res
         total = 0

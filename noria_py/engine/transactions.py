@@ -61,7 +61,7 @@ class Txn:
 
     __slots__ = (
         "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
-        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "__weakref__",
+        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "strict", "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -85,6 +85,9 @@ class Txn:
         self.locked: dict | None = None
         # sql_mode NO_AUTO_VALUE_ON_ZERO: a 0 written to an AUTO_INCREMENT column is stored
         self.keep_zero = False
+        # sql_mode without STRICT_TRANS_TABLES: MySQL stores an adjusted value with a warning
+        # where strict mode refuses it; the engine does not, and says so (Engine._run)
+        self.strict = True
 
 
 _TX_WORDS = re.compile(

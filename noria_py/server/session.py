@@ -381,27 +381,71 @@ def _eval_set(s: Session, value: _Expr) -> Any:
     return res.rows[0][0]
 
 
-_SQL_MODES = frozenset(
-    """REAL_AS_FLOAT PIPES_AS_CONCAT ANSI_QUOTES IGNORE_SPACE IGNORE_BAD_TABLE_OPTIONS
+# sql_mode's modes in MariaDB's order (bit i is the i-th), and what the combinations stand for
+_SQL_MODES = """REAL_AS_FLOAT PIPES_AS_CONCAT ANSI_QUOTES IGNORE_SPACE IGNORE_BAD_TABLE_OPTIONS
     ONLY_FULL_GROUP_BY NO_UNSIGNED_SUBTRACTION NO_DIR_IN_CREATE POSTGRESQL ORACLE MSSQL DB2
     MAXDB NO_KEY_OPTIONS NO_TABLE_OPTIONS NO_FIELD_OPTIONS MYSQL323 MYSQL40 ANSI
     NO_AUTO_VALUE_ON_ZERO NO_BACKSLASH_ESCAPES STRICT_TRANS_TABLES STRICT_ALL_TABLES
     NO_ZERO_IN_DATE NO_ZERO_DATE ALLOW_INVALID_DATES ERROR_FOR_DIVISION_BY_ZERO TRADITIONAL
     NO_AUTO_CREATE_USER HIGH_NOT_PRECEDENCE NO_ENGINE_SUBSTITUTION PAD_CHAR_TO_FULL_LENGTH
     EMPTY_STRING_IS_NULL SIMULTANEOUS_ASSIGNMENT TIME_ROUND_FRACTIONAL""".split()
+_SQL_MODE_BIT = {m: i for i, m in enumerate(_SQL_MODES)}
+_SQL_MODE_GROUPS = {
+    "ANSI": ("REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES", "IGNORE_SPACE"),
+    "TRADITIONAL": (
+        "STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "NO_ZERO_IN_DATE", "NO_ZERO_DATE",
+        "ERROR_FOR_DIVISION_BY_ZERO", "NO_AUTO_CREATE_USER", "NO_ENGINE_SUBSTITUTION",
+    ),
+}  # fmt: skip
+# modes that change what statements mean (their parsing, types or comparisons), which the
+# engine does not implement: refused (1235) rather than silently answered the default way
+_SQL_MODES_REFUSED = frozenset(
+    """REAL_AS_FLOAT PIPES_AS_CONCAT ANSI_QUOTES NO_UNSIGNED_SUBTRACTION POSTGRESQL ORACLE
+    MSSQL DB2 MAXDB MYSQL323 MYSQL40 NO_BACKSLASH_ESCAPES ALLOW_INVALID_DATES
+    HIGH_NOT_PRECEDENCE PAD_CHAR_TO_FULL_LENGTH EMPTY_STRING_IS_NULL SIMULTANEOUS_ASSIGNMENT
+    TIME_ROUND_FRACTIONAL""".split()
 )
 
 
 def _sql_mode(name: str, value: Any) -> str:
-    """sql_mode's value as MySQL keeps it: the modes' names, upper case, comma separated
-    (1231 for a name it does not know, or NULL)."""
-    if value is None or not isinstance(value, str):
-        raise _err(f"Variable '{name}' can't be set to the value of '{value}'", 1231, "42000")
-    modes = [m.strip().upper() for m in value.split(",") if m.strip()]
-    for m in modes:
-        if m not in _SQL_MODES:
-            raise _err(f"Variable '{name}' can't be set to the value of '{m}'", 1231, "42000")
-    return ",".join(dict.fromkeys(modes))
+    """sql_mode's value as MariaDB keeps it: the modes' names in its order, upper case,
+    comma separated, a combination (ANSI, TRADITIONAL) with the modes it stands for; a number
+    is the modes' bits. 1231 for a name it does not know, or NULL; 1235 for a mode that
+    changes what statements mean, which this engine does not implement."""
+    bad = _err(f"Variable '{name}' can't be set to the value of '{value}'", 1231, "42000")
+    if value is None or isinstance(value, float):
+        raise bad
+    if isinstance(value, int):
+        if value < 0 or value >> len(_SQL_MODES):
+            raise bad
+        modes = {m for i, m in enumerate(_SQL_MODES) if value >> i & 1}
+    else:
+        modes = set()
+        for item in str(value).split(","):
+            if not item:
+                continue
+            mode = item.upper()
+            if mode not in _SQL_MODE_BIT:
+                raise _err(
+                    f"Variable '{name}' can't be set to the value of '{item}'", 1231, "42000"
+                )
+            modes.add(mode)
+    for group, members in _SQL_MODE_GROUPS.items():
+        if group in modes:
+            modes.update(members)
+    refused = sorted(modes & _SQL_MODES_REFUSED, key=_SQL_MODE_BIT.get)
+    if refused:
+        raise _err(
+            f"This version of noria_py doesn't yet support 'sql_mode {refused[0]}'", 1235, "42000"
+        )
+    return ",".join(sorted(modes, key=_SQL_MODE_BIT.get))
+
+
+def _apply_sql_mode(txn: Any, value: str) -> None:
+    """The modes the engine reads from a connection's transaction state."""
+    modes = value.split(",")
+    txn.keep_zero = "NO_AUTO_VALUE_ON_ZERO" in modes
+    txn.strict = "STRICT_TRANS_TABLES" in modes or "STRICT_ALL_TABLES" in modes
 
 
 def _literal_value(text: str) -> Any:
@@ -676,7 +720,7 @@ class Session:
         self.username: str | None = None
         self.txn = state.engine.new_txn()
         self.txn.autocommit = bool(state.globals.get("autocommit", 1))
-        self.txn.keep_zero = "NO_AUTO_VALUE_ON_ZERO" in str(state.globals.get("sql_mode", ""))
+        _apply_sql_mode(self.txn, str(state.globals.get("sql_mode", "")))
         self.last_insert_id = 0
         self.last_rowcount = -1
         self.client_codec = "utf-8"
@@ -776,6 +820,8 @@ class Session:
                 raise _err(
                     f"Variable '{name}' can't be set to the value of '{value}'", 1231, "42000"
                 )
+        if key == "sql_mode":
+            value = _sql_mode(name, value)
         if scope in ("global", "persist", "persist_only"):
             self.state.globals[key] = value
             return
@@ -788,8 +834,7 @@ class Session:
         if key == "foreign_key_checks":
             self.txn.fk_checks = bool(value)
         elif key == "sql_mode":
-            value = _sql_mode(name, value)
-            self.txn.keep_zero = "NO_AUTO_VALUE_ON_ZERO" in value.split(",")
+            _apply_sql_mode(self.txn, value)
         self.vars[key] = value
 
     # -- status ------------------------------------------------------------------------------

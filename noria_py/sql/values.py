@@ -474,6 +474,22 @@ def fault_message(code: int, col: str, row: int, table: str = "", kind: str = ""
     )
 
 
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+class _ShownBytes(str):
+    """A refused string's text as 1366 shows it (already formatted)."""
+
+
+def _bad_text(col: str, v: str) -> DataError:
+    """1366 for text holding bytes that are not UTF-8 (lone surrogates, as the server decodes
+    a client's text): MariaDB shows six bytes from the first bad one, bytes outside ASCII's
+    printable range as \\xHH."""
+    raw = v[_SURROGATE.search(v).start() :].encode("utf-8", "surrogateescape")
+    shown = "".join(chr(b) if 32 <= b < 127 else f"\\x{b:02X}" for b in raw[:6])
+    return _error(1366, col, "string", _ShownBytes(shown + ("..." if len(raw) > 6 else "")))
+
+
 def _error(code: int, col: str, kind: str = "", value=None) -> DataError:
     err = DataError(fault_message(code, col, 1, "", kind, value), code, _SQLSTATE[code])
     err.fault = (code, col, kind, value)  # reworded for the statement's row: at_row
@@ -834,6 +850,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             v = format_value(value)
         else:
             v = str(value)
+        if not v.isascii() and _SURROGATE.search(v):
+            raise _bad_text(col, v)  # bytes a client sent that are not UTF-8
         n = ctype.length
         if n is not None and len(v) > n:
             cut = v[n:]
@@ -932,7 +950,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         if isinstance(value, (bytes, bytearray, memoryview)):
             v = bytes(value)
         else:
-            v = str(value).encode()
+            # (a client's bytes that are not UTF-8 arrive as lone surrogates: those bytes)
+            v = str(value).encode("utf-8", "surrogateescape")
         n = ctype.length
         if n is not None and len(v) > n:
             v = v[:n]

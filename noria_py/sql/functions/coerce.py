@@ -160,7 +160,7 @@ def to_bytes(v) -> bytes | None:
         return None
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v)
-    return to_str(v).encode("utf-8")
+    return to_str(v).encode("utf-8", "surrogateescape")
 
 
 def str_prefix_number(s: str):

@@ -36,7 +36,7 @@ def _common(*vals) -> list:
     """Convert string arguments to one type: all bytes when any of them is bytes."""
     svals = [_sv(v) for v in vals]
     if any(isinstance(s, bytes) for s in svals):
-        return [s if isinstance(s, bytes) else s.encode("utf-8") for s in svals]
+        return [s if isinstance(s, bytes) else s.encode("utf-8", "surrogateescape") for s in svals]
     return svals
 
 
@@ -101,13 +101,13 @@ def _instr(coll, hay: str | bytes, needle: str | bytes, start: int = 0) -> int:
         return to_bytes(hay).find(to_bytes(needle), start)
     if coll.case_sensitive and coll.name.endswith("_bin"):
         return hay.find(needle, start)
-    nb = len(needle.encode("utf-8"))
+    nb = len(needle.encode("utf-8", "surrogateescape"))
     n = len(hay)
     for i in range(start, n):
         size = 0
         j = i
         while j < n and size < nb:
-            size += len(hay[j].encode("utf-8"))
+            size += len(hay[j].encode("utf-8", "surrogateescape"))
             j += 1
         if size != nb:
             if size < nb:
@@ -224,7 +224,7 @@ def ord_(s) -> int:
         return 0
     if isinstance(s, bytes):
         return s[0]
-    return int.from_bytes(s[0].encode("utf-8"), "big")
+    return int.from_bytes(s[0].encode("utf-8", "surrogateescape"), "big")
 
 
 @register("BIT_LENGTH", ret=INT)
@@ -647,14 +647,14 @@ def locate(sub, s, pos=None, coll=None) -> int:
     start = 0
     if pos is not None:
         p = int_arg(pos)
-        nbytes = len(s) if isinstance(s, bytes) else len(s.encode("utf-8"))
+        nbytes = len(s) if isinstance(s, bytes) else len(s.encode("utf-8", "surrogateescape"))
         if p <= 0 or p > nbytes:  # MariaDB compares the position with the length in bytes
             return 0
         start = p - 1
         if start > len(s):
             return 0
-        boff = start if isinstance(s, bytes) else len(s[:start].encode("utf-8"))
-        sublen = len(sub) if isinstance(sub, bytes) else len(sub.encode("utf-8"))
+        boff = start if isinstance(s, bytes) else len(s[:start].encode("utf-8", "surrogateescape"))
+        sublen = len(sub) if isinstance(sub, bytes) else len(sub.encode("utf-8", "surrogateescape"))
         if boff + sublen > nbytes:
             return 0
         if not sub:
@@ -740,7 +740,7 @@ def repeat(s, count):
     n = int_arg(count)
     if n <= 0 or not s:
         return s[:0]
-    size = len(s) if isinstance(s, bytes) else len(s.encode("utf-8"))
+    size = len(s) if isinstance(s, bytes) else len(s.encode("utf-8", "surrogateescape"))
     if size * n > MAX_ALLOWED_PACKET:
         return None
     return s * n
