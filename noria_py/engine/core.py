@@ -32,7 +32,7 @@ from ..dataflow.graph import Graph
 from ..result import Result
 from ..sql import functions as F
 from ..sql import names as N
-from ..sql.comments import expand, has_executable
+from ..sql.comments import expand, has_executable, remap_syntax_error
 from ..sql.dialect import DIALECT
 from ..sql.literals import lift_literals, lift_literals_cached, write_in
 from ..sql.parse import blank, parse
@@ -117,11 +117,46 @@ def _not_strict(e: E.DatabaseError) -> E.NotSupportedError:
     )
 
 
-_ALTER_KEYS = re.compile(
+_ALTER_TABLE = re.compile(
     r"\A\s*alter\s+(?:online\s+)?(?:ignore\s+)?table\s+(?:(?P<db>`(?:[^`]|``)+`|[\w$]+)\s*\.\s*)?"
-    r"(?P<t>`(?:[^`]|``)+`|[\w$]+)\s+(?:disable|enable)\s+keys\s*;?\s*\Z",
-    re.I,
+    r"(?P<t>`(?:[^`]|``)+`|[\w$]+)\s+(?P<rest>.*?)\s*;?\s*\Z",
+    re.I | re.S,
 )
+_KEYS_ACTION = re.compile(r"\s*(?:disable|enable)\s+keys\s*", re.I)
+
+
+def _keys_actions(sql: str) -> tuple[str | None, str, str | None, bool] | None:
+    """(database, table, the ALTER TABLE of the other actions or None, whether the last of
+    them is ENABLE KEYS) of an ALTER TABLE that holds DISABLE KEYS or ENABLE KEYS; None for
+    any other."""
+    m = _ALTER_TABLE.match(sql)
+    if m is None or not re.search(r"\b(?:disable|enable)\s+keys\b", m.group("rest"), re.I):
+        return None
+    from .catalog import _split_top
+
+    parts = _split_top(m.group("rest"))
+    others = [p for p in parts if not _KEYS_ACTION.fullmatch(p)]
+    if len(others) == len(parts):
+        return None
+    head = sql[: m.start("rest")]
+    last = [p for p in parts if _KEYS_ACTION.fullmatch(p)][-1].strip()[:6].lower()
+    rest = (head + ", ".join(o.strip() for o in others)) if others else None
+    return m.group("db"), m.group("t"), rest, last == "enable"
+
+
+def _has_plain_key(schema) -> bool:
+    """Has the table an index that is not unique (one of its own, or the one a foreign key
+    adds for its columns)?"""
+    if schema.indexes:
+        return True
+    keys = [list(schema.primary_key)] if schema.primary_key else []
+    keys += [list(u) for u in schema.uniques]
+    names = [c.name.lower() for c in schema.columns]
+    for fk in schema.foreign_keys:
+        cols = [names.index(c.lower()) for c in fk.cols if c.lower() in names]
+        if not any(k[: len(cols)] == cols for k in keys):
+            return True  # MySQL adds an index for the foreign key's columns
+    return False
 
 
 class Engine(
@@ -531,6 +566,8 @@ class Engine(
         if res.columns is not None and prep.is_select and prep.kind != "diag":
             t.found_rows = len(res.rows) if res.found is None else res.found
         if res.conditions:  # the diagnostics area (noria_py.diagnostics)
+            if not t.notes:  # sql_notes = 0
+                res.conditions = [c for c in res.conditions if c[0] != "Note"]
             t.diag = res.conditions
         elif t.diag and prep.clears:
             t.diag = ()
@@ -603,7 +640,10 @@ class Engine(
             if text != sql:
                 if blank(text):  # a comment for a later version, and nothing else
                     return FuncPrepared(lambda p: Result(rowcount=0), 0, clears=False)
-                prep = self.prepare(text)
+                try:
+                    prep = self.prepare(text)
+                except E.ProgrammingError as e:
+                    raise remap_syntax_error(e, sql) from None
                 if prep.kind not in ("ddl", "tx"):
                     self._cache[key] = prep
                 return prep
@@ -615,7 +655,10 @@ class Engine(
         tx = self._tx_statement(sql) if len(sql) < 200 or sql[:4].lower() == "lock" else None
         if tx is not None:
             what, arg = tx
-            return FuncPrepared(lambda p: self._tx_stmt(what, arg), 0, kind="tx")
+            # (LOCK TABLES uses its tables: it clears the diagnostics area, as MySQL's does)
+            return FuncPrepared(
+                lambda p: self._tx_stmt(what, arg), 0, kind="tx", clears=what == "lock"
+            )
         from ..diagnostics import prepare_show
 
         show = prepare_show(sql)  # SHOW WARNINGS / ERRORS / COUNT(*) ...
@@ -706,22 +749,42 @@ class Engine(
             self._commit(t)
         return results
 
-    def _toggle_keys(self, db: str | None, table: str) -> Prepared:
+    def _toggle_keys(self, db: str | None, table: str, rest: str | None, enable: bool) -> Prepared:
         """ALTER TABLE t DISABLE|ENABLE KEYS (``mysqldump`` writes them around each table's
-        rows): base storage, like InnoDB, keeps every index current; nothing to do but MySQL's
-        note. The table must exist."""
+        rows), alone or beside other changes (``rest``, an ALTER TABLE of those, done as
+        usual): base storage, like InnoDB, keeps every index current, so nothing changes but
+        MySQL's note, which InnoDB gives for ENABLE KEYS, and for DISABLE KEYS when the table
+        has a key that is not unique (the last of them counts). The table must exist and be a
+        base table."""
 
         def unq(s):
             return s[1:-1].replace("``", "`") if s.startswith("`") else s
 
         name = self._engine_table_name(unq(db) if db else None, unq(table))
+        if name.lower() in self.views:
+            owner, bare = N.split(name)
+            raise E.ProgrammingError(
+                f"'{owner or N.HOME}.{bare}' is not of type 'BASE TABLE'", 1347, "HY000"
+            )
         schema = self._schema(name)
         owner, bare = N.split(schema.name)
-        msg = (
-            f"Storage engine InnoDB of the table `{owner or N.HOME}`.`{bare}` doesn't have "
-            "this option"
-        )
-        return FuncPrepared(lambda p: Result(rowcount=0, conditions=[("Note", 1031, msg)]), 0)
+        note = []
+        if enable or _has_plain_key(schema):
+            msg = (
+                f"Storage engine InnoDB of the table `{owner or N.HOME}`.`{bare}` doesn't "
+                "have this option"
+            )
+            note = [("Note", 1031, msg)]
+        if rest is None:
+            return FuncPrepared(lambda p: Result(rowcount=0, conditions=list(note)), 0)
+        inner = self.prepare(rest)
+
+        def run(p):
+            res = inner.run(self, p)
+            res.conditions = list(note) + list(res.conditions or ())
+            return res
+
+        return FuncPrepared(run, 0, kind=inner.kind)
 
     def execute_ast(self, ast: exp.Expression, params=()) -> Result:
         prep = self._prepare_ast(ast, _count_params(ast), ast.sql(DIALECT))
@@ -830,9 +893,15 @@ class Engine(
             if names_info_schema(ast):
                 return InfoSchemaPrepared(ast, nparams, sql)
             prep = self._prepare_select(ast, nparams, sql)
-            if prep.clears and not any(
-                t.name and not (t.name.upper() == "DUAL" and not t.this.quoted and not t.db)
-                for t in ast.find_all(exp.Table)
+            if (
+                prep.clears
+                and not any(
+                    t.name and not (t.name.upper() == "DUAL" and not t.this.quoted and not t.db)
+                    for t in ast.find_all(exp.Table)
+                )
+                and not any(  # a derived table is a table
+                    isinstance(q.parent, (exp.From, exp.Join)) for q in ast.find_all(exp.Subquery)
+                )
             ):
                 prep.clears = False  # a SELECT of no table: SELECT 1 keeps the diagnostics
             return prep
@@ -938,9 +1007,9 @@ class Engine(
                 text = text.strip()[len("TABLE") :]
                 return FuncPrepared(lambda p: self._rename_tables(text), 0, kind="ddl")
             if name == "ALTER":
-                keys = _ALTER_KEYS.match(sql)
+                keys = _keys_actions(sql)
                 if keys is not None:
-                    return self._toggle_keys(keys.group("db"), keys.group("t"))
+                    return self._toggle_keys(*keys)
                 alter = _alter_add_check(sql)
                 if alter is not None:
                     self._qualify(alter, self._cur.database)

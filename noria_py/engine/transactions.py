@@ -61,7 +61,7 @@ class Txn:
 
     __slots__ = (
         "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
-        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "strict", "__weakref__",
+        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "strict", "notes", "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -88,6 +88,8 @@ class Txn:
         # sql_mode without STRICT_TRANS_TABLES: MySQL stores an adjusted value with a warning
         # where strict mode refuses it; the engine does not, and says so (Engine._run)
         self.strict = True
+        # sql_notes: a statement's notes are recorded (off: only its warnings and errors)
+        self.notes = True
 
 
 _TX_WORDS = re.compile(
@@ -100,7 +102,7 @@ _TX_WORDS = re.compile(
     r"|(?P<autocommit>set)\s+(?:(?:session\s+|local\s+)|@@(?:session\.|local\.)?)?"
     r"(?P<var>autocommit|foreign_key_checks)\s*(?:=|:=)\s*(?P<ac>0|1|on|off|true|false)"
     r"|(?P<unlock>unlock)\s+tables?"
-    r"|(?P<lock>lock)\s+tables?\s+(?P<list>.*?)"
+    r"|(?P<lock>lock)\s+tables?(?:\s+(?P<list>.*?))?"
     r")\s*;?\s*\Z",
     re.I | re.S,
 )
@@ -632,10 +634,12 @@ class TransactionsMixin:
             return "unlock", None
         if m.group("lock"):
             items = []
-            for part in _IDENT_LIST.findall(m.group("list") + ","):
+            for part in _IDENT_LIST.findall((m.group("list") or "") + ","):
                 item = _LOCK_ITEM.match(part[:-1])
                 if item is None:
-                    raise E.parse_error(f"near '{part[:-1].strip()[:40]}'")
+                    raise E.parse_error(
+                        "near ''" if not part[:-1].strip() else f"near '{part[:-1].strip()[:40]}'"
+                    )
                 db, table = item.group("db"), item.group("table")
                 items.append(
                     (
@@ -643,8 +647,6 @@ class TransactionsMixin:
                         "read" if item.group("read") else "write",
                     )
                 )
-            if not items:
-                raise E.parse_error("near '' (LOCK TABLES needs a table)")
             return "lock", items
         if m.group("start"):
             modes = " ".join((m.group("modes") or "").lower().split())

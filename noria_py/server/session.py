@@ -45,7 +45,7 @@ from noria_py.result import Result
 from noria_py.sql import functions as F
 from noria_py.sql import names as N
 
-from ..sql.comments import expand, has_executable
+from ..sql.comments import expand, has_executable, remap_syntax_error
 from ..sql.literals import LITERAL_SLOTS, literal_value, slots_of, sql_literal
 from ..sql.literals import lift_literals as lift_literals_uncached
 from ..sql.literals import lift_write_cached as lift_write
@@ -412,7 +412,8 @@ def _sql_mode(name: str, value: Any) -> str:
     comma separated, a combination (ANSI, TRADITIONAL) with the modes it stands for; a number
     is the modes' bits. 1231 for a name it does not know, or NULL; 1235 for a mode that
     changes what statements mean, which this engine does not implement."""
-    bad = _err(f"Variable '{name}' can't be set to the value of '{value}'", 1231, "42000")
+    shown = "NULL" if value is None else value
+    bad = _err(f"Variable '{name}' can't be set to the value of '{shown}'", 1231, "42000")
     if value is None or isinstance(value, float):
         raise bad
     if isinstance(value, int):
@@ -817,8 +818,9 @@ class Session:
             if isinstance(value, str):
                 value = {"on": 1, "off": 0, "true": 1, "false": 0}.get(value.lower(), value)
             if value not in (0, 1):
+                shown = "NULL" if value is None else value
                 raise _err(
-                    f"Variable '{name}' can't be set to the value of '{value}'", 1231, "42000"
+                    f"Variable '{name}' can't be set to the value of '{shown}'", 1231, "42000"
                 )
         if key == "sql_mode":
             value = _sql_mode(name, value)
@@ -833,6 +835,8 @@ class Session:
             return
         if key == "foreign_key_checks":
             self.txn.fk_checks = bool(value)
+        elif key == "sql_notes":
+            self.txn.notes = bool(value)
         elif key == "sql_mode":
             _apply_sql_mode(self.txn, value)
         self.vars[key] = value
@@ -891,6 +895,14 @@ class Session:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement for this session; raises noria_py.errors.Error subclasses."""
+        try:
+            return self._execute(sql, params)
+        except errors.ProgrammingError as e:
+            if e.errno == 1064 and has_executable(sql):
+                raise remap_syntax_error(e, sql) from None  # (found in the expanded text)
+            raise
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> Result:
         state = self.state
         state.questions += 1
         self._bind_context()
@@ -909,7 +921,7 @@ class Session:
             if handler is None:
                 raise _err(f"Unhandled statement kind {kind}", P.ER_UNKNOWN_ERROR)
             res = handler(self, st, params)
-        if res.conditions and self.vars.get("sql_notes") == 0:
+        if res.conditions and not self.txn.notes:
             self.drop_notes(res)
         # ROW_COUNT() after a result set is -1, after other statements what they changed
         self.last_rowcount = -1 if res.columns is not None else max(res.rowcount, 0)
@@ -992,8 +1004,6 @@ class Session:
             sql = _with_variables(self, sql)
         sql, params = self._lift_write(sql, params)
         res = self.engine.execute(sql, params, self.txn)
-        if res.conditions and self.vars.get("sql_notes") == 0:
-            self.drop_notes(res)
         self._note(res)
         return res
 
@@ -1059,9 +1069,12 @@ def _h_savepoint(s: Session, st: Statement, params: Sequence[Any]) -> Result:
 
 
 def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    for scope, name, value in st.info:
-        if value.__class__ is _Expr:
-            value = _eval_set(s, value)
+    items = st.info
+    if any(v.__class__ is _Expr for _s, _n, v in items):
+        # every value is computed before any is assigned (SET @a = 1, @b = @a reads the @a
+        # from before the statement), as MariaDB does
+        items = [(a, b, _eval_set(s, v) if v.__class__ is _Expr else v) for a, b, v in items]
+    for scope, name, value in items:
         if scope == "user":
             s.user_vars[name.lower()] = value
         elif name == "names":

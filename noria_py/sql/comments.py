@@ -8,12 +8,16 @@ later, which it is not), but not ``/*M!`` ones.
 
 :func:`expand` rewrites a text into the statement it stands for: a comment that applies is
 replaced by its body, one that does not by a space. Strings, quoted identifiers and ordinary
-comments are skipped (a ``*/`` inside a string in the body does not end the comment; an
-ordinary comment may sit inside the body; a ``--`` or ``#`` comment in the body runs to the
-end of its line). A comment without its end is left as written: the parser rejects it.
+comments are skipped (a ``*/`` inside a string in the body of a comment that applies does not
+end it; an ordinary comment may sit inside the body; a ``--`` or ``#`` comment in the body
+runs to the end of its line). The body of one that does not apply is not read as SQL: it ends
+at the first ``*/`` that closes no ``/*`` inside it. A comment without its end is a syntax
+error (1064).
 """
 
 from __future__ import annotations
+
+import re
 
 # the version this server answers as, for versioned comments: MariaDB 10.11's semantics
 VERSION_ID = 101100
@@ -87,11 +91,50 @@ def _comment_end(sql: str, i: int) -> int:
     return -1
 
 
+def _skipped_end(sql: str, i: int) -> int:
+    """Where a comment that does not apply ends: its body is not read as SQL (a ``*/`` in a
+    string ends it, ``--`` is nothing), but a ``/* */`` inside it pairs up, as in MariaDB."""
+    depth = 0
+    n = len(sql)
+    while i < n - 1:
+        if sql.startswith("/*", i):
+            depth += 1
+            i += 2
+        elif sql.startswith("*/", i):
+            if depth == 0:
+                return i
+            depth -= 1
+            i += 2
+        else:
+            i += 1
+    return -1
+
+
 def expand(sql: str) -> str:
     """``sql`` with its executable comments replaced by what they stand for."""
     if not has_executable(sql):
         return sql
+    return _expand(sql, None)
+
+
+def _expand(sql: str, spans: list | None) -> str:
+    """:func:`expand`; with ``spans``, appends ``(start in the result, start in sql, length)``
+    of each stretch of the result copied from ``sql``."""
     out: list[str] = []
+    size = 0  # of the result so far
+
+    def copy(a: int, b: int) -> None:
+        nonlocal size
+        if spans is not None and b > a:
+            spans.append((size, a, b - a))
+        out.append(sql[a:b])
+        size += b - a
+
+    def put(text: str) -> None:
+        nonlocal size
+        out.append(text)
+        size += len(text)
+
     start = 0
     i = 0
     n = len(sql)
@@ -113,15 +156,56 @@ def expand(sql: str) -> str:
             if digits >= 5:
                 version = int(sql[body : body + digits])
                 body += digits
-            end = _comment_end(sql, body)
+            applies = _applies(marker, version)
+            end = _comment_end(sql, body) if applies else _skipped_end(sql, body)
             if end < 0:
-                return sql  # unterminated: the parser's error
-            out.append(sql[start:i])
-            out.append(" " + sql[body:end] + " " if _applies(marker, version) else " ")
+                from ..errors import parse_error, syntax_error_near
+
+                # MariaDB: an unterminated comment that applies is an error at the end of the
+                # text; one that does not, at the comment (MariaDB's message shows the comments
+                # nested in it as (* *))
+                if applies:
+                    raise parse_error("near ''")
+                inner = sql[i + 2 :].replace("/*", "(*").replace("*/", "*)")
+                raise syntax_error_near(sql[i : i + 2] + inner)
+            copy(start, i)
+            put(" ")
+            if applies:
+                copy(body, end)
+                put(" ")
             i = start = end + 2
         elif _line_comment(sql, i):
             i = _skip_line(sql, i)
         else:
             i += 1
-    out.append(sql[start:])
+    copy(start, n)
     return "".join(out)
+
+
+_NEAR = re.compile(r"near '(.*)' at line \d+", re.S)
+
+
+def remap_syntax_error(err, sql: str):
+    """A syntax error (1064) found in ``expand(sql)``, pointing at the same place of ``sql``
+    as written (MySQL quotes the statement as the client sent it); other errors as they are."""
+    if getattr(err, "errno", None) != 1064 or not has_executable(sql):
+        return err
+    m = _NEAR.search(str(err.args[0]) if err.args else "")
+    if m is None:
+        return err
+    spans: list = []
+    try:
+        text = _expand(sql, spans)
+    except Exception:  # noqa: BLE001 - the text's own error came first
+        return err
+    at = text.find(m.group(1)) if m.group(1) else len(text.rstrip())
+    if at < 0:
+        return err
+    orig = len(sql)
+    for out_start, src, length in spans:
+        if at < out_start + length:
+            orig = src + max(at - out_start, 0)
+            break
+    from ..errors import syntax_error_near
+
+    return syntax_error_near(sql[orig:], sql.count("\n", 0, orig) + 1)

@@ -82,12 +82,24 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
         text = text[: m.start(2)] + " " * len(m.group(2)) + text[m.end(2) :]
     m = _DEFINER.match(text)
     if m is not None:
+        who = m.group(2).split("=", 1)[1].strip()
+        if who in ("``", "''", '""'):  # no host: a role, and an empty one
+            from ..errors import ProgrammingError
+
+            raise ProgrammingError("Invalid role specification ``", 1959, "OP000")
         text = text[: m.start(2)] + " " * len(m.group(2)) + text[m.end(2) :]
     try:
         stmts = [s for s in sqlglot.parse(text, read=DIALECT) if s is not None]
     except ParseError as e:
         raise _syntax_error(sql, text, e) from None
     except TokenError:
+        at = _unterminated(text)
+        if at is not None:  # MySQL points at the string or comment that has no end
+            from ..errors import syntax_error_near
+
+            raise syntax_error_near(
+                re.sub(r":p\d+\b", "?", text[at:]), text.count("\n", 0, at) + 1
+            ) from None
         raise _syntax_error(sql, text, None) from None
     except Exception:  # noqa: BLE001 - sqlglot raises assorted errors on odd input
         raise _syntax_error(sql, text, None) from None
@@ -341,6 +353,40 @@ def _interval_calls(stmt: exp.Expression) -> None:
 
 
 _TOKENIZER = None
+
+
+def _unterminated(text: str) -> int | None:
+    """Where the string, quoted name or comment that has no end starts in ``text``, if one
+    does."""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n:
+                if text[j] == "\\" and c != "`":
+                    j += 2
+                    continue
+                if text[j] == c:
+                    if j + 1 < n and text[j + 1] == c:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            if j >= n:
+                return i
+            i = j + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return i
+            i = end + 2
+        elif c == "#" or (text.startswith("--", i) and (i + 2 == n or text[i + 2].isspace())):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+        else:
+            i += 1
+    return None
 
 
 def _syntax_error(sql: str, text: str, e: ParseError | None):
