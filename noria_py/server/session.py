@@ -1049,6 +1049,7 @@ def _h_begin(s: Session, st: Statement, params: Sequence[Any]) -> Result:
         nxt = s.vars.pop("next_transaction_read_only", None)
         read_only = bool(nxt if nxt is not None else s.get_var("transaction_read_only"))
     s.vars.pop("next_transaction_isolation", None)
+    s.txn.locked = None  # a transaction releases the table locks (LOCK TABLES)
     s.engine.commit(s.txn)  # MySQL commits an open transaction when a new one begins
     s.engine.begin(s.txn, read_only=read_only)
     return Result()
