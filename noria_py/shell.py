@@ -128,7 +128,9 @@ def show(value: Any) -> str:
     if isinstance(value, datetime.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, float):
-        return repr(value) if value != int(value) or abs(value) >= 1e15 else str(int(value))
+        from .sql.values import format_value
+
+        return format_value(value)  # as MySQL writes a double: 1e300, 1e15, 0.0000001
     return str(value)
 
 

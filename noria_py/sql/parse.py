@@ -64,6 +64,12 @@ _DEFINER = re.compile(
     rf"(definer\s*=\s*(?:current_user(?:\s*\(\s*\))?|{_USER_PART}(?:\s*@\s*{_USER_PART})?))\s",
     re.I | re.S,
 )
+# stored programs: valid MySQL the engine does not run (1235 naming them, not a syntax error)
+_STORED_PROGRAM = re.compile(
+    rf"\A{LEADING}(create|drop)\s+(?:or\s+replace\s+)?(?:definer\s*=\s*\S+\s+)?"
+    r"(?:(?:aggregate\s+)?(function)|(procedure)|(trigger)|(event))\b",
+    re.I | re.S,
+)
 _REPLACE_HEAD = re.compile(
     rf"{LEADING}replace\s+(?:(?:low_priority|delayed)\s+)?(?:into\s+)?", re.I | re.S
 )
@@ -80,6 +86,16 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     if m is not None:
         ignore = "ignore" in m.group(2).lower()
         text = text[: m.start(2)] + " " * len(m.group(2)) + text[m.end(2) :]
+    m = _STORED_PROGRAM.match(text)
+    if m is not None:
+        from ..errors import NotSupportedError
+
+        what = next(g for g in m.groups()[1:] if g)
+        raise NotSupportedError(
+            f"This version of noria_py doesn't yet support '{m.group(1).upper()} {what.upper()}'",
+            1235,
+            "42000",
+        )
     m = _DEFINER.match(text)
     if m is not None:
         who = m.group(2).split("=", 1)[1].strip()

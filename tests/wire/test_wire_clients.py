@@ -213,12 +213,18 @@ def test_session_statements(server):
         cur.execute("SELECT @@version_comment LIMIT 1")
         assert [d[0] for d in cur.description] == ["@@version_comment"]
         cur.execute("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci")
-        cur.execute("SET SESSION sql_mode = 'ANSI', @@session.wait_timeout = 100, autocommit = 1")
+        cur.execute(
+            "SET SESSION sql_mode = 'no_engine_substitution,strict_all_tables', "
+            "@@session.wait_timeout = 100, autocommit = 1"
+        )
         cur.execute("SELECT @@sql_mode AS m, @@wait_timeout")
-        assert cur.fetchone() == ("ANSI", 100)
+        assert cur.fetchone() == ("STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION", 100)
         assert [d[0] for d in cur.description] == ["m", "@@wait_timeout"]
         cur.execute("SHOW VARIABLES LIKE 'sql_mode'")
-        assert cur.fetchall() == (("sql_mode", "ANSI"),)
+        assert cur.fetchall() == (("sql_mode", "STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION"),)
+        with pytest.raises(pymysql.err.MySQLError) as info:
+            cur.execute("SET SESSION sql_mode = 'ANSI'")  # ANSI_QUOTES and the like: refused
+        assert info.value.args[0] == 1235
         cur.execute("SHOW VARIABLES LIKE 'lower_case%'")
         assert cur.fetchall() == (("lower_case_table_names", "0"),)
         cur.execute("SHOW DATABASES")
