@@ -65,6 +65,8 @@ class AggSpec:
         if f == "COUNT":
             return V.INT
         if f == "AVG":
+            if self.kind == V.STR:
+                return V.FLOAT  # MySQL reads strings as doubles
             return V.float_sum_kind(self.kind, True) if self.kind == V.FLOAT else V.DECIMAL
         if f == "SUM":
             # MySQL: SUM of exact values is a DECIMAL (of integers too), of anything else a DOUBLE
@@ -127,7 +129,7 @@ def _to_number(v):
 
 
 def _avg_value(total, n, spec: AggSpec):
-    if spec.kind == V.FLOAT or isinstance(total, (float, Fraction)):
+    if spec.kind == V.FLOAT or spec.kind == V.STR or isinstance(total, (float, Fraction)):
         # MySQL divides the sum (a double) by the count
         try:
             return float(total) / n
@@ -140,7 +142,7 @@ def _avg_value(total, n, spec: AggSpec):
 def _sum_value(total, spec: AggSpec):
     if isinstance(total, Fraction):
         return float(total)
-    if spec.kind == V.FLOAT:
+    if spec.kind == V.FLOAT or spec.kind == V.STR:  # (strings are summed as doubles)
         return float(total)
     if type(total) is int:
         return Decimal(total)
@@ -255,7 +257,11 @@ class _DistinctAcc(_Acc):
             v = row[self.cols[0]]
             if v is None:
                 return
-            k = ck(v)  # strings are distinct under the collation
+            if v.__class__ is str and self.spec.func != "COUNT":
+                # SUM/AVG(DISTINCT s): distinct as the doubles MySQL reads ('100' is '1e2')
+                k = v = float(_to_number(v))
+            else:
+                k = ck(v)  # strings are distinct under the collation
         else:
             v = tuple(row[c] for c in self.cols)
             if None in v:
