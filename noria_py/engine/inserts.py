@@ -85,7 +85,7 @@ class InsertPrepared(Prepared):
                         fns.append(_value_by_query(engine, v, param_count))
                     else:
                         try:
-                            c = compile_expr(v, scope)
+                            c = _compile_value(v, scope)
                             if c.hexnum is not None and schema.columns[pos].ctype.kind in (
                                 V.INT,
                                 V.DECIMAL,
@@ -390,6 +390,34 @@ class RowsInsertPrepared(InsertPrepared):
         return out
 
 
+def _compile_value(v: exp.Expression, scope: Scope):
+    """A VALUES expression compiled. One the compiler computes once (``'x' + 1``, ``1 / 0``)
+    is computed under strict evaluation too: when that is an error (MySQL's strict mode makes
+    the conversion's warning one), the value raises it when the statement runs in strict mode
+    and is the lenient value otherwise."""
+    if isinstance(v, (exp.Literal, exp.Placeholder, exp.Null, exp.Boolean)):
+        return compile_expr(v, scope)
+    state = V.STRICT_EVALUATION
+    state.on = state.division = True
+    try:
+        return compile_expr(v, scope)
+    except E.DataError as err:
+        refused = err
+    finally:
+        state.on = state.division = False
+    c = compile_expr(v, scope)
+    lenient = c.fn
+    division = refused.errno == 1365
+
+    def fn(r, p):
+        if state.on and (state.division or not division):
+            raise refused
+        return lenient(r, p)
+
+    c.fn = fn
+    return c
+
+
 _IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z_$][\w$]*)"
 # INSERT|REPLACE [IGNORE] [INTO] [db.]table [(col, ...)] VALUES (?, ...): the head and first row
 _ROWS_HEAD = re.compile(
@@ -553,6 +581,12 @@ class InsertsMixin:
                 rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1, adjust))
         else:
             notes = V.Adjust(prep.table_text, strict=True)  # strict mode's notes
+            state = V.STRICT_EVALUATION
+            t = self._cur
+            strictly = t.strict and not state.on and prep.tuples is not None
+            if strictly:  # a conversion's warning in a value's expression is an error
+                state.on = True
+                state.division = t.div_zero
             try:
                 for params in param_sets:
                     rows_all.extend(prep.build_rows(self, params, len(rows_all) + 1, notes))
@@ -562,6 +596,10 @@ class InsertsMixin:
                 if before and prep.upsert is None and not prep.replace:
                     self._raise_key_error(prep, before)
                 raise
+            finally:
+                if strictly:
+                    state.on = False
+                    state.division = False
         if not rows_all:
             return Result(rowcount=0, conditions=prep.statement_warnings() if adjust else [])
         skipped: list = []

@@ -61,7 +61,7 @@ class Txn:
 
     __slots__ = (
         "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
-        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "strict", "notes", "__weakref__",
+        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "strict", "div_zero", "notes", "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -88,6 +88,7 @@ class Txn:
         # sql_mode without STRICT_TRANS_TABLES: MySQL stores an adjusted value with a warning
         # where strict mode refuses it; the engine does not, and says so (Engine._run)
         self.strict = True
+        self.div_zero = True  # ERROR_FOR_DIVISION_BY_ZERO (with strict: x / 0 in a write is 1365)
         # sql_notes: a statement's notes are recorded (off: only its warnings and errors)
         self.notes = True
 

@@ -19,6 +19,7 @@ from ..storage.sqlite import TableSchema, q
 from .base import QueryEntry, _count_params
 from .inserts import (
     _column_table,
+    _compile_value,
     _no_zero_date,
     _returning,
     _returning_result,
@@ -93,13 +94,27 @@ def _pushdown(where: exp.Expression, schema: TableSchema):
         if isinstance(e, exp.Paren):
             inner = tr(e.this)
             return None if inner is None else f"({inner})"
-        if isinstance(e, (exp.And, exp.Or)):
+        if isinstance(e, exp.And):
+            # a conjunct that does not translate is left to the evaluator: the other one
+            # alone finds a superset (MySQL, too, reads only the rows an index finds)
+            parts = []
+            for side in (e.this, e.expression):
+                mark = len(getters)
+                t = tr(side)
+                if t is None:
+                    del getters[mark:]
+                    del kinds[mark:]
+                else:
+                    parts.append(t)
+            if not parts:
+                return None
+            return parts[0] if len(parts) == 1 else f"({parts[0]} AND {parts[1]})"
+        if isinstance(e, exp.Or):
             a = tr(e.this)
             b = tr(e.expression)
             if a is None or b is None:
                 return None
-            op = "AND" if isinstance(e, exp.And) else "OR"
-            return f"({a} {op} {b})"
+            return f"({a} OR {b})"
         ops = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
         if type(e) in ops:
             a, b = e.this, e.expression
@@ -443,7 +458,7 @@ class UpdatesMixin:
                 )
                 continue
             try:
-                c = compile_expr(eq.expression, scope)
+                c = _compile_value(eq.expression, scope)
                 if c.hexnum is not None and schema.columns[i].ctype.kind in (
                     V.INT,
                     V.DECIMAL,
@@ -459,6 +474,9 @@ class UpdatesMixin:
         cols = schema.columns
         if ignore:
             return self._update_ignore(schema, sets, stamp, match, pick, ast, nparams)
+        # strict mode: a conversion's warning in WHERE or SET is the statement's error
+        match = self._strictly(match)
+        sets = [(i, self._strictly(fn)) for i, fn in sets]
 
         table_text = _column_table(schema.name)
         places = self._read_places(schema, ast)
@@ -525,6 +543,26 @@ class UpdatesMixin:
             )
 
         return FuncPrepared(run, nparams, is_write=True, kind="update")
+
+    def _strictly(self, fn):
+        """``fn`` evaluated as a write's expressions are under the connection's strict mode
+        (``values.STRICT_EVALUATION``: a string that is not wholly a number is 1292, x / 0 is
+        1365 with ERROR_FOR_DIVISION_BY_ZERO), where MySQL would only warn outside it."""
+        state = V.STRICT_EVALUATION
+
+        def run(*args):
+            t = self._cur
+            if not t.strict or state.on:
+                return fn(*args)
+            state.on = True
+            state.division = t.div_zero
+            try:
+                return fn(*args)
+            finally:
+                state.on = False
+                state.division = False
+
+        return run
 
     def _set_by_query(self, schema: TableSchema, table: exp.Table, expr, nparams: int, assigned):
         """``SET c = (SELECT ...)``: the expression computed by base storage for each row, as

@@ -447,6 +447,7 @@ def _apply_sql_mode(txn: Any, value: str) -> None:
     modes = value.split(",")
     txn.keep_zero = "NO_AUTO_VALUE_ON_ZERO" in modes
     txn.strict = "STRICT_TRANS_TABLES" in modes or "STRICT_ALL_TABLES" in modes
+    txn.div_zero = "ERROR_FOR_DIVISION_BY_ZERO" in modes
 
 
 def _literal_value(text: str) -> Any:

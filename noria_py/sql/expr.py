@@ -289,8 +289,12 @@ def _num(v):
         return float(_num(v.value))
     # MySQL converts a string in numeric context to a DOUBLE
     if isinstance(v, str):
+        if _STRICT.on:
+            V.check_number_text(v, "DOUBLE")
         return float(V.str_to_number(v))
     if isinstance(v, bytes):
+        if _STRICT.on:
+            V.check_number_text(v, "DOUBLE")
         return float(V.str_to_number(v.decode("utf-8", "replace")))
     if isinstance(v, bool):
         return int(v)
@@ -425,12 +429,12 @@ def _div(a, b):
         return None
     a = _num(a)
     b = _num(b)
-    if isinstance(a, float) or isinstance(b, float):
-        if b == 0:
-            return None
-        return a / b
     if b == 0:
+        if _STRICT.division:
+            V.division_by_zero()
         return None
+    if isinstance(a, float) or isinstance(b, float):
+        return a / b
     try:
         return _nz(V.decimal_quotient(Decimal(a), Decimal(b)))
     except (DivisionByZero, InvalidOperation):
@@ -442,6 +446,8 @@ def _intdiv(a, b):
         return None
     a, b = _arith_operands(a, b)
     if b == 0:
+        if _STRICT.division:
+            V.division_by_zero()
         return None
     q = a / b
     return int(q) if not isinstance(q, int) else q
@@ -452,6 +458,8 @@ def _intdiv_exact(a, b):
         return None
     a, b = _arith_operands(a, b)
     if b == 0:
+        if _STRICT.division:
+            V.division_by_zero()
         return None
     if isinstance(a, int) and isinstance(b, int):
         q = abs(a) // abs(b)
@@ -464,6 +472,8 @@ def _mod(a, b):
         return None
     a, b = _arith_operands(a, b)
     if b == 0:
+        if _STRICT.division:
+            V.division_by_zero()
         return None
     if isinstance(a, int) and isinstance(b, int):
         r = abs(a) % abs(b)
@@ -523,9 +533,13 @@ def _cmp_prepare(a, b):
             return float(a), float(b)
         return a, b  # int against Decimal compares exactly
     if ta is str and tb in _NUMERIC:
+        if _STRICT.on:  # (against an integer MySQL names the conversion DECIMAL)
+            V.check_number_text(a, "DECIMAL" if tb is int else "DOUBLE")
         x = _num(a)
         return (x, float(b)) if tb is not int or isinstance(x, float) else (x, b)
     if tb is str and ta in _NUMERIC:
+        if _STRICT.on:
+            V.check_number_text(b, "DECIMAL" if ta is int else "DOUBLE")
         y = _num(b)
         return (float(a), y) if ta is not int or isinstance(y, float) else (a, y)
     if ta in _TEMPORAL or tb in _TEMPORAL:
@@ -548,6 +562,7 @@ def _cmp_prepare(a, b):
 
 
 _NUMERIC = (int, float, Decimal)
+_STRICT = V.STRICT_EVALUATION
 _TEMPORAL = (_dt.date, _dt.datetime, _dt.timedelta)
 
 
@@ -618,6 +633,8 @@ def truthy(v) -> bool:
     if v is None:
         return False
     if isinstance(v, str):
+        if _STRICT.on:
+            V.check_number_text(v, "DECIMAL")
         v = V.str_to_number(v)
     return bool(v)
 

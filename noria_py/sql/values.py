@@ -12,6 +12,7 @@ import decimal
 import math
 import re
 import sys
+import threading
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from ..errors import DataError
@@ -375,6 +376,36 @@ _DATE_RE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
 _DATETIME_RE = re.compile(
     r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?\s*$"
 )
+
+
+class _StrictEvaluation(threading.local):
+    """Inside a write's expressions under strict mode (``Engine`` sets it around an UPDATE's
+    WHERE and SET and an INSERT's values): MySQL makes the warnings a conversion would give
+    errors there (a SELECT, and a DELETE, keep them warnings)."""
+
+    on = False
+    division = False  # ERROR_FOR_DIVISION_BY_ZERO too
+
+
+STRICT_EVALUATION = _StrictEvaluation()
+_CLEAN_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
+
+
+def check_number_text(s, kind: str) -> None:
+    """Under strict evaluation: 1292 when string ``s`` is not wholly a number (MySQL would
+    truncate it to its numeric prefix with a warning), naming ``kind`` (DOUBLE, DECIMAL,
+    INTEGER) as MySQL does."""
+    if STRICT_EVALUATION.on:
+        text = s if isinstance(s, str) else bytes(s).decode("utf-8", "replace")
+        if _CLEAN_NUMBER.match(text) is None or (kind == "DOUBLE" and math.isinf(float(text))):
+            raise DataError(f"Truncated incorrect {kind} value: '{text}'", 1292, "22007")
+
+
+def division_by_zero() -> None:
+    """Under strict evaluation with ERROR_FOR_DIVISION_BY_ZERO: x / 0 is error 1365 (else
+    NULL, with a warning in MySQL)."""
+    if STRICT_EVALUATION.division:
+        raise DataError("Division by 0", 1365, "22012")
 
 
 def str_to_number(s: str):

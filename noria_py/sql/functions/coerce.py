@@ -13,6 +13,8 @@ import struct
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from .. import values as V
+from ..values import STRICT_EVALUATION as _STRICT
+from ..values import check_number_text
 
 _NUM_PREFIX = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
 
@@ -192,8 +194,12 @@ def to_num(v):
     if t is bool:
         return int(v)
     if t is str:
+        if _STRICT.on:
+            check_number_text(v, "DOUBLE")
         return float(str_prefix_number(v))
     if t is bytes:
+        if _STRICT.on:
+            check_number_text(v, "DOUBLE")
         return float(str_prefix_number(v.decode("utf-8", "replace")))
     if t is TemporalText:
         return to_num(v.value)
@@ -281,6 +287,8 @@ def to_decimal(v) -> Decimal | None:
     with a DECIMAL is converted), others through their number."""
     t = type(v)
     if t is str or t is bytes:
+        if _STRICT.on:
+            check_number_text(v, "DECIMAL")
         m = _NUM_PREFIX.match(v if t is str else v.decode("utf-8", "replace"))
         if m:
             try:

@@ -1,0 +1,157 @@
+"""Strict mode inside a write's expressions, compared with MariaDB: where a SELECT would only
+warn (a string that is not wholly a number read as one, x / 0), an UPDATE's WHERE and SET and an
+INSERT's values are errors (1292, 1365), and nothing of the statement is written; a DELETE keeps
+them warnings. Outside strict mode (or without ERROR_FOR_DIVISION_BY_ZERO) they stay warnings.
+
+Each statement's outcome (its rows or error code) and the table after it are compared; the
+warnings are not (the engine does not raise a SELECT's or DELETE's conversion warnings)."""
+
+from __future__ import annotations
+
+import pymysql
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import noria_py
+from noria_py import errors as E
+
+MODES = (
+    "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+)
+
+
+@pytest.fixture(scope="module")
+def oracle(mariadb_oracle):
+    c = mariadb_oracle.connect(database=None)
+    with c.cursor() as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_strict")
+    c.close()
+    conn = mariadb_oracle.connect(database="oracle_strict")
+    yield conn
+    conn.close()
+
+
+def _outcome(run, sql):
+    try:
+        rows = run(sql)
+    except (pymysql.err.MySQLError, E.Error) as e:
+        return ("error", e.args[0] if isinstance(e, pymysql.err.MySQLError) else e.errno)
+    return ("ok", rows)
+
+
+def _session(oracle):
+    conn = noria_py.connect()
+    cur = conn.cursor()
+    oc = oracle.cursor()
+
+    def ours(sql):
+        cur.execute(sql)
+        return [tuple(r) for r in cur.fetchall()] if cur.description else None
+
+    def theirs(sql):
+        oc.execute(sql)
+        return [tuple(r) for r in oc.fetchall()] if oc.description else None
+
+    oc.execute("DROP TABLE IF EXISTS sw")
+    oc.execute(f"SET SESSION sql_mode = '{MODES}'")
+    return conn, ours, theirs
+
+
+def _compare(oracle, statements):
+    conn, ours, theirs = _session(oracle)
+    try:
+        for sql in statements:
+            assert _outcome(ours, sql) == _outcome(theirs, sql), sql
+            if not sql.startswith(("CREATE", "SET")):
+                q = "SELECT * FROM sw ORDER BY id"
+                assert ours(q) == theirs(q), sql
+    finally:
+        conn.close()
+
+
+def test_updates_inserts_and_deletes(oracle):
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE sw (id INT PRIMARY KEY, a DOUBLE, s VARCHAR(10))",
+            "INSERT INTO sw VALUES (1, 0, 'x'), (2, 2, '3y'), (3, 3, '3'), (4, 4, ' 4 ')",
+            "UPDATE sw SET a = 5 WHERE s = 3",  # 'x' is no number: the whole UPDATE fails
+            "UPDATE sw SET a = 6 WHERE id = 3 AND s = 3",  # only clean strings are read
+            "UPDATE sw SET a = 7 WHERE s = 4.0",
+            "UPDATE sw SET a = 8 WHERE id = 4 AND s = 4.0",
+            "UPDATE sw SET a = s + 1 WHERE id = 1",
+            "UPDATE sw SET a = s + 1 WHERE id IN (3, 4)",
+            "UPDATE sw SET a = ABS(s) WHERE id = 2",
+            "UPDATE sw SET a = 10 / (a - a) WHERE id = 3",
+            "UPDATE sw SET a = 10 MOD 0 WHERE id = 3",
+            "UPDATE sw SET a = 1 WHERE s",
+            "UPDATE sw SET a = 2 WHERE id = 3 AND s",
+            "INSERT INTO sw VALUES (5, 'x' + 1, 'a')",
+            "INSERT INTO sw VALUES (6, 1 / 0, 'a')",
+            "INSERT INTO sw VALUES (7, ABS('3y'), 'a')",
+            "INSERT INTO sw VALUES (8, ' 5 ' + 1, 'a'), (9, 5 DIV 0, 'b')",
+            "INSERT INTO sw VALUES (10, '1e2' * 2, '')",
+            "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'",  # no ERROR_FOR_DIVISION_BY_ZERO
+            "UPDATE sw SET a = a / 0 WHERE id = 3",
+            "INSERT INTO sw VALUES (11, 1 / 0, 'c')",
+            "UPDATE sw SET a = 12 WHERE s = 3",
+            f"SET SESSION sql_mode = '{MODES}'",
+            "DELETE FROM sw WHERE s = 3",  # a DELETE only warns
+            "INSERT IGNORE INTO sw VALUES (12, 'x' + 1, 'd')",
+            "UPDATE IGNORE sw SET a = 13 WHERE s = 0",
+        ],
+    )
+
+
+def test_outside_strict_mode_they_are_warnings(oracle):
+    conn, ours, theirs = _session(oracle)
+    try:
+        for sql in [
+            "CREATE TABLE sw (id INT PRIMARY KEY, a DOUBLE, s VARCHAR(10))",
+            "INSERT INTO sw VALUES (1, 0, 'x'), (2, 2, '3y')",
+            "SET SESSION sql_mode = 'ERROR_FOR_DIVISION_BY_ZERO'",
+            "UPDATE sw SET a = 5 WHERE s = 3",
+            "UPDATE sw SET a = s + 1 WHERE id = 1",
+            "INSERT INTO sw VALUES (3, 'x' + 1, 'a')",
+        ]:
+            assert _outcome(ours, sql) == _outcome(theirs, sql), sql
+        q = "SELECT * FROM sw ORDER BY id"
+        assert ours(q) == theirs(q)
+    finally:
+        conn.close()
+
+
+_TEXT = st.sampled_from(
+    ["", " ", "x", "3y", "3", " 4 ", "1e2", "1e", ".5", "-0", "+2", "0x10", "\t7\n", "1,5", "12"]
+)
+_UPDATE = st.sampled_from(
+    [
+        "UPDATE sw SET a = 1 WHERE s = {n}",
+        "UPDATE sw SET a = 2 WHERE s = {n}.5",
+        "UPDATE sw SET a = 3 WHERE s > {n}",
+        "UPDATE sw SET a = s + {n} WHERE id = {i}",
+        "UPDATE sw SET a = s * 2",
+        "UPDATE sw SET a = FLOOR(s) WHERE id <= {i}",
+        "UPDATE sw SET a = {n} / (id - {i}) WHERE id = {i}",
+        "UPDATE sw SET a = {n} WHERE s AND id = {i}",
+        "INSERT INTO sw VALUES (100 + {i}, s_value + {n}, 'n')",
+        "DELETE FROM sw WHERE s = {n}",
+    ]
+)
+
+
+@settings(deadline=None, max_examples=40)
+@given(
+    texts=st.lists(_TEXT, min_size=1, max_size=5),
+    stmts=st.lists(st.tuples(_UPDATE, st.integers(0, 4), st.integers(0, 12), _TEXT), max_size=4),
+)
+def test_drawn_writes(oracle, texts, stmts):
+    statements = ["CREATE TABLE sw (id INT PRIMARY KEY, a DOUBLE, s VARCHAR(10))"]
+    values = ", ".join(f"({i}, {i}, '{t}')" for i, t in enumerate(texts))
+    statements.append(f"INSERT INTO sw VALUES {values}")
+    for form, i, n, text in stmts:
+        sql = form.format(i=i, n=n).replace("s_value", f"'{text}'")
+        statements.append(sql)
+    _compare(oracle, statements)
