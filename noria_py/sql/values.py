@@ -761,6 +761,9 @@ _DATE_PREFIX = re.compile(
 _TIME_PREFIX = re.compile(r"\s*-?\d+(?::\d{1,2}(?::\d{1,2}(?:\.\d+)?)?)?")
 
 
+_EXPONENT_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)[eE][+-]?\d")
+
+
 def _temporal_prefix(value, kind: str):
     """IGNORE: a date, datetime or time followed by other text is the value its leading part
     spells (None when there is none)."""
@@ -769,6 +772,8 @@ def _temporal_prefix(value, kind: str):
     if kind == TIME:
         from .functions.coerce import to_time
 
+        if _EXPONENT_NUMBER.match(value):
+            return None  # a number with an exponent ('1e2x', '1.5e1') is no time: 00:00:00
         m = _TIME_PREFIX.match(value)
         return to_time(m.group(0)) if m else None
     m = _DATE_PREFIX.match(value)

@@ -142,3 +142,17 @@ def test_a_double_into_a_string_column(oracle):
         assert err.value.errno == 1235 and "narrower than its text" in str(err.value)
     assert conn.execute("SELECT COUNT(*) FROM t").fetchall() == [(0,)]
     conn.close()
+
+
+def test_numbers_with_an_exponent_into_time_under_ignore(oracle):
+    """A number with an exponent ('1e2x', '1.5e1') is no time: IGNORE stores 00:00:00 (not the
+    seconds of its leading digits), while '1e' (no exponent digits) is 1 second."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE t (id INT PRIMARY KEY, v TIME)",
+            "INSERT IGNORE INTO t VALUES (1, '1e2x'), (2, '1e2'), (3, '12x'), (4, '1.5e1'), "
+            "(5, 'x'), (6, '1:2x'), (7, '12.5x'), (8, '1e'), (9, '-1e2x'), (10, ' 2E-1')",
+            "SELECT * FROM t ORDER BY id",
+        ],
+    )
