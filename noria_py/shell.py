@@ -43,6 +43,9 @@ Shell commands:
 # --- statements ----------------------------------------------------------------------------
 
 
+_DELIMITER = re.compile(r"\s*delimiter\s+(\S+)\s*\Z", re.I)
+
+
 class Splitter:
     """Cuts typed text into statements at ``;`` and ``\\G`` outside quotes and comments.
 
@@ -51,6 +54,9 @@ class Splitter:
 
     def __init__(self) -> None:
         self.buf = ""
+        # what ends a statement besides \\G: ``;`` until a ``DELIMITER ;;`` line changes it
+        # (as the mysql client does, for a dump's triggers and routines)
+        self.delimiter = ";"
 
     @property
     def pending(self) -> bool:
@@ -60,7 +66,13 @@ class Splitter:
         self.buf = ""
 
     def feed(self, line: str) -> list[tuple[str, bool]]:
+        if not self.pending:
+            m = _DELIMITER.match(line)
+            if m is not None:
+                self.delimiter = m.group(1)
+                return []
         self.buf += line if not self.buf else "\n" + line
+        delim = self.delimiter
         out: list[tuple[str, bool]] = []
         text = self.buf
         i, start, n = 0, 0, len(text)
@@ -89,10 +101,11 @@ class Splitter:
                     break  # the comment goes on
                 i = end + 2
                 continue
-            elif c == ";" or (c == "\\" and text[i + 1 : i + 2] in ("G", "g")):
+            elif text.startswith(delim, i) or (c == "\\" and text[i + 1 : i + 2] in ("G", "g")):
                 sql = text[start:i].strip()
-                vertical = c == "\\" and text[i + 1] == "G"
-                i += 1 if c == ";" else 2  # \g ends a statement as ; does
+                ends = text.startswith(delim, i)
+                vertical = not ends and text[i + 1] == "G"
+                i += len(delim) if ends else 2  # \g ends a statement as the delimiter does
                 if sql:
                     out.append((sql, vertical))
                 start = i

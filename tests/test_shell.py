@@ -233,6 +233,52 @@ def test_splitter_respects_quotes_and_comments():
     assert sp.feed("SELECT 'it\\'s;' ;") == [("SELECT 'it\\'s;'", False)]
 
 
+def test_delimiter_lines_change_what_ends_a_statement():
+    """As the mysql client: a dump's triggers and routines come between DELIMITER lines."""
+    sp = S.Splitter()
+    out = []
+    for line in [
+        "SELECT 1;",
+        "DELIMITER ;;",
+        "CREATE TRIGGER x BEFORE INSERT ON t FOR EACH ROW BEGIN SET NEW.a = 1; END ;;",
+        "delimiter ;",
+        "SELECT 2; SELECT 3\\G",
+        "DELIMITER //",
+        "SELECT 'a//b' //",
+    ]:
+        out += sp.feed(line)
+    assert out == [
+        ("SELECT 1", False),
+        ("CREATE TRIGGER x BEFORE INSERT ON t FOR EACH ROW BEGIN SET NEW.a = 1; END", False),
+        ("SELECT 2", False),
+        ("SELECT 3", True),
+        ("SELECT 'a//b'", False),
+    ]
+
+
+def test_a_script_with_executable_comments_and_trailing_comments():
+    """A dump's shape: executable comments, `--` alone on a line, comments after the last
+    statement (not run as one); a trigger is refused by name (1235), the rest runs."""
+    script = (
+        "/*M!999999\\- enable the sandbox mode */\n--\n-- a dump\n--\n"
+        "/*!40101 SET @OLD_SQL_NOTES=@@SQL_NOTES, SQL_NOTES=0 */;\n"
+        "/*!40101 CREATE TABLE t (id INT PRIMARY KEY, d DOUBLE) */;\n"
+        "INSERT INTO t VALUES (1, 1e300);\n"
+        "DELIMITER ;;\n"
+        "/*!50003 CREATE*/ /*!50003 TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.d = 1 */;;\n"
+        "DELIMITER ;\n"
+        "/*!40101 SET SQL_NOTES=@OLD_SQL_NOTES */;\n"
+        "SELECT d FROM t;\n-- Dump completed\n"
+    )
+    p = run_shell("--force", stdin=script)
+    assert p.returncode == 1
+    assert p.stderr.strip() == (
+        "ERROR 1235 (42000): This version of noria_py doesn't yet support 'CREATE TRIGGER'"
+    )
+    assert "| 1e300 |" in p.stdout and "1 row in set" in p.stdout
+    assert p.stdout.count("Query OK") == 4  # (the comments up to the first ; are its SET)
+
+
 def test_values_are_shown_as_the_mysql_client_shows_them():
     assert S.show(None) == "NULL"
     assert S.show(decimal.Decimal("3.50")) == "3.50"
@@ -242,6 +288,7 @@ def test_values_are_shown_as_the_mysql_client_shows_them():
     assert S.show(b"abc") == "abc"
     assert S.show(b"\x00\xff") == "0x00FF"
     assert S.show(2.0) == "2" and S.show(0.5) == "0.5"
+    assert S.show(1e300) == "1e300" and S.show(1e15) == "1e15" and S.show(-2.5e-7) == "-0.00000025"
 
 
 LAYOUT_SCRIPT = """\
