@@ -299,11 +299,22 @@ class InsertPrepared(Prepared):
                 c = cols[pos]
                 if c.generated is not None:
                     if v is not _DEFAULT:
-                        raise E.ProgrammingError(
-                            f"The value specified for generated column '{c.name}' in table "
-                            f"'{schema.name}' is not allowed.",
-                            3105,
-                            "HY000",
+                        if engine._cur.strict or adjust is None:
+                            raise E.ProgrammingError(
+                                f"The value specified for generated column '{c.name}' in "
+                                f"table '{schema.name}' is not allowed.",
+                                3105,
+                                "HY000",
+                            )
+                        # outside strict mode MariaDB ignores it with a warning (its dumps
+                        # write every column's value, the generated ones' too)
+                        adjust.conditions.append(
+                            (
+                                "Warning",
+                                1906,
+                                f"The value specified for generated column '{c.name}' in "
+                                f"table '{N.bare(schema.name)}' has been ignored",
+                            )
                         )
                     row[pos] = None
                     continue

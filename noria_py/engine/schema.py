@@ -38,6 +38,8 @@ def _mysql8_type(ct: V.ColumnType) -> str:
         name = f"{name}({ct.length})"
     elif name == "tinyint" and ct.length == 1:
         name = "tinyint(1)"
+    elif name == "bit":
+        return f"bit({ct.length})"
     elif ct.kind in (V.DATETIME, V.TIME) and ct.precision:
         name = f"{name}({ct.precision})"
     if ct.unsigned:
@@ -56,6 +58,8 @@ def _default_text(c) -> str | None:
         return "CURRENT_TIMESTAMP"
     if c.default is None:
         return "NULL"
+    if c.ctype.mysql_name == "BIT" and isinstance(c.default, int):
+        return f"b'{c.default:b}'"  # as MySQL shows it (the number's text would be its bytes)
     text = V.format_value(c.default)
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 

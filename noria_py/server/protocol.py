@@ -98,6 +98,8 @@ TYPE_INFO: dict[str, tuple[int, int, int, int, int]] = {
     "MEDIUMINT": (T_INT24, CS_BINARY, 9, _NUMERIC, 0),
     "SMALLINT": (T_SHORT, CS_BINARY, 6, _NUMERIC, 0),
     "TINYINT": (T_TINY, CS_BINARY, 4, _NUMERIC, 0),
+    # (a BIT column is sent as its unsigned number, see the README)
+    "BIT": (T_LONGLONG, CS_BINARY, 20, _NUMERIC | UNSIGNED_FLAG, 0),
     "BOOL": (T_TINY, CS_BINARY, 1, _NUMERIC, 0),
     "BOOLEAN": (T_TINY, CS_BINARY, 1, _NUMERIC, 0),
     "DECIMAL": (T_NEWDECIMAL, CS_BINARY, 66, _NUMERIC, 30),

@@ -941,6 +941,8 @@ def _checks(df, targets: list[_Target], raws: dict, casts: dict, csv: _Csv | Non
         if c.ctype.kind == V.INT:
             if c.ctype.mysql_name == "BIGINT" and c.ctype.unsigned:
                 bounds = _UBIGINT_RANGE
+            elif c.ctype.mysql_name == "BIT":
+                bounds = (0, (1 << c.ctype.length) - 1)
             else:
                 bounds = V._INT_RANGES.get((c.ctype.mysql_name, c.ctype.unsigned))
         elif c.ctype.kind == V.DECIMAL and c.ctype.unsigned:

@@ -252,6 +252,8 @@ def int_range(ctype: ColumnType) -> tuple | None:
         return None
     if ctype.mysql_name == "YEAR":
         return (0, 2155, True)  # MySQL reads a YEAR as unsigned (`y - 3000` overflows)
+    if ctype.mysql_name == "BIT":
+        return (0, min((1 << ctype.length) - 1, 2**63 - 1), True)
     lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**63 - 1))
     return (lo, min(hi, 2**63 - 1), ctype.unsigned)
 
@@ -287,6 +289,11 @@ def column_type_from_sqlglot(dtype) -> ColumnType:
         except (TypeError, ValueError):
             pass
     unsigned = name.startswith("U") and name[1:] in _INT_TYPES or name == "UDECIMAL"
+    if name == "BIT":
+        m = nums[0] if nums else 1
+        if m > 64:
+            raise DataError("Display width out of range for a BIT column (max = 64)", 1439, "42000")
+        return ColumnType(INT, "BIT", unsigned=True, length=max(m, 1))
     if name in _INT_TYPES:
         base = _INT_TYPES[name]
         if name == "BOOLEAN":
@@ -806,6 +813,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         return None
     strict = adjust is None or adjust.strict
     kind = ctype.kind
+    if kind == INT and ctype.mysql_name == "BIT":
+        return _bit_value(value, ctype, col, adjust)
     if kind == INT:
         if isinstance(value, bool):
             value = int(value)
@@ -1025,6 +1034,52 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             return TIME_MAX if t > _dt.timedelta(0) else -TIME_MAX
         return t
     return value
+
+
+def _bit_value(value, ctype: ColumnType, col: str, adjust):
+    """A value written to a BIT(M) column, as MariaDB writes it: a string's bytes (or a binary
+    string's) as a big-endian number, a DECIMAL rounded half away from zero, a double cut
+    toward zero, a negative number as its 64-bit pattern. More than M bits is 1406 (IGNORE:
+    the largest value, 1264)."""
+    if isinstance(value, bool):
+        v = int(value)
+    elif isinstance(value, int):
+        v = value
+    elif isinstance(value, (bytes, bytearray, memoryview, str)):
+        raw = (
+            bytes(value) if not isinstance(value, str) else value.encode("utf-8", "surrogateescape")
+        )
+        v = int.from_bytes(raw, "big")
+    elif isinstance(value, float):
+        v = int(value) if math.isfinite(value) else -1  # a double is cut toward zero
+    elif isinstance(value, Decimal):
+        if value < 0:  # out of range: strict mode's error, IGNORE's 0
+            if adjust is None or adjust.strict:
+                raise _error(1264, col)
+            _fault(adjust, 1264, col)
+            return 0
+        try:  # a DECIMAL is rounded half away from zero
+            v = int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE))
+        except (InvalidOperation, ValueError, OverflowError):
+            v = -1
+    else:
+        raise _bad(col, value, "integer")
+    if v < 0:
+        v &= (1 << 64) - 1
+    top = (1 << ctype.length) - 1
+    if v > top:
+        if adjust is None or adjust.strict:
+            raise _error(1406, col)
+        _fault(adjust, 1264, col)
+        v = top
+    if v > I64_MAX:
+        from ..errors import NotSupportedError
+
+        raise NotSupportedError(
+            f"This version doesn't yet support 'BIT(64) values above 9223372036854775807' "
+            f"(column '{col}')"
+        )
+    return v
 
 
 def fmt_date(v: _dt.date) -> str:

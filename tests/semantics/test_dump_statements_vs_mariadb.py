@@ -435,3 +435,19 @@ def test_executable_comments_drawn(oracle, parts):
     if expected[0] == "ok":
         expected = ("ok", expected[1], [w for w in expected[2] if w[1] != 1287])
     assert got[:2] == expected[:2], sql
+
+
+def test_generated_column_values_outside_strict_mode(oracle):
+    """MariaDB's dumps write the generated columns' values too: outside strict mode they are
+    ignored with warning 1906 (in strict mode the engine keeps MySQL 8's 3105)."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT AS (a * 2) VIRTUAL, "
+            "c INT AS (a + 1) STORED)",
+            "SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO'",
+            "INSERT INTO t VALUES (1, 5, 10, 6), (2, 7, 99, 0)",
+            "INSERT INTO t VALUES (3, 1, DEFAULT, DEFAULT)",
+            "SELECT * FROM t ORDER BY id",
+        ],
+    )
