@@ -453,7 +453,7 @@ class CatalogMixin:
                 return self._create_table_like(ast, likes[0].this)
             if isinstance(ast.expression, (exp.Select, exp.SetOperation)):
                 return self._create_table_as(ast, sql)
-        schema = _schema_from_create(ast)
+        schema = _schema_from_create(ast, validate=not restoring)
         db = N.split(schema.name)[0]
         if db is not None and db.lower() in self.db_collations:
             _column_collations(ast, ast.this, schema.columns, self.db_collations[db.lower()])

@@ -47,6 +47,34 @@ def _mysql8_type(ct: V.ColumnType) -> str:
     return name
 
 
+# the longest CHAR, VARCHAR, BINARY and VARBINARY MariaDB makes (utf8mb4: 4 bytes a character)
+_MAX_LENGTH = {"CHAR": 255, "BINARY": 255, "VARCHAR": 16383, "VARBINARY": 65532}
+
+
+def _check_column_type(item: exp.ColumnDef, ctype: V.ColumnType) -> None:
+    """What MySQL refuses in a column's type, or what the engine does not keep: a VARCHAR
+    without its length (1064), a length beyond the type's (1074), ZEROFILL (1235: the
+    engine would not pad the numbers it shows as text)."""
+    dtype = item.args["kind"]
+    name = ctype.mysql_name
+    if name in ("VARCHAR", "VARBINARY") and not dtype.expressions:
+        raise E.parse_error("near ')'")
+    top = _MAX_LENGTH.get(name)
+    if top is not None and ctype.length is not None and ctype.length > top:
+        use = "use BLOB or TEXT instead" if name.startswith("VAR") else "use BLOB instead"
+        raise E.ProgrammingError(
+            f"Column length too big for column '{item.name}' (max = {top}); {use}",
+            1074,
+            "42000",
+        )
+    if any(isinstance(c.kind, exp.ZeroFillColumnConstraint) for c in item.constraints):
+        raise E.NotSupportedError(
+            f"This version of noria_py doesn't yet support 'ZEROFILL' (column '{item.name}')",
+            1235,
+            "42000",
+        )
+
+
 def _quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -139,7 +167,9 @@ def check_generated(columns) -> None:
                     )
 
 
-def _schema_from_create(ast: exp.Create, check_refs: bool = True) -> TableSchema:
+def _schema_from_create(
+    ast: exp.Create, check_refs: bool = True, validate: bool = True
+) -> TableSchema:
     schema_ast = ast.this
     if not isinstance(schema_ast, exp.Schema):
         if isinstance(ast.expression, (exp.Select, exp.Union)):
@@ -168,6 +198,8 @@ def _schema_from_create(ast: exp.Create, check_refs: bool = True) -> TableSchema
             if item.args.get("kind") is None:
                 raise E.ProgrammingError(f"Column '{item.name}' needs a type", 1064, "42000")
             ctype = V.column_type_from_sqlglot(item.args["kind"])
+            if validate:  # (a table already in the catalog was checked when it was made)
+                _check_column_type(item, ctype)
             col = ColumnDef(item.name, ctype)
             is_pk = False
             for cons in item.constraints:

@@ -278,6 +278,25 @@ def scope_columns(schema, qualifier: str | None = None) -> tuple[list, list, lis
     return cols, scales, [int_range(c.ctype) for c in schema.columns]
 
 
+# the most bytes a TEXT or BLOB type holds
+_TEXT_BYTES = {"TINYTEXT": 255, "TEXT": 65535, "MEDIUMTEXT": 16777215}
+_BLOB_BYTES = {"TINYBLOB": 255, "BLOB": 65535, "MEDIUMBLOB": 16777215}
+
+
+def _text_of_bytes(n: int, base: str) -> str:
+    """TEXT(n) / BLOB(n): the smallest of the type's sizes holding ``n`` bytes."""
+    for prefix, top in (("TINY", 255), ("", 65535), ("MEDIUM", 16777215)):
+        if n <= top:
+            return prefix + base
+    return "LONG" + base
+
+
+def _unsigned_base(dtype, name: str):
+    from sqlglot import exp
+
+    return exp.DataType(this=exp.DataType.Type[name], expressions=dtype.expressions)
+
+
 def column_type_from_sqlglot(dtype) -> ColumnType:
     """Map a sqlglot ``DataType`` from a MySQL ``CREATE TABLE`` to a ColumnType."""
     name = dtype.this.name if hasattr(dtype.this, "name") else str(dtype.this)
@@ -303,6 +322,10 @@ def column_type_from_sqlglot(dtype) -> ColumnType:
         precision = nums[0] if nums else 10
         scale = nums[1] if len(nums) > 1 else 0
         return ColumnType(DECIMAL, "DECIMAL", unsigned=unsigned, precision=precision, scale=scale)
+    if name in ("UDOUBLE", "UFLOAT"):  # (deprecated, as MySQL keeps them: no negatives)
+        plain = column_type_from_sqlglot(_unsigned_base(dtype, name[1:]))
+        plain.unsigned = True
+        return plain
     if name in _FLOAT_TYPES:
         single = name == "FLOAT" and not (len(nums) == 1 and nums[0] > 24)  # FLOAT(25..53)
         if len(nums) == 2:  # FLOAT(M,D), DOUBLE(M,D)
@@ -322,6 +345,12 @@ def column_type_from_sqlglot(dtype) -> ColumnType:
         if name == "SET" and any("," in m for m in members):
             raise DataError("Illegal set value: a member holds ','", 1367, "HY000")
         return ColumnType(STR, name, values=members)
+    if name == "TEXT" and nums:  # TEXT(n): the smallest TEXT holding n characters
+        name = _text_of_bytes(nums[0] * 4, "TEXT")
+        nums = []
+    if name == "BLOB" and nums:
+        name = _text_of_bytes(nums[0], "BLOB")
+        nums = []
     if name in _STR_TYPES:
         mysql = {"NCHAR": "CHAR", "NVARCHAR": "VARCHAR", "UUID": "CHAR"}.get(name, name)
         length = nums[0] if nums and name in ("CHAR", "NCHAR", "VARCHAR", "NVARCHAR") else None
@@ -330,7 +359,16 @@ def column_type_from_sqlglot(dtype) -> ColumnType:
         return ColumnType(STR, mysql, length=length)
     if name in _BYTES_TYPES:
         length = nums[0] if nums and name in ("BINARY", "VARBINARY") else None
+        if name in _BLOB_BYTES:
+            length = _BLOB_BYTES[name]  # the most bytes it holds
         return ColumnType(BYTES, name, length=length)
+    if name in ("GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
+                "MULTIPOLYGON", "GEOMETRYCOLLECTION"):  # fmt: skip
+        from ..errors import NotSupportedError
+
+        raise NotSupportedError(
+            f"This version of noria_py doesn't yet support '{name} columns'", 1235, "42000"
+        )
     if name == "DATE":
         return ColumnType(DATE, "DATE")
     if name in ("DATETIME", "TIMESTAMP", "DATETIME64", "TIMESTAMPTZ", "TIMESTAMPLTZ"):
@@ -523,9 +561,16 @@ def _bad_text(col: str, v: str) -> DataError:
     """1366 for text holding bytes that are not UTF-8 (lone surrogates, as the server decodes
     a client's text): MariaDB shows six bytes from the first bad one, bytes outside ASCII's
     printable range as \\xHH."""
-    raw = v[_SURROGATE.search(v).start() :].encode("utf-8", "surrogateescape")
+    return _bad_bytes(col, v[_SURROGATE.search(v).start() :].encode("utf-8", "surrogateescape"))
+
+
+def _shown_bytes(raw: bytes) -> _ShownBytes:
     shown = "".join(chr(b) if 32 <= b < 127 else f"\\x{b:02X}" for b in raw[:6])
-    return _error(1366, col, "string", _ShownBytes(shown + ("..." if len(raw) > 6 else "")))
+    return _ShownBytes(shown + ("..." if len(raw) > 6 else ""))
+
+
+def _bad_bytes(col: str, raw: bytes) -> DataError:
+    return _error(1366, col, "string", _shown_bytes(raw))
 
 
 def _error(code: int, col: str, kind: str = "", value=None) -> DataError:
@@ -897,6 +942,23 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             v = str(value)
         if not v.isascii() and _SURROGATE.search(v):
             raise _bad_text(col, v)  # bytes a client sent that are not UTF-8
+        top = _TEXT_BYTES.get(ctype.mysql_name)
+        if top is not None and len(v) * 4 > top:  # a TEXT type holds that many bytes
+            raw = v.encode("utf-8")
+            if len(raw) > top:
+                kept = raw[:top].decode("utf-8", "ignore")  # cut at a character's end
+                k = len(kept.encode("utf-8"))
+                if not raw[k:].strip(b" "):  # only spaces cut off: a note
+                    _fault(adjust, 1265, col, level="Note")
+                elif k < top:  # the limit falls inside a character: MariaDB names it (1366)
+                    if strict:
+                        raise _bad_bytes(col, raw[k:])
+                    _fault(adjust, 1366, col, "string", _shown_bytes(raw[k:]))
+                elif strict:
+                    raise _error(1406, col)
+                else:
+                    _fault(adjust, 1265, col)
+                v = kept
         n = ctype.length
         if n is not None and len(v) > n:
             cut = v[n:]
@@ -940,6 +1002,9 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             _fault(adjust, 1264, col)
             top = limit - Decimal(1).scaleb(-scale)
             return top if q > 0 else -top
+        if ctype.unsigned and d < 0:  # DECIMAL UNSIGNED: no negatives (IGNORE: 0)
+            _fault(adjust, 1264, col)
+            return Decimal(0).quantize(Decimal(1).scaleb(-scale))
         if q != d or rest == " ":  # digits rounded away (or spaces after): a note
             _fault(adjust, 1265, col, level="Note")
         return q
@@ -963,7 +1028,10 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
         top = FLOAT_MAX if ctype.mysql_name == "FLOAT" else sys.float_info.max
         if fk is not None and fk.dec is not None:
             f, top = _fixed_decimals(f, ctype.precision, fk.dec, top)
-        if abs(f) > top:
+        if ctype.unsigned and f < 0:  # DOUBLE UNSIGNED: no negatives (IGNORE: 0)
+            _fault(adjust, 1264, col)
+            f = 0.0
+        elif abs(f) > top:
             _fault(adjust, 1264, col)
             f = top if f > 0 else -top
         elif rest:
