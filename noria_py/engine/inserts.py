@@ -55,6 +55,8 @@ class InsertPrepared(Prepared):
             self.upsert = self._compile_upsert(
                 schema, conflict.expressions or [], alias, cols or [c.name for c in schema.columns]
             )
+            if not self.ignore:  # strict mode: a conversion's warning there is an error
+                self.upsert = [(i, engine._strictly(fn)) for i, fn in self.upsert]
         ncols = len(schema.columns)
         if cols is None:
             positions = list(range(ncols))

@@ -1,7 +1,7 @@
 """Strict mode inside a write's expressions, compared with MariaDB: where a SELECT would only
 warn (a string that is not wholly a number read as one, x / 0), an UPDATE's WHERE and SET and an
-INSERT's values are errors (1292, 1365), and nothing of the statement is written; a DELETE keeps
-them warnings. Outside strict mode (or without ERROR_FOR_DIVISION_BY_ZERO) they stay warnings.
+INSERT's values and ON DUPLICATE KEY UPDATE are errors (1292, 1365), and nothing of the statement
+is written; a DELETE keeps them warnings. Outside strict mode (or without ERROR_FOR_DIVISION_BY_ZERO) they stay warnings.
 
 Each statement's outcome (its rows or error code) and the table after it are compared; the
 warnings are not (the engine does not raise a SELECT's or DELETE's conversion warnings)."""
@@ -101,6 +101,10 @@ def test_updates_inserts_and_deletes(oracle):
             "DELETE FROM sw WHERE s = 3",  # a DELETE only warns
             "INSERT IGNORE INTO sw VALUES (12, 'x' + 1, 'd')",
             "UPDATE IGNORE sw SET a = 13 WHERE s = 0",
+            "INSERT INTO sw VALUES (12, 5, 'q') ON DUPLICATE KEY UPDATE a = s + 1",
+            "INSERT INTO sw VALUES (4, 5, 'q') ON DUPLICATE KEY UPDATE a = a / 0",
+            "INSERT INTO sw VALUES (4, 5, 'q') ON DUPLICATE KEY UPDATE a = s * 2",
+            "INSERT IGNORE INTO sw VALUES (12, 5, 'q') ON DUPLICATE KEY UPDATE a = s + 1",
         ],
     )
 
