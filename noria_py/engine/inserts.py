@@ -70,6 +70,7 @@ class InsertPrepared(Prepared):
         self.positions = positions
         src = ins.expression
         self.select = None
+        self.strict_check = None
         if isinstance(src, exp.Values):
             scope = Scope([])
             self.tuples = []
@@ -103,6 +104,7 @@ class InsertPrepared(Prepared):
         elif isinstance(src, (exp.Select, exp.Union)):
             self.select = src
             self.tuples = None
+            self.strict_check = None if self.ignore else _select_strict_check(engine, src)
         else:
             raise E.NotSupportedError("unsupported INSERT source")
         # defaults for columns not listed
@@ -270,6 +272,9 @@ class InsertPrepared(Prepared):
             for fns in self.tuples:
                 rows_vals.append([f if f is _DEFAULT else f((), params) for f in fns])
         else:
+            check = self.strict_check
+            if check is not None and engine._cur.strict:
+                check(params)  # strict mode: what MySQL would refuse the statement for
             res = engine.execute_ast(self.select, params)
             for r in res.rows:
                 if len(r) != len(self.positions):
@@ -401,6 +406,51 @@ class RowsInsertPrepared(InsertPrepared):
                 err.built = out + getattr(err, "built", [])  # the rows before the refused one
                 raise
         return out
+
+
+def _select_strict_check(engine, select: exp.Expression):
+    """For ``INSERT ... SELECT`` from one table: fn(params) that evaluates the SELECT's WHERE
+    and select list over the rows it reads as strict mode does inside a write (a string that is
+    not wholly a number is 1292, x / 0 1365), raising what MySQL would refuse the statement
+    for; the rows themselves come from the SELECT as usual. None when the SELECT is of another
+    form (joins, grouping, LIMIT, subqueries: it computes as a SELECT does) or computes
+    nothing that could convert."""
+    if not isinstance(select, exp.Select):
+        return None
+    frm = select.args.get("from_")
+    table = frm.this if frm is not None else None
+    if (
+        not isinstance(table, exp.Table)
+        or select.args.get("joins")
+        or select.args.get("group")
+        or select.args.get("having")
+        or select.args.get("limit")
+        or select.args.get("distinct")
+        or select.find(exp.AggFunc, exp.Subquery, exp.Window) is not None
+        or any(isinstance(e, exp.Star) for e in select.expressions)
+    ):
+        return None
+    items = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
+    where = select.args["where"].this if select.args.get("where") else None
+    if not any(
+        n.find(exp.Binary, exp.Func) is not None for n in items + ([where] if where else [])
+    ):
+        return None
+    try:
+        schema = engine._schema(table.name)
+        scope = Scope(*V.scope_columns(schema, table.alias))
+        fns = [compile_expr(e, scope).fn for e in items]
+        match = engine._strictly(engine._matcher(schema, where, table.alias))
+    except (Unsupported, E.Error):
+        return None
+    evaluate = engine._strictly(
+        lambda rows, params: [f(r, params) for _rid, r in rows for f in fns]
+    )
+
+    def check(params):
+        evaluate(match(params), params)
+
+    return check
 
 
 def _compile_value(v: exp.Expression, scope: Scope):

@@ -1,7 +1,7 @@
 """Strict mode inside a write's expressions, compared with MariaDB: where a SELECT would only
 warn (a string that is not wholly a number read as one, x / 0), an UPDATE's WHERE and SET and an
-INSERT's values and ON DUPLICATE KEY UPDATE are errors (1292, 1365), and nothing of the statement
-is written; a DELETE keeps them warnings. Outside strict mode (or without ERROR_FOR_DIVISION_BY_ZERO) they stay warnings.
+INSERT's values, ON DUPLICATE KEY UPDATE and an INSERT ... SELECT from one table are errors (1292,
+1365), and nothing of the statement is written; a DELETE keeps them warnings. Outside strict mode (or without ERROR_FOR_DIVISION_BY_ZERO) they stay warnings.
 
 Each statement's outcome (its rows or error code) and the table after it are compared; the
 warnings are not (the engine does not raise a SELECT's or DELETE's conversion warnings)."""
@@ -105,6 +105,12 @@ def test_updates_inserts_and_deletes(oracle):
             "INSERT INTO sw VALUES (4, 5, 'q') ON DUPLICATE KEY UPDATE a = a / 0",
             "INSERT INTO sw VALUES (4, 5, 'q') ON DUPLICATE KEY UPDATE a = s * 2",
             "INSERT IGNORE INTO sw VALUES (12, 5, 'q') ON DUPLICATE KEY UPDATE a = s + 1",
+            "INSERT INTO sw SELECT id + 100, s + 1, s FROM sw",
+            "INSERT INTO sw SELECT id + 100, a / 0, s FROM sw",
+            "INSERT INTO sw SELECT id + 100, s + 1, s FROM sw WHERE id = 4",
+            "INSERT INTO sw SELECT id + 200, a * 2, s FROM sw WHERE s = 4",
+            "INSERT INTO sw (id, a) SELECT sw.id + 300, ABS(sw.s) FROM sw WHERE sw.id IN (3, 4)",
+            "INSERT IGNORE INTO sw SELECT id + 400, s + 1, s FROM sw",
         ],
     )
 
@@ -142,6 +148,8 @@ _UPDATE = st.sampled_from(
         "UPDATE sw SET a = {n} WHERE s AND id = {i}",
         "INSERT INTO sw VALUES (100 + {i}, s_value + {n}, 'n')",
         "DELETE FROM sw WHERE s = {n}",
+        "INSERT INTO sw SELECT id + 1000 * ({n} + 1), s * {i}, 'z' FROM sw",
+        "INSERT INTO sw SELECT id + 100 * ({n} + 1), a, s FROM sw WHERE s > {i}",
     ]
 )
 
