@@ -532,7 +532,15 @@ def _qualified(col: str, table: str) -> str:
     return f"{table}.`{col}`" if table else f"'{col}'"
 
 
-_SQLSTATE = {1264: "22003", 1265: "01000", 1292: "22007", 1366: "22007", 1406: "22001"}
+_SQLSTATE = {
+    1264: "22003", 1265: "01000", 1292: "22007", 1366: "22007", 1406: "22001", 4025: "23000",
+}  # fmt: skip
+
+
+def _valid_json(text: str) -> bool:
+    from .functions.json_fns import json_valid
+
+    return json_valid(text) == 1
 
 
 def fault_message(code: int, col: str, row: int, table: str = "", kind: str = "", value=None):
@@ -544,6 +552,9 @@ def fault_message(code: int, col: str, row: int, table: str = "", kind: str = ""
         return f"Data truncated for column '{col}' at row {row}"
     if code == 1406:
         return f"Data too long for column '{col}' at row {row}"
+    if code == 4025:  # a JSON column's implicit CHECK (JSON_VALID)
+        bare = table.rsplit(".", 1)[-1].strip("`") if table else ""
+        return f"CONSTRAINT `{bare + '.' if bare else ''}{col}` failed for {table or bare}"
     return (
         f"Incorrect {kind} value: '{_shown(value)}' for column {_qualified(col, table)} "
         f"at row {row}"
@@ -942,6 +953,16 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             v = str(value)
         if not v.isascii() and _SURROGATE.search(v):
             raise _bad_text(col, v)  # bytes a client sent that are not UTF-8
+        if ctype.mysql_name == "JSON" and not _valid_json(v):
+            # MariaDB's JSON is a text checked by JSON_VALID: its CHECK fails (4025)
+            if adjust is not None and not adjust.strict:
+                from ..errors import NotSupportedError
+
+                raise NotSupportedError(
+                    "This version of noria_py doesn't yet support 'skipping a row whose JSON "
+                    f"is not valid under IGNORE' (column '{col}')"
+                )
+            raise _error(4025, col)
         top = _TEXT_BYTES.get(ctype.mysql_name)
         if top is not None and len(v) * 4 > top:  # a TEXT type holds that many bytes
             raw = v.encode("utf-8")

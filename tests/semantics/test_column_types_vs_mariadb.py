@@ -145,3 +145,33 @@ def test_drawn_text_lengths(oracle, parts, ignore):
             "SELECT id, a, h FROM ty ORDER BY id",
         ],
     )
+
+
+def test_json_columns_hold_valid_json(oracle):
+    """MariaDB's JSON is a text its JSON_VALID check guards: invalid JSON is 4025 (it was
+    stored). Under IGNORE, where MariaDB skips the row, the engine refuses (1235)."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE ty (id INT PRIMARY KEY, j JSON)",
+            "INSERT INTO ty VALUES (1, '1'), (2, '\"x\"'), (3, 'null'), (4, ' [1] ')",
+            "INSERT INTO ty VALUES (5, '')",
+            "INSERT INTO ty VALUES (6, 'NaN')",
+            'INSERT INTO ty VALUES (7, \'{"a":1,"a":2}\')',
+            "INSERT INTO ty VALUES (8, 'tru')",
+            "INSERT INTO ty VALUES (9, '[1,]'), (10, '[2]')",
+            "INSERT INTO ty VALUES (11, 12)",
+            "UPDATE ty SET j = '{x' WHERE id = 1",
+            "UPDATE ty SET j = '{\"y\": 2}' WHERE id = 1",
+            "SELECT id, j FROM ty ORDER BY id",
+        ],
+    )
+    conn = noria_py.connect()
+    try:
+        conn.execute("CREATE TABLE ty (id INT PRIMARY KEY, j JSON)")
+        with pytest.raises(E.Error) as info:
+            conn.execute("INSERT IGNORE INTO ty VALUES (1, '{bad')")
+        assert info.value.errno == 1235
+        assert conn.execute("SELECT COUNT(*) FROM ty").fetchall() == [(0,)]
+    finally:
+        conn.close()
