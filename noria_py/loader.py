@@ -490,9 +490,15 @@ def _fast(pa, pc, col: _Column, arr):
         if kind == V.STR and ctype.values is None:
             if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
                 return None
+            if ctype.mysql_name == "JSON":
+                return None  # each value is checked to be JSON: value by value
             if ctype.length is not None and len(arr) - arr.null_count:
                 if pc.max(pc.utf8_length(arr)).as_py() > ctype.length:
                     return None
+            top = V._TEXT_BYTES.get(ctype.mysql_name)
+            if top is not None and len(arr) - arr.null_count:
+                if pc.max(pc.binary_length(arr)).as_py() > top:
+                    return None  # a TEXT type holds that many bytes
             return arr, None
         if kind == V.DECIMAL:
             if not (
