@@ -863,6 +863,12 @@ def _cast_expr(df, target: _Target, raw):
     is_text = isinstance(src_type, T.StringType)
     if is_text and col.ctype.kind not in (V.STR, V.BYTES, V.TIME):
         src = F.trim(src)
+    if col.ctype.mysql_name == "JSON":
+        # each value must be checked as JSON_VALID checks it (an INSERT or a local load does)
+        raise E.NotSupportedError(
+            "This version doesn't yet support 'a Spark load into a JSON column' (column "
+            f"'{col.name}'): load the file without Spark, or through INSERT"
+        )
     if col.ctype.mysql_name == "BIT" and (is_text or isinstance(src_type, T.BinaryType)):
         # MySQL writes text into a BIT column as its bytes ('1' is 0x31), not as the number
         raise E.NotSupportedError(
