@@ -969,6 +969,10 @@ def _checks(df, targets: list[_Target], raws: dict, casts: dict, csv: _Csv | Non
         if c.ctype.kind == V.STR and c.ctype.length is not None:
             too_long = F.char_length(cast) > F.lit(c.ctype.length)
             found.append((f"longer than {c.ctype.length} characters", too_long))
+        top = V._TEXT_BYTES.get(c.ctype.mysql_name)
+        if c.ctype.kind == V.STR and top is not None:  # TINYTEXT, TEXT, MEDIUMTEXT: bytes
+            too_long = F.octet_length(cast) > F.lit(top)
+            found.append((f"longer than {top} bytes", too_long))
         for problem, cond in found:
             checks.append(_Check(c.name, problem, cond if whole is None else whole & cond, shown))
         if not c.nullable and not c.auto_increment:
