@@ -584,3 +584,33 @@ def test_a_float_column_holds_the_single_precision_value(reader, spark, tmp_path
         (2, 16777200.0, 16777216.0),
         (3, None, None),
     ]
+
+
+def test_bit_json_and_text_columns_keep_their_rules(reader, spark):
+    """Text into a BIT column is its bytes ('1' is 49) on the local path and refused by Spark
+    (which would cast it to 1); JSON is checked value by value locally and refused by Spark; a
+    TINYTEXT holds 255 bytes on both paths."""
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE k (id INT PRIMARY KEY, b BIT(8), j JSON, t TINYTEXT)")
+    bits = spark.createDataFrame([(1, "1")], "id int, b string")
+    docs = spark.createDataFrame([(2, '{"a": 1}')], "id int, j string")
+    if reader == "spark":
+        for df, column in ((bits, "b"), (docs, "j")):
+            with pytest.raises(noria_py.errors.NotSupportedError, match=f"column '{column}'"):
+                conn.backfill("k", df, progress=False)
+    else:
+        assert conn.backfill("k", bits, progress=False) == 1
+        assert conn.backfill("k", docs, progress=False) == 1
+        assert conn.execute("SELECT id, b + 0, j FROM k ORDER BY id").fetchall() == [
+            (1, 49, None),
+            (2, None, '{"a": 1}'),
+        ]
+        bad = spark.createDataFrame([(3, "{bad")], "id int, j string")
+        with pytest.raises(noria_py.errors.Error):
+            conn.backfill("k", bad, progress=False)
+    long = spark.createDataFrame([(4, "é" * 128)], "id int, t string")
+    with pytest.raises(noria_py.errors.Error):
+        conn.backfill("k", long, progress=False)
+    fits = spark.createDataFrame([(5, "é" * 127)], "id int, t string")
+    assert conn.backfill("k", fits, progress=False) == 1
+    assert conn.execute("SELECT LENGTH(t) FROM k WHERE id = 5").fetchall() == [(254,)]
