@@ -554,6 +554,12 @@ def _conversion_error(e: E.Error, col, value, row: int) -> E.Error:
         return E.DataError(
             f"Out of range value for column '{col.name}' at row {row}", 1264, "22003"
         )
+    if e.errno == 4025:  # not JSON for a JSON column: its check, as MariaDB words it
+        return e
+    if e.errno == 1406 and (
+        col.ctype.mysql_name == "BIT" or col.ctype.mysql_name in V._TEXT_BYTES
+    ):  # (a BIT or a TEXT type too long: MariaDB's ALTER says so, not 1265)
+        return E.DataError(f"Data too long for column '{col.name}' at row {row}", 1406, "22001")
     return E.DataError(f"Data truncated for column '{col.name}' at row {row}", 1265, "01000")
 
 
@@ -605,6 +611,11 @@ def carry_rows(plan: AlterPlan, old_schema, rows: list) -> list[list]:
                 try:
                     new.append(V.coerce_for_column(v, c.ctype, c.name))
                 except E.Error as e:
+                    if e.errno == 4025:  # (named with the table, as MariaDB names its check)
+                        from .sql import names as N
+
+                        db, table = N.split(old_schema.name)
+                        raise V.at_row(e, n, f"`{db or N.HOME}`.`{table}`") from None
                     raise _conversion_error(e, c, v, n) from None
         out.append(new)
     return out

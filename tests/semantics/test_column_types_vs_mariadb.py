@@ -175,3 +175,20 @@ def test_json_columns_hold_valid_json(oracle):
         assert conn.execute("SELECT COUNT(*) FROM ty").fetchall() == [(0,)]
     finally:
         conn.close()
+
+
+def test_alter_into_narrower_types(oracle):
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE ty (id INT PRIMARY KEY, t TEXT, j TEXT, b INT)",
+            "INSERT INTO ty VALUES (1, REPEAT('x', 300), '{bad', 300)",
+            "ALTER TABLE ty MODIFY t TINYTEXT",
+            "ALTER TABLE ty MODIFY j JSON",
+            "ALTER TABLE ty MODIFY b BIT(4)",
+            "ALTER TABLE ty MODIFY b BIT(9)",
+            "UPDATE ty SET t = 'short', j = '[1]'",
+            "ALTER TABLE ty MODIFY t TINYTEXT, MODIFY j JSON",
+            "SELECT id, t, j, b + 0 FROM ty",
+        ],
+    )
