@@ -101,6 +101,7 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
     "tx_read_only": 0,
     "unique_checks": 1,
     "sql_notes": 1,
+    "sql_log_bin": 1,  # (MySQL's dumps turn it off: there is no binary log to keep out of)
     "version": SERVER_VERSION,
     "version_comment": "noria_py dataflow database",
     "version_compile_machine": "x86_64",
@@ -127,6 +128,7 @@ _BOOL_VARS = frozenset(
         "foreign_key_checks",
         "unique_checks",
         "sql_notes",
+        "sql_log_bin",
         "sql_auto_is_null",
         "sql_safe_updates",
         "transaction_read_only",

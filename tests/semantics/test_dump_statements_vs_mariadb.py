@@ -180,6 +180,10 @@ def test_set_with_variables_and_expressions(oracle):
             "SET @@session.unique_checks = 1 - 1",
             "SELECT @@unique_checks",
             "SET unique_checks = 1",
+            "SET @@SESSION.SQL_LOG_BIN= 0",  # MySQL's dumps with GTIDs
+            "SET @MYSQLDUMP_TEMP_LOG_BIN = @@SESSION.SQL_LOG_BIN",
+            "SELECT @MYSQLDUMP_TEMP_LOG_BIN, @@sql_log_bin",
+            "SET @@SESSION.SQL_LOG_BIN = 1",
         ],
     )
 
