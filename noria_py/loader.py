@@ -465,8 +465,10 @@ def _fast(pa, pc, col: _Column, arr):
     t = arr.type
     try:
         if kind == V.INT:
-            if ctype.mysql_name == "BIT":
-                return None  # a string is its bytes there: value by value
+            if ctype.mysql_name in ("BIT", "YEAR"):
+                return (
+                    None  # a BIT's string is its bytes, a YEAR's two digits a year: value by value
+                )
             if pa.types.is_string(t) or pa.types.is_large_string(t):
                 arr = pc.cast(arr, pa.int64())
             elif not pa.types.is_integer(t):

@@ -148,6 +148,8 @@ class InsertPrepared(Prepared):
         plan = []
         for i, c in enumerate(cols):
             rng = V.int_range(c.ctype)
+            if rng is not None and c.ctype.mysql_name == "YEAR":
+                rng = (1901, 2155)  # (two digits are a year of 1970-2069: coerced)
             plan.append((i, c, None, None) if rng is None else (i, c, rng[0], rng[1]))
         return plan
 

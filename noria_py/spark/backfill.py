@@ -955,6 +955,10 @@ def _checks(df, targets: list[_Target], raws: dict, casts: dict, csv: _Csv | Non
                 bounds = _UBIGINT_RANGE
             elif c.ctype.mysql_name == "BIT":
                 bounds = (0, (1 << c.ctype.length) - 1)
+            elif c.ctype.mysql_name == "YEAR":
+                # (two digits, and 0, are read as MySQL reads them only by INSERT and the
+                # local load: refused here rather than stored as they are)
+                bounds = (1901, 2155)
             else:
                 bounds = V._INT_RANGES.get((c.ctype.mysql_name, c.ctype.unsigned))
         elif c.ctype.kind == V.DECIMAL and c.ctype.unsigned:

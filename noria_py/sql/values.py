@@ -896,6 +896,8 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
                 v = 2**200 if d > 0 else -(2**200)  # beyond any integer column: clamped below
             else:
                 v = int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE))
+        if ctype.mysql_name == "YEAR":
+            return _year_value(v, value, col, adjust, rest)
         lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**64 - 1))
         if not lo <= v <= hi:
             if (
@@ -1079,7 +1081,15 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             raise _bad(col, value, name)
         if kind == DATE:
             return v.date()
-        return round_fraction(v, ctype.precision)
+        v = round_fraction(v, ctype.precision)
+        if ctype.mysql_name == "TIMESTAMP" and type(v) is _dt.datetime and not _in_epoch(v):
+            # a TIMESTAMP holds 1970-01-01 00:00:00 (exclusive) to 2038-01-19 03:14:08
+            # (exclusive) UTC; the system's zone is its zone (see the README)
+            if strict:
+                raise _error(1292, col, "datetime", value)
+            _fault(adjust, 1264, col)
+            return ZeroDate(col, value)
+        return v
     if kind == BYTES:
         if isinstance(value, (bytes, bytearray, memoryview)):
             v = bytes(value)
@@ -1123,6 +1133,42 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             return TIME_MAX if t > _dt.timedelta(0) else -TIME_MAX
         return t
     return value
+
+
+def _in_epoch(v: _dt.datetime) -> bool:
+    try:
+        t = v.timestamp()  # (a naive datetime: the system's zone)
+    except (OverflowError, OSError, ValueError):
+        return False
+    return 0 < t < 2**31
+
+
+_YEAR_DIGITS = re.compile(r"\s*[+-]?(\d*)")
+
+
+def _year_value(v: int, value, col: str, adjust, rest: str) -> int:
+    """A YEAR column's value from the integer ``v`` read from ``value``, as MySQL stores it:
+    1-69 are 2001-2069 and 70-99 are 1970-1999, 0 is 0000 (but a string zero of fewer than
+    four digits, '0' or '00', is 2000; text with no number is 0); 1901-2155 as they are;
+    anything else is out of range (1264; IGNORE: 0)."""
+    if v == 0:
+        if isinstance(value, str):
+            digits = _YEAR_DIGITS.match(value).group(1)
+            out = 2000 if digits and len(digits) < 4 else 0
+        else:
+            out = 0
+    elif 1 <= v <= 69:
+        out = 2000 + v
+    elif 70 <= v <= 99:
+        out = 1900 + v
+    elif 1901 <= v <= 2155:
+        out = v
+    else:
+        _fault(adjust, 1264, col)
+        return 0
+    if rest:
+        _fault(adjust, 1265, col, level="Note" if rest == " " else "Warning")
+    return out
 
 
 def _bit_value(value, ctype: ColumnType, col: str, adjust):

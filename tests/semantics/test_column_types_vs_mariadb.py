@@ -192,3 +192,46 @@ def test_alter_into_narrower_types(oracle):
             "SELECT id, t, j, b + 0 FROM ty",
         ],
     )
+
+
+def test_year_columns_read_two_digits_as_mysql_does(oracle):
+    """69 was stored as the year 69: 1-69 are 2001-2069, 70-99 are 1970-1999, a string zero
+    of fewer than four digits is 2000, and outside 1901-2155 (and 0) is out of range."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE ty (id INT PRIMARY KEY, y YEAR)",
+            "INSERT INTO ty VALUES (1, 0), (2, 1), (3, 69), (4, 70), (5, 99), (6, 1901), (7, 2155)",
+            "INSERT INTO ty VALUES (8, 100)",
+            "INSERT IGNORE INTO ty VALUES (9, 100), (10, 2156), (11, -1)",
+            "INSERT INTO ty VALUES (12, '0'), (13, '00'), (14, '000'), (15, '0000'), (16, '1'), "
+            "(17, '69'), (18, '70'), (19, '2024'), (20, ' 5')",
+            "INSERT INTO ty VALUES (21, 'abc')",
+            "INSERT IGNORE INTO ty VALUES (22, 'abc'), (23, ''), (24, '5x')",
+            "INSERT INTO ty VALUES (25, '5x')",
+            "INSERT INTO ty VALUES (26, 69.5), (27, 1.5), (28, '69.5'), (29, 2024.4)",
+            "UPDATE ty SET y = 5 WHERE id = 1",
+            "SELECT id, y + 0 FROM ty ORDER BY id",
+        ],
+    )
+
+
+def test_timestamp_range(oracle):
+    """A TIMESTAMP holds 1970-01-01 00:00:00 to 2038-01-19 03:14:08 UTC, both exclusive (the
+    system's zone is both servers' here); outside is 1292 (IGNORE would store the zero date,
+    which the engine refuses, 1235)."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE ty (id INT PRIMARY KEY, ts TIMESTAMP(2) NULL)",
+            "INSERT INTO ty VALUES (1, '1970-01-01 00:00:00')",
+            "INSERT INTO ty VALUES (2, '1970-01-01 00:00:00.99'), (3, '1970-01-01 00:00:01'), "
+            "(4, '2038-01-19 03:14:07.99')",
+            "INSERT INTO ty VALUES (5, '2038-01-19 03:14:08')",
+            "INSERT INTO ty VALUES (6, '1969-12-31 23:59:59')",
+            "INSERT INTO ty VALUES (7, '2100-01-01')",
+            "INSERT INTO ty VALUES (8, 19700101000000)",
+            "UPDATE ty SET ts = '2040-01-01' WHERE id = 2",
+            "SELECT * FROM ty ORDER BY id",
+        ],
+    )
