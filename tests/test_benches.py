@@ -174,3 +174,22 @@ def test_write_split_bench(tmp_path):
         assert r["noria_us"] > 0 and r["sqlite_us"] > 0 and r["ratio"] > 0
         assert r["storage_insert_us"] > 0 and r["engine_path_us"] > 0
     assert result["with_view"]["dataflow_us"] > result["without_view"]["dataflow_us"]
+
+
+def test_cold_start_bench(tmp_path):
+    out = tmp_path / "cold_start.json"
+    run("cold_start.py", "--scale", "0.005", "--rounds", "1", "--out", str(out))
+    result = json.loads(out.read_text())
+    assert result["answers_checked"] == 1
+    for side in ("noria", "sqlite"):
+        r = result[side]
+        assert r["total_s"] >= r["connect_s"] > 0 and r["import_s"] > 0
+        assert set(r["read_s"]) == {
+            "frontpage_top",
+            "frontpage_stories",
+            "story",
+            "story_comments",
+            "user_stats",
+            "notifications",
+        }
+    assert result["ratio"] > 0
