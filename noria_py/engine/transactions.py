@@ -61,7 +61,8 @@ class Txn:
 
     __slots__ = (
         "active", "read_only", "autocommit", "savepoints", "fk_checks", "database", "diag",
-        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "strict", "div_zero", "notes", "__weakref__",
+        "last_insert_id", "row_count", "found_rows", "locked", "keep_zero", "strict",
+        "div_zero", "notes", "__weakref__",
     )  # fmt: skip
 
     def __init__(self) -> None:

@@ -357,7 +357,7 @@ _ISOLATION = re.compile(
 
 class _Expr:
     """A SET value that is not a literal (``@@sql_mode``, ``@old``, ``1 + 1``, ``NOW()``):
-    evaluated when the statement runs, each assignment after the ones before it."""
+    evaluated when the statement runs, every one before any is assigned (``_h_set``)."""
 
     __slots__ = ("text",)
 
