@@ -1021,13 +1021,13 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             q = limit if d > 0 else -limit
         else:
             q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
+        if ctype.unsigned and d < 0:  # DECIMAL UNSIGNED: no negatives (IGNORE: 0)
+            _fault(adjust, 1264, col)
+            return Decimal(0).quantize(Decimal(1).scaleb(-scale))
         if abs(q) >= limit:
             _fault(adjust, 1264, col)
             top = limit - Decimal(1).scaleb(-scale)
             return top if q > 0 else -top
-        if ctype.unsigned and d < 0:  # DECIMAL UNSIGNED: no negatives (IGNORE: 0)
-            _fault(adjust, 1264, col)
-            return Decimal(0).quantize(Decimal(1).scaleb(-scale))
         if q != d or rest == " ":  # digits rounded away (or spaces after): a note
             _fault(adjust, 1265, col, level="Note")
         return q

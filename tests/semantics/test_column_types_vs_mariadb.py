@@ -84,6 +84,8 @@ def test_type_limits(oracle):
             "INSERT INTO ty (id, e) VALUES (14, -1)",
             "INSERT IGNORE INTO ty (id, e) VALUES (15, -2.5)",
             "INSERT INTO ty (id, e) VALUES (16, 2.5)",
+            "INSERT IGNORE INTO ty (id, f, e) VALUES (161, -99999, -1e300), (162, 99999, 1e308)",
+            "INSERT INTO ty (id, f) VALUES (163, -99999)",
             "INSERT INTO ty (id, g) VALUES (17, 'a')",
             "INSERT INTO ty (id, g) VALUES (18, '')",
             "INSERT INTO ty (id, h) VALUES (19, REPEAT('z', 300))",
