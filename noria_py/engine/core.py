@@ -786,8 +786,9 @@ class Engine(
 
         return FuncPrepared(run, 0, kind=inner.kind)
 
-    def execute_ast(self, ast: exp.Expression, params=()) -> Result:
-        prep = self._prepare_ast(ast, _count_params(ast), ast.sql(DIALECT))
+    def execute_ast(self, ast: exp.Expression, params=(), stored: bool = False) -> Result:
+        """``ast`` run; ``stored``: a SELECT's values as a write stores them (``Compiler.stored``)."""
+        prep = self._prepare_ast(ast, _count_params(ast), ast.sql(DIALECT), stored)
         return prep.run(self, params)
 
     def table_names(self) -> list[str]:
@@ -870,7 +871,9 @@ class Engine(
             raise E.no_such_table(name)
         return s
 
-    def _prepare_ast(self, ast: exp.Expression, nparams: int, sql: str) -> Prepared:
+    def _prepare_ast(
+        self, ast: exp.Expression, nparams: int, sql: str, stored: bool = False
+    ) -> Prepared:
         if isinstance(ast, exp.Select):
             frm = ast.args.get("from_")
             t = frm.this if frm is not None else None
@@ -892,7 +895,7 @@ class Engine(
                 return prepare_select(ast, nparams)  # @@warning_count, @@error_count
             if names_info_schema(ast):
                 return InfoSchemaPrepared(ast, nparams, sql)
-            prep = self._prepare_select(ast, nparams, sql)
+            prep = self._prepare_select(ast, nparams, sql, stored=stored)
             if (
                 prep.clears
                 and not any(

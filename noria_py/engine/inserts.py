@@ -20,6 +20,7 @@ from ..sql.expr import Scope, Unsupported, compile_expr, truthy
 from ..sql.parse import item_name
 from ..storage.sqlite import TableSchema, q
 from .prepared import Prepared
+from .strict_select import strict_select_check
 from .writes import _Multi, _pairs
 
 if TYPE_CHECKING:
@@ -277,7 +278,9 @@ class InsertPrepared(Prepared):
             check = self.strict_check
             if check is not None and engine._cur.strict:
                 check(params)  # strict mode: what MySQL would refuse the statement for
-            res = engine.execute_ast(self.select, params)
+            # the values as MySQL stores them: a quotient with every digit it carries (4/3
+            # into a DOUBLE is 1.333333333, not the 1.3333 a SELECT shows)
+            res = engine.execute_ast(self.select, params, stored=True)
             for r in res.rows:
                 if len(r) != len(self.positions):
                     raise E.ProgrammingError(
@@ -414,9 +417,9 @@ def _select_strict_check(engine, select: exp.Expression):
     """For ``INSERT ... SELECT`` from one table: fn(params) that evaluates the SELECT's WHERE
     and select list over the rows it reads as strict mode does inside a write (a string that is
     not wholly a number is 1292, x / 0 1365), raising what MySQL would refuse the statement
-    for; the rows themselves come from the SELECT as usual. None when the SELECT is of another
-    form (joins, grouping, LIMIT, subqueries: it computes as a SELECT does) or computes
-    nothing that could convert."""
+    for; the rows themselves come from the SELECT as usual. Other forms (joins, grouping,
+    DISTINCT, ORDER BY with LIMIT) replay the SELECT's evaluation (``strict_select``). None
+    when neither models the SELECT, or it computes nothing that could convert."""
     if not isinstance(select, exp.Select):
         return None
     frm = select.args.get("from_")
@@ -431,7 +434,7 @@ def _select_strict_check(engine, select: exp.Expression):
         or select.find(exp.AggFunc, exp.Subquery, exp.Window) is not None
         or any(isinstance(e, exp.Star) for e in select.expressions)
     ):
-        return None
+        return strict_select_check(engine, select)
     items = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
     where = select.args["where"].this if select.args.get("where") else None
     if not any(
@@ -444,7 +447,7 @@ def _select_strict_check(engine, select: exp.Expression):
         fns = [compile_expr(e, scope).fn for e in items]
         match = engine._strictly(engine._matcher(schema, where, table.alias))
     except (Unsupported, E.Error):
-        return None
+        return strict_select_check(engine, select)
     evaluate = engine._strictly(
         lambda rows, params: [f(r, params) for _rid, r in rows for f in fns]
     )

@@ -259,8 +259,11 @@ class ReadsMixin:
     Calls into other parts: ``_drain`` (the write path) before a new query reads base storage.
     """
 
-    def _prepare_select(self, ast, nparams: int, sql: str, view: bool = False) -> Prepared:
+    def _prepare_select(
+        self, ast, nparams: int, sql: str, view: bool = False, stored: bool = False
+    ) -> Prepared:
         """The statement for a SELECT: its installed query, a newly compiled one, or a proxy.
+        ``stored``: its values as a write stores them (``Compiler.stored``), a query of its own.
 
         ``view`` compiles a view's own ``SELECT * FROM v`` for CREATE VIEW: the view's operators
         are installed and maintained, but without a reader of the whole view (see
@@ -274,7 +277,9 @@ class ReadsMixin:
             fns, names, kinds = [], [], []
             try:
                 for e in ast.expressions:
-                    c = shown_value(compile_expr(e, scope), e, scope)  # 1/3 shows 0.3333
+                    c = compile_expr(e, scope)
+                    if not stored:
+                        c = shown_value(c, e, scope)  # 1/3 shows 0.3333
                     fns.append(c.fn)
                     kinds.append(c.kind)
                     names.append(item_name(e))
@@ -284,7 +289,7 @@ class ReadsMixin:
         _member_order(ast, self.storage.schemas)
         if not self.dataflow and not view:
             return self._proxy(ast, nparams, sql, reason="the dataflow is off (dataflow=False)")
-        key = _normalize(ast)
+        key = _normalize(ast) + ("\x00stored" if stored else "")
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
@@ -292,11 +297,12 @@ class ReadsMixin:
             return self._proxy(ast, nparams, sql, entry)
         if not view and not self.cache_rules.allows(key, ast):
             return self._proxy(ast, nparams, sql)  # not asked for (caching="explicit"), dropped
-        if not view:
+        if not view and not stored:
             shared = self._shared_in_lists(ast, nparams, sql)
             if shared is not None:
                 return shared
         compiler = Compiler(self.graph, self.storage, self.views)
+        compiler.stored = stored
         try:
             cq = compiler.compile_query(ast, nparams)
         except Unsupported as e:

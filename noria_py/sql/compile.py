@@ -230,6 +230,8 @@ class Compiler:
         # building a range read's post-lookup operators (``dataflow/post_lookup.py``): nodes
         # are made but neither shared nor added to the graph
         self._detached = False
+        # the SELECT of a write (INSERT ... SELECT): its result keeps a quotient's digits
+        self.stored = False
 
     # --- node creation with reuse ----------------------------------------------------------
     def _mk(self, signature: str, factory) -> Node:
@@ -469,6 +471,14 @@ class Compiler:
         node = self._mk(f"filter({parent.signature};{text})", lambda: Filter(parent, pred_fn, text))
         return Rel(node, rel.cols, rel.nullable, rel.pks, rel.scales, rel.ranges, rel.inexact)
 
+    def _top_shown(self, visible: int, n: int):
+        """The result's columns whose values are as MySQL shows them: all of them, or with
+        ``stored`` (the SELECT of an INSERT ... SELECT) all but the visible ones, which keep
+        every digit a quotient carries, as MySQL stores them."""
+        if self.stored:
+            return frozenset(range(visible, n))
+        return n
+
     def project_rel(
         self,
         rel: Rel,
@@ -488,12 +498,16 @@ class Compiler:
         if isinstance(shown, int):
             shown = frozenset(range(shown))
         compiled: list[Compiled] = []
+        rounded = []  # the columns shown otherwise than computed: part of the node's identity
         for i, e in enumerate(exprs):
             c = compile_expr(e, scope, allow_params=False)
             if c.faults and i not in faults:
                 raise Unsupported("arithmetic that may overflow feeding another operator")
             if i in shown:
-                c = shown_value(c, e, scope)
+                s = shown_value(c, e, scope)
+                if s is not c:
+                    rounded.append(str(i))
+                c = s
             compiled.append(c)
         cols = [c.col for c in compiled]
         if all(c is not None for c in cols):
@@ -508,7 +522,8 @@ class Compiler:
             nullable.append(rel.nullable[c.col] if c.col is not None else True)
         catch = frozenset(i for i in faults if cols[i] is None)
         node = self._mk(
-            f"project({parent.signature};{text}{';faults' if catch else ''})",
+            f"project({parent.signature};{text}{';faults' if catch else ''}"
+            f"{';shown=' + ','.join(rounded) if rounded else ''})",
             lambda: Project(parent, fns, cols, list(names), kinds, text, catch),
         )
         ranges = [int_range(c) if c.kind == V.INT else None for c in compiled]
@@ -758,7 +773,7 @@ class Compiler:
                 proj_exprs.append(val)
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
-        shown = len(proj_exprs) if top else 0
+        shown = self._top_shown(len(exprs), len(proj_exprs)) if top else 0
         out = self.project_rel(rel, proj_exprs, proj_names, scope, faults, shown)
         if out.node.faults:
             plan.fault_source = out.node
@@ -1083,7 +1098,7 @@ class Compiler:
                 proj_exprs.append(rewrite(val))
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
-        shown = len(proj_exprs) if top else 0
+        shown = self._top_shown(len(exprs), len(proj_exprs)) if top else 0
         out = self.project_rel(post_rel, proj_exprs, proj_names, post_scope, faults, shown)
         self._detached = False
         if out.node.faults:

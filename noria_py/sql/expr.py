@@ -398,23 +398,33 @@ def int_range(c: Compiled) -> tuple | None:
     return SIGNED if c.kind == V.INT else None
 
 
+def _null_operand(a, b, kind: str = "DOUBLE"):
+    """Arithmetic with a NULL operand is NULL, but MySQL still reads the other operand as a
+    number: under strict evaluation a string that is not wholly one is an error."""
+    if _STRICT.on:
+        for v in (a, b):
+            if v is not None and isinstance(v, (str, bytes)):
+                V.check_number_text(v, kind)
+    return None
+
+
 def _add(a, b):
     if a is None or b is None:
-        return None
+        return _null_operand(a, b)
     a, b = _arith_operands(a, b)
     return _nz(a + b)
 
 
 def _sub(a, b):
     if a is None or b is None:
-        return None
+        return _null_operand(a, b)
     a, b = _arith_operands(a, b)
     return _nz(a - b)
 
 
 def _mul(a, b):
     if a is None or b is None:
-        return None
+        return _null_operand(a, b)
     a, b = _arith_operands(a, b)
     return _nz(a * b)
 
@@ -426,7 +436,7 @@ def _div(a, b):
     """MySQL ``/``: a DECIMAL quotient (with the digits MySQL keeps inside an expression:
     ``V.decimal_quotient``; shown with the dividend's scale plus 4), or a double; x/0 is NULL."""
     if a is None or b is None:
-        return None
+        return _null_operand(a, b)
     a = _num(a)
     b = _num(b)
     if b == 0:
@@ -455,7 +465,8 @@ def _intdiv(a, b):
 
 def _intdiv_exact(a, b):
     if a is None or b is None:
-        return None
+        # (DIV reads its dividend first, and stops there when it is NULL)
+        return _null_operand(a, None, "DECIMAL")
     a, b = _arith_operands(a, b)
     if b == 0:
         if _STRICT.division:
@@ -469,7 +480,7 @@ def _intdiv_exact(a, b):
 
 def _mod(a, b):
     if a is None or b is None:
-        return None
+        return _null_operand(a, b)
     a, b = _arith_operands(a, b)
     if b == 0:
         if _STRICT.division:
@@ -1338,6 +1349,19 @@ class _Compiler:
         if b.kind == V.INT and not b.const and a.const and _integral_double(fa(None, None)):
             ai = int(fa(None, None))
             return Compiled(lambda r, p: f(ai, fb(r, p)), V.INT)
+        if a.kind == V.STR and b.kind in _NUMBER_KINDS and not a.const:
+            # a string against a NULL number: MySQL reads the string as a number first (then
+            # finds the NULL), so under strict evaluation a string that is not one is an error
+            named = "DECIMAL" if b.kind == V.INT else "DOUBLE"
+
+            def first_read(r, p):
+                x = fa(r, p)
+                y = fb(r, p)
+                if y is None and _STRICT.on and type(x) is str:
+                    V.check_number_text(x, named)
+                return f(x, y)
+
+            return Compiled(first_read, V.INT)
         return Compiled(lambda r, p: f(fa(r, p), fb(r, p)), V.INT)
 
     def _as_text(self, c: Compiled) -> Compiled:
