@@ -71,11 +71,11 @@ def _compare(oracle, rows_a, rows_b, statements):
             ours(sql)
             theirs(sql)
         for r in rows_a:
-            sql = "INSERT INTO ia VALUES (%d, %s, %s)" % (r[0], _lit(r[1]), _lit(r[2]))
+            sql = f"INSERT INTO ia VALUES ({r[0]}, {_lit(r[1])}, {_lit(r[2])})"
             ours(sql)
             theirs(sql)
         for r in rows_b:
-            sql = "INSERT INTO ib VALUES (%d, %s)" % (r[0], _lit(r[1]))
+            sql = f"INSERT INTO ib VALUES ({r[0]}, {_lit(r[1])})"
             ours(sql)
             theirs(sql)
         for sql in statements:
