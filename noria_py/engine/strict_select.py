@@ -225,9 +225,7 @@ class _Plan:
             if not isinstance(e, exp.Star)
             and not (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
         ]
-        aliases = {
-            e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)
-        }
+        aliases = {e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)}
         group = select.args.get("group")
         having = select.args.get("having")
         order = select.args.get("order")
@@ -263,12 +261,16 @@ class _Plan:
         if self.grouped:
             lifted = [lift(e) for e in items]
             having_l = lift(having.this) if having is not None else None
-            group_exprs = [self._resolve(g, items, aliases) for g in (group.expressions if group else [])]
+            group_exprs = [
+                self._resolve(g, items, aliases) for g in (group.expressions if group else [])
+            ]
             order_l = [
                 (lift(self._resolve(o.this, items, aliases)), bool(o.args.get("desc")))
                 for o in (order.expressions if order else [])
             ]
-            ext = Scope(ext_cols, scales + [None] * len(self.aggs), ranges + [None] * len(self.aggs))
+            ext = Scope(
+                ext_cols, scales + [None] * len(self.aggs), ranges + [None] * len(self.aggs)
+            )
             self.items = [compile_expr(e, ext).fn for e in lifted]
             self.having = compile_expr(having_l, ext).fn if having_l is not None else None
             self.group = [compile_expr(g, scope).fn for g in group_exprs]
