@@ -387,6 +387,12 @@ class CatalogMixin:
             raise E.ProgrammingError(
                 f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
+        if self._cur.strict:
+            from .inserts import _select_strict_check
+
+            check = _select_strict_check(self, query)
+            if check is not None:
+                check(())  # strict mode: what MySQL would refuse the statement for (1292, 1365)
         proxy = self._proxy(query, 0, query.sql(DIALECT))
         rows = proxy.run(self, ()).rows
         cols = _select_columns(query, self.storage.schemas)

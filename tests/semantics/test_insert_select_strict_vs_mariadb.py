@@ -237,3 +237,39 @@ def test_stored_quotients_keep_their_digits(oracle):
     finally:
         oc.execute("DROP VIEW IF EXISTS qv")
         conn.close()
+
+
+def test_create_table_as_select_in_strict_mode(oracle):
+    """CREATE TABLE ... AS SELECT is a write: strict mode refuses what it converts."""
+    conn = noria_py.connect()
+    cur = conn.cursor()
+    oc = oracle.cursor()
+    names = ("ct", "ct1", "ct2", "ct3", "ct4", "ct5")
+    statements = [
+        "CREATE TABLE ct (id INT PRIMARY KEY, x INT, f DOUBLE, s VARCHAR(5))",
+        "INSERT INTO ct VALUES (1, 3, 0.5, '1'), (2, 0, 1.5, '2'), (3, 1, 2.5, 'z')",
+        "CREATE TABLE ct1 AS SELECT s + 1 AS v FROM ct",
+        "CREATE TABLE ct2 AS SELECT s + 1 AS v FROM ct WHERE id < 3",
+        "CREATE TABLE ct3 AS SELECT SUM(s) AS v FROM ct",
+        "CREATE TABLE ct4 AS SELECT ct.id / c2.x AS v FROM ct JOIN ct c2 ON ct.id = c2.id",
+        "CREATE TABLE ct5 AS SELECT f / 3 AS v FROM ct",
+    ]
+    try:
+        oc.execute(f"SET SESSION sql_mode = '{MODES}'")
+        for t in names:
+            oc.execute(f"DROP TABLE IF EXISTS {t}")
+        for sql in statements:
+
+            def ours(q):
+                cur.execute(q)
+
+            assert _outcome(ours, sql) == _outcome(oc.execute, sql), sql
+        for t in ("ct2", "ct5"):
+            q = f"SELECT * FROM {t}"
+            cur.execute(q)
+            oc.execute(q)
+            assert _rows(cur.fetchall()) == _rows(oc.fetchall())
+    finally:
+        for t in names:
+            oc.execute(f"DROP TABLE IF EXISTS {t}")
+        conn.close()
