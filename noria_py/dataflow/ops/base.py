@@ -11,7 +11,13 @@ from ..partial import ck, matches
 
 # the position a lookup join reads base storage at, on this thread (``reading_at``): base
 # node id -> sequence number of the last of its writes that reached the join
-_at = threading.local()
+
+
+class _At(threading.local):
+    view: dict | None = None  # (a class default: reading it never raises and catches)
+
+
+_at = _At()
 
 
 class reading_at:
@@ -26,7 +32,7 @@ class reading_at:
         self.view = view
 
     def __enter__(self):
-        self.outer = getattr(_at, "view", None)
+        self.outer = _at.view
         if self.outer is None:
             _at.view = self.view
 
@@ -90,7 +96,7 @@ class BaseTable(Node):
     def unreceived(self) -> list:
         """The batches base storage holds that the reader on this thread has not received:
         after its position (``reading_at``) when it has one, else the pending deltas."""
-        view = getattr(_at, "view", None)
+        view = _at.view
         if view is None:
             return self.pending
         n = view.get(self.id)
