@@ -289,13 +289,14 @@ class ReadsMixin:
         _member_order(ast, self.storage.schemas)
         if not self.dataflow and not view:
             return self._proxy(ast, nparams, sql, reason="the dataflow is off (dataflow=False)")
-        key = _normalize(ast) + ("\x00stored" if stored else "")
+        base = _normalize(ast)
+        key = base + "\x00stored" if stored else base  # (a query of its own)
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
                 return SelectPrepared(entry, nparams, _item_names(ast), sql=sql)
             return self._proxy(ast, nparams, sql, entry)
-        if not view and not self.cache_rules.allows(key, ast):
+        if not view and not self.cache_rules.allows(base, ast):
             return self._proxy(ast, nparams, sql)  # not asked for (caching="explicit"), dropped
         if not view and not stored:
             shared = self._shared_in_lists(ast, nparams, sql)
@@ -307,7 +308,10 @@ class ReadsMixin:
             cq = compiler.compile_query(ast, nparams)
         except Unsupported as e:
             self._discard(compiler)
-            return self._proxy(ast, nparams, sql, reason=str(e))
+            prep = self._proxy(ast, nparams, sql, reason=str(e))
+            if stored:
+                self._by_sql[key] = prep.entry  # (not compiled again on the next run)
+            return prep
         except BaseException:
             self._discard(compiler)
             raise
