@@ -63,6 +63,47 @@ class _NotModelled(Exception):
     pass
 
 
+_NUMBER_KINDS = (V.INT, V.DECIMAL, V.FLOAT)
+# where a string or temporal column is used as it is (no conversion to a number)
+_AS_IS = (
+    exp.Alias, exp.Select, exp.Group, exp.Ordered, exp.Count, exp.Min, exp.Max, exp.Distinct,
+    exp.Is, exp.Like,
+)  # fmt: skip
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+
+
+def _may_refuse(select: exp.Select, scope: Scope) -> bool:
+    """Could strict mode refuse anything ``select`` computes: a division or modulo, or a
+    string or temporal column used otherwise than as it is (shown, grouped, ordered, counted,
+    compared with a column of its kind, a string with a string)?"""
+    if select.find(exp.Div, exp.Mod, exp.IntDiv) is not None:
+        return True
+    for col in select.find_all(exp.Column):
+        if isinstance(col.this, exp.Star):
+            continue
+        try:
+            kind = scope.resolve(col)[1]
+        except E.Error:
+            return True  # (an alias of the select list: checked where it is defined)
+        if kind in _NUMBER_KINDS:
+            continue
+        parent = col.parent
+        if isinstance(parent, _AS_IS):
+            continue
+        if isinstance(parent, _COMPARISONS):
+            other = parent.expression if parent.this is col else parent.this
+            if isinstance(other, exp.Literal) and other.is_string and kind in (V.STR, V.BYTES):
+                continue
+            if isinstance(other, exp.Column):
+                try:
+                    if scope.resolve(other)[1] == kind:
+                        continue
+                except E.Error:
+                    return True
+        return True
+    return False
+
+
 def _conjuncts(e: exp.Expression) -> list:
     if isinstance(e, exp.Paren):
         return _conjuncts(e.this)
@@ -194,6 +235,8 @@ class _Plan:
         self.width = len(cols)
         scope = Scope(cols, scales, ranges)
         self.scope = scope
+        if not _may_refuse(select, scope):
+            raise _NotModelled  # nothing to check: no replay (it reads every table)
         # the joins: per inner table, (left?, hash column in the joined prefix, hash column
         # in the table, the rest of ON)
         self.joins = []
