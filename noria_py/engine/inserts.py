@@ -440,7 +440,7 @@ def _select_strict_check(engine, select: exp.Expression):
     if not any(
         n.find(exp.Binary, exp.Func) is not None for n in items + ([where] if where else [])
     ):
-        return None
+        return strict_select_check(engine, select)  # (``WHERE s`` reads s as a number)
     try:
         schema = engine._schema(table.name)
         scope = Scope(*V.scope_columns(schema, table.alias))

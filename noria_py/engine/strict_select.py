@@ -50,8 +50,6 @@ def strict_select_check(engine: Engine, select: exp.Expression):
         return None
     if select.find(exp.Subquery, exp.Window, exp.Exists) is not None:
         return None
-    if select.find(exp.Binary, exp.Func) is None:
-        return None
     try:
         plan = _Plan(engine, select)
     except (_NotModelled, Unsupported, E.Error):

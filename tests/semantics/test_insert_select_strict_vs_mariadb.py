@@ -139,6 +139,11 @@ def test_named_cases(oracle):
             "INSERT INTO idst SELECT s + 1 FROM ia ORDER BY id LIMIT 2, 1",
             "INSERT INTO idst SELECT 1 FROM ia WHERE s + 0 > 100 LIMIT 1",
             "INSERT INTO idst SELECT s + 1 FROM ia WHERE id = 1 LIMIT 1",
+            # a string as a condition is read as a number
+            "INSERT INTO idst SELECT k FROM ia WHERE s",
+            "INSERT INTO idst SELECT k FROM ia WHERE NOT s",
+            "INSERT INTO idst SELECT k FROM ia WHERE id = 1 AND s",
+            "INSERT INTO idst SELECT id FROM ia",
         ],
     )
 
