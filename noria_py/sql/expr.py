@@ -509,6 +509,14 @@ _NUMERIC_ARGUMENTS = frozenset((
 ))  # fmt: skip
 
 
+# numeric functions of several arguments: the conversion each argument's string is named by
+_NULL_STILL_READS = {
+    "ROUND": ("DOUBLE", "INTEGER"), "TRUNCATE": ("DOUBLE", "INTEGER"), "MOD": ("DOUBLE",),
+    "POW": ("DOUBLE",), "POWER": ("DOUBLE",), "LOG": ("DOUBLE",), "ATAN": ("DOUBLE",),
+    "ATAN2": ("DOUBLE",),
+}  # fmt: skip
+
+
 def _integral_double(v) -> bool:
     return type(v) is float and v.is_integer() and -(2.0**63) <= v < 2.0**64
 
@@ -2086,8 +2094,16 @@ def bind_function(fn: F.Fn, coll=None) -> Callable:
 
         return call
 
+    reads = _NULL_STILL_READS.get(fn.name)
+
     def plain(*a):
         if strict and None in a:
+            if reads is not None and _STRICT.on:
+                # MySQL reads every argument as a number before it finds the NULL: under
+                # strict evaluation a string that is not one is an error all the same
+                for i, v in enumerate(a):
+                    if isinstance(v, (str, bytes)):
+                        V.check_number_text(v, reads[min(i, len(reads) - 1)])
             return None
         try:
             return impl(*a)

@@ -115,6 +115,53 @@ def test_updates_inserts_and_deletes(oracle):
     )
 
 
+def test_casts_and_null_operands(oracle):
+    """CAST of a string that is not wholly its number is refused in a strict write (12.5 AS
+    SIGNED, '' AS DECIMAL); an operand or argument that is NULL does not spare the string the
+    other one holds its conversion (s * NULL, ROUND(s, NULL), s = NULL), except where MySQL
+    stops at a NULL read first (NULL DIV s)."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE sw (id INT PRIMARY KEY, a DOUBLE, s VARCHAR(30), n INT)",
+            "INSERT INTO sw VALUES (1, 0, '12', NULL), (2, 0, ' 12 ', NULL), (3, 0, '12.5', NULL),"
+            " (4, 0, '1e2', NULL), (5, 0, '', NULL), (6, 0, 'abc', NULL), (7, 0, '-3', NULL),"
+            " (8, 0, '99999999999999999999999', NULL), (9, 0, '3x', NULL)",
+            "SELECT COUNT(*) FROM sw",  # (all nine rows are there)
+            f"SET SESSION sql_mode = '{MODES}'",
+        ]
+        + [
+            f"UPDATE sw SET a = CAST(s AS {t}) WHERE id = {i}"
+            for i in range(1, 9)
+            for t in ("SIGNED", "UNSIGNED", "DECIMAL(30,4)", "DOUBLE")
+        ]
+        + [
+            f"UPDATE sw SET a = {e} WHERE id = 9"
+            for e in (
+                "s * n",
+                "n * s",
+                "s + n",
+                "n - s",
+                "s / n",
+                "n / s",
+                "s MOD n",
+                "n MOD s",
+                "s DIV n",
+                "n DIV s",
+                "ROUND(s, n)",
+                "ROUND(n, s)",
+                "POW(s, n)",
+                "MOD(n, s)",
+                "s = n",
+                "n = s",
+                "s <=> n",
+                "s < n",
+                "ABS(s)",
+            )
+        ],  # fmt: skip
+    )
+
+
 def test_outside_strict_mode_they_are_warnings(oracle):
     conn, ours, theirs = _session(oracle)
     try:

@@ -34,12 +34,27 @@ _U64_MAX = 2**64 - 1
 _INT_PREFIX = re.compile(r"\s*([+-]?)(\d+)")
 
 
+_CLEAN_INTEGER = re.compile(r"\s*[+-]?\d+\s*\Z")
+
+
+def _strict_integer(s: str) -> None:
+    """Under strict evaluation (a write's expressions in strict mode): 1292 for a string that
+    is not wholly an integer of at most 64 bits, as CAST AS SIGNED/UNSIGNED's warning becomes."""
+    if V.STRICT_EVALUATION.on and (
+        _CLEAN_INTEGER.match(s) is None or not _I64_MIN <= int(s) <= _U64_MAX
+    ):
+        from ...errors import DataError
+
+        raise DataError(f"Truncated incorrect INTEGER value: '{s}'", 1292, "22007")
+
+
 def _integer(v) -> int:
     """The integer MySQL's CAST computes before fitting it to 64 bits."""
     if type(v) is TemporalText:
         v = v.value
     if isinstance(v, (str, bytes)):
         s = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        _strict_integer(s)
         m = _INT_PREFIX.match(s)
         if not m:
             return 0
@@ -103,6 +118,7 @@ def cast_decimal(v, precision=10, scale=0) -> Decimal:
         v = v.value
     if isinstance(v, (str, bytes)):
         s = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        V.check_number_text(s, "DECIMAL")  # (strict evaluation: 1292)
         m = re.match(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))", s)
         d = Decimal(m.group(1)) if m else Decimal(0)
     else:
@@ -129,6 +145,7 @@ def cast_double(v) -> float:
         from .coerce import str_prefix_number
 
         s = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        V.check_number_text(s, "DOUBLE")  # (strict evaluation: 1292)
         return float(str_prefix_number(s))
     return float(to_num(v))
 
