@@ -411,6 +411,4 @@ def assign_domains(graph, new_nodes) -> None:
 
 
 def _topo(graph):
-    import networkx as nx
-
-    return nx.topological_sort(graph.nx)
+    return [n.id for n in graph.topological()]

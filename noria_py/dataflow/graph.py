@@ -3,12 +3,14 @@ nodes (with a replay of their ancestors' current contents), removal, and propaga
 
 Every query's nodes live in this one graph; a node whose signature (operator, parameters and
 parent signatures) already exists is reused instead of added, so identical sub-plans are shared.
-``networkx`` mirrors the edges for provenance questions, EXPLAIN and graphviz output.
+A node's parents are in the graph before it and ids grow, so id order is a topological order.
+``nx`` (a ``networkx`` graph, built when asked for: the import is slow) mirrors the edges for
+provenance questions and graphviz output.
 """
 
 from __future__ import annotations
 
-import networkx as nx
+from contextlib import contextmanager
 
 from .node import Node
 
@@ -17,7 +19,6 @@ class Graph:
     def __init__(self) -> None:
         self.nodes: dict[int, Node] = {}
         self.by_signature: dict[str, Node] = {}
-        self.nx = nx.DiGraph()
         self._next_id = 0
         self.evictor = None  # eviction policy, when a memory budget is set
         self.deltas_in = 0  # base-table records propagated into the dataflow
@@ -34,6 +35,9 @@ class Graph:
         self.lookup_count = 0  # lookup joins in the graph
         self.version = 0  # changes whenever nodes are connected or removed
         self.seq = 0  # base writes logged for lookup joins under message scheduling
+        # while ``shared_contents`` is open: node id -> its contents, and the nodes it covers
+        self._contents_memo: dict | None = None
+        self._memo_nodes: list = []
 
     # --- building --------------------------------------------------------------------------
     def lookup(self, signature: str) -> Node | None:
@@ -53,19 +57,46 @@ class Graph:
         node.signature = signature
         self.nodes[node.id] = node
         self.by_signature[signature] = node
-        self.nx.add_node(node.id)
-        for p in node.parents:
-            self.nx.add_edge(p.id, node.id)
         node.graph = self
         node.on_added(self)
         return node
 
+    @contextmanager
+    def shared_contents(self):
+        """Installs with no write between them (reopening a file installs every view again):
+        each node's ``contents()`` is computed once for all of them, so a base table is
+        scanned once, and a stateless path is run once, however many new nodes read it.
+
+        A node's contents can only change by a delta (none arrives while this is open) or by
+        being built; it is read only once built (``install`` goes parents first). Partial nodes
+        are not covered (their contents are what they have filled)."""
+        if self._contents_memo is not None:
+            yield
+            return
+        self._contents_memo = {}
+        try:
+            yield
+        finally:
+            for node in self._memo_nodes:
+                node.__dict__.pop("contents", None)
+            self._memo_nodes = []
+            self._contents_memo = None
+
+    def _cover_contents(self) -> None:
+        """Route ``contents()`` of every node not yet covered through the open memo (the nodes
+        are kept until it closes, so no id is reused meanwhile)."""
+        memo = self._contents_memo
+        for node in self.nodes.values():
+            if "contents" not in node.__dict__:
+                node.contents = _memoized(node, memo)
+                self._memo_nodes.append(node)
+
     def install(self, new_nodes: list[Node]) -> None:
         """Give each new node its initial state by replaying its parents' contents, then connect
         it to the live stream. Runs between batches, so nothing is applied twice or missed."""
-        order = [n for n in nx.topological_sort(self.nx) if self.nodes[n] in new_nodes]
-        for nid in order:
-            node = self.nodes[nid]
+        if self._contents_memo is not None:
+            self._cover_contents()
+        for node in self.topological(new_nodes):
             # a partial node starts empty and fills on demand; a stateless node has nothing to
             # build (its full children read its contents from its parents)
             if not node.partial and node.materialization != "none":
@@ -87,10 +118,30 @@ class Graph:
                         continue
                     batch = parent.contents()
                     if batch:
-                        node.on_input(port, batch)
+                        node.absorb(port, batch)
             for port, parent in enumerate(node.parents):
                 parent.children.append((node, port))
             self.version += 1
+
+    def topological(self, nodes=None) -> list[Node]:
+        """``nodes`` (default: every node of the graph) parents first: in id order, as a node
+        is added after its parents."""
+        if nodes is None:
+            return [self.nodes[i] for i in sorted(self.nodes)]
+        ids = {id(n) for n in nodes}
+        return [self.nodes[i] for i in sorted(self.nodes) if id(self.nodes[i]) in ids]
+
+    @property
+    def nx(self):
+        """The graph's edges as a ``networkx.DiGraph`` (built on each call)."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for nid, node in self.nodes.items():
+            g.add_node(nid)
+            for p in node.parents:
+                g.add_edge(p.id, nid)
+        return g
 
     def remove(self, node: Node) -> None:
         self.version += 1
@@ -98,8 +149,6 @@ class Graph:
             p.children = [(c, port) for c, port in p.children if c is not node]
         self.nodes.pop(node.id, None)
         self.by_signature.pop(node.signature, None)
-        if self.nx.has_node(node.id):
-            self.nx.remove_node(node.id)
         node.on_removed()
 
     def release(self, nodes: list[Node]) -> list[Node]:
@@ -231,10 +280,27 @@ class Graph:
             label = f"{nid}: {n.describe()}".replace('"', "'")
             style = ', style=filled, fillcolor="#dde8ff"' if n.materialization != "none" else ""
             lines.append(f'  n{nid} [label="{label}"{style}];')
-        for a, b in self.nx.edges:
-            lines.append(f"  n{a} -> n{b};")
+        for nid, n in sorted(self.nodes.items()):
+            for pid in dict.fromkeys(p.id for p in n.parents):
+                lines.append(f"  n{pid} -> n{nid};")
         lines.append("}")
         return "\n".join(lines)
+
+
+def _memoized(node: Node, memo: dict):
+    """``node.contents`` computed once while ``memo`` is open (see ``shared_contents``)."""
+    plain = type(node).contents.__get__(node)
+    key = id(node)
+
+    def contents() -> list:
+        if node.partial:
+            return plain()
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = plain()
+        return got
+
+    return contents
 
 
 def _forget(pending: list, batch: list) -> None:

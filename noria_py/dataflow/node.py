@@ -74,6 +74,12 @@ class Node:
         """The node's current full output as a batch of positive records."""
         raise NotImplementedError
 
+    def absorb(self, port: int, batch: list) -> None:
+        """Add a batch from ``port`` to a full state being built (``Graph.install``: nothing
+        is connected below yet, so no output is wanted). The default is ``on_input`` with its
+        output dropped; a state that can skip computing the output overrides it."""
+        self.on_input(port, batch)
+
     def describe(self) -> str:
         """One line for EXPLAIN (columns by position: ``explain.py`` names them)."""
         return self.kind

@@ -840,6 +840,13 @@ class CatalogMixin:
         from ..cache_commands import restore as restore_caches
 
         entries = self.storage.catalog_entries()
+        # nothing is written while the catalog is installed again: the new nodes share their
+        # inputs' contents (each base table scanned once, however many views read it)
+        with self.graph.shared_contents():
+            self._restore_entries(entries)
+        restore_caches(self, entries)
+
+    def _restore_entries(self, entries) -> None:
         for kind, name, sql in entries:
             if kind == "database":  # the catalog holds engine names: nothing to resolve
                 self.databases[name.lower()] = name
@@ -856,7 +863,6 @@ class CatalogMixin:
                 self._create_index(ast, sql, restoring=True)
             elif kind == "view":
                 self._load_view(ast, sql, name)
-        restore_caches(self, entries)
 
     def _database(self) -> str:
         """The current database's name (1046 when there is none)."""

@@ -833,6 +833,12 @@ class Aggregate(Node):
                 out.append((new, 1))
         return out
 
+    def absorb(self, port: int, batch: list) -> None:
+        if self.partial:
+            self.on_input(port, batch)
+        else:
+            self._apply(batch)  # the same groups, without their output rows
+
     def contents(self) -> list:
         return [
             (self._output(k, g), 1)

@@ -567,6 +567,31 @@ class Join(Node):
             return self._from_left(batch)
         return self._from_right(batch)
 
+    def absorb(self, port: int, batch: list) -> None:
+        """A full state being built: each record added to its side's bag, as ``_from_left``
+        and ``_from_right`` add it, without joining it (nothing below wants the output)."""
+        if self.lookup or self.partial:
+            self.on_input(port, batch)
+            return
+        keyf = self._lk if port == 0 else self._rk
+        state = self.left_state if port == 0 else self.right_state
+        skip_null = port == 1  # a right row with a NULL key never matches: not kept
+        has_null = self._has_null
+        for row, m in batch:
+            key = keyf(row)
+            if skip_null and has_null(key):
+                continue
+            bag = state.get(key)
+            if bag is None:
+                bag = state[key] = {}
+            c = bag.get(row, 0) + m
+            if c:
+                bag[row] = c
+            else:
+                del bag[row]
+                if not bag:
+                    del state[key]
+
     def _from_left(self, batch: list) -> list:
         out = []
         lk = self._lk
