@@ -125,11 +125,22 @@ class Graph:
 
     def topological(self, nodes=None) -> list[Node]:
         """``nodes`` (default: every node of the graph) parents first: in id order, as a node
-        is added after its parents."""
+        is added after its parents (``add``). Should a node ever have a parent with a greater
+        id (or one outside the graph), the order is sorted by the edges instead."""
+        order = [self.nodes[i] for i in sorted(self.nodes)]
+        graph_nodes = self.nodes
+        for n in order:
+            for p in n.parents:
+                if p.id >= n.id or graph_nodes.get(p.id) is not p:
+                    order = _by_edges(order)
+                    break
+            else:
+                continue
+            break
         if nodes is None:
-            return [self.nodes[i] for i in sorted(self.nodes)]
+            return order
         ids = {id(n) for n in nodes}
-        return [self.nodes[i] for i in sorted(self.nodes) if id(self.nodes[i]) in ids]
+        return [n for n in order if id(n) in ids]
 
     @property
     def nx(self):
@@ -285,6 +296,29 @@ class Graph:
                 lines.append(f"  n{pid} -> n{nid};")
         lines.append("}")
         return "\n".join(lines)
+
+
+def _by_edges(order: list[Node]) -> list[Node]:
+    """``order``'s nodes, each after those of its parents among them (Kahn's algorithm)."""
+    chosen = {id(n) for n in order}
+    waiting = {id(n): sum(1 for p in n.parents if id(p) in chosen) for n in order}
+    below: dict = {}
+    for n in order:
+        for p in n.parents:
+            if id(p) in chosen:
+                below.setdefault(id(p), []).append(n)
+    ready = [n for n in order if not waiting[id(n)]]
+    out: list[Node] = []
+    while ready:
+        n = ready.pop(0)
+        out.append(n)
+        for c in below.pop(id(n), ()):
+            waiting[id(c)] -= 1
+            if not waiting[id(c)]:
+                ready.append(c)
+    if len(out) != len(order):  # pragma: no cover - a node is its own ancestor
+        raise RuntimeError("the dataflow graph has a cycle")
+    return out
 
 
 def _memoized(node: Node, memo: dict):
