@@ -47,6 +47,9 @@ VIEWS = {
     "with_counts": "SELECT u.id, u.n, g.c, g.hi FROM u LEFT JOIN agg_t g ON g.a = u.t_id",
     "keys": "SELECT a AS k FROM t WHERE b = 0 UNION ALL SELECT t_id AS k FROM u",
     "key_count": "SELECT k, COUNT(*) AS c, COUNT(DISTINCT k) AS d FROM keys GROUP BY k",
+    # a join whose inputs repeat rows (a projection of a view without the key)
+    "ab": "SELECT a, b FROM t",
+    "ab_pairs": "SELECT x.a, y.b FROM ab x JOIN ab y ON x.a = y.b",
     "agg_pair": "SELECT g.a, g.c, d.d FROM agg_t g JOIN distinct_b d ON d.a = g.a",
     "chain": "SELECT j.id, j.uid, x.id AS xid, x.s FROM joined j JOIN t x ON x.b = j.n",
     "avg_join": "SELECT u.t_id, AVG(t.b) AS av, MIN(t.s) AS lo, COUNT(u.n) AS c "
