@@ -14,7 +14,7 @@ import sqlite3
 import tempfile
 from decimal import Decimal
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import noria_py
@@ -183,6 +183,15 @@ def _dataflow_answers_every_view(conn) -> None:
     updates=st.lists(st.tuples(st.integers(0, 19), T_ROW), max_size=6),
     deletes=st.lists(st.integers(0, 19), max_size=5),
     views_first=st.booleans(),
+)
+@example(  # repeated rows, NULL keys, matches on every join
+    t_rows=[(1, 1, "s0"), (1, 1, "s1"), (1, 0, "s1"), (None, None, None), (2, None, "s2")],
+    u_rows=[(1, 1), (1, 1), (None, 0), (2, -1), (0, 0)],
+    more_t=[(1, 1, "s0"), (0, 0, None)],
+    more_u=[(2, 1)],
+    updates=[(0, (2, 1, "s2")), (4, (1, 1, "s0"))],
+    deletes=[1, 2],
+    views_first=False,
 )
 def test_views_after_reopen_equal_sqlite(
     t_rows, u_rows, more_t, more_u, updates, deletes, views_first
