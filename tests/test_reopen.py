@@ -36,6 +36,8 @@ VIEWS = {
     "FROM t GROUP BY b",
     "total": "SELECT COUNT(*) AS c, SUM(a) AS s, MIN(s) AS lo, MAX(a) AS hi, AVG(a) AS av FROM t",
     "filtered": "SELECT id, a FROM t WHERE b = 1",
+    # a filter of integer equalities: its rows looked up in base storage
+    "pushed": "SELECT a, COUNT(*) AS c, MAX(s) AS hi FROM t WHERE b = 1 AND a = 2 GROUP BY a",
     "joined": "SELECT t.id, t.a, u.id AS uid, u.n FROM t JOIN u ON u.t_id = t.a",
     "left_joined": "SELECT t.id, u.id AS uid, u.n FROM t LEFT JOIN u ON u.t_id = t.b",
     "self_joined": "SELECT x.id, y.id AS yid FROM t x JOIN t y ON x.a = y.b",

@@ -1,9 +1,19 @@
-"""Filter: passes the records whose predicate is true (NULL counts as false)."""
+"""Filter: passes the records whose predicate is true (NULL counts as false).
+
+A filter of a base table whose predicate is only equalities of integer columns with integer
+literals gives its contents from one lookup in base storage (the rows with those values) instead
+of a scan of the whole table; the predicate still runs on what comes back."""
 
 from __future__ import annotations
 
+import re
+
+from ...sql import values as V
 from ..node import Node, pass_congruent
 from ..partial import has_unknown
+
+_EQ = re.compile(r"#(\d+) = (-?\d+)")
+_INT64 = 1 << 63
 
 
 class Filter(Node):
@@ -13,13 +23,39 @@ class Filter(Node):
         super().__init__([parent], parent.columns, parent.kinds)
         self.pred = pred
         self.text = text
+        self._eq = None  # (columns, key) looked up for ``contents``, or False: see _equalities
 
     def on_input(self, port: int, batch: list) -> list:
         pred = self.pred
         return [rec for rec in batch if pred(rec[0], None)]
 
     def contents(self) -> list:
+        eq = self._eq
+        if eq is None:
+            eq = self._eq = self._equalities()
+        if eq:
+            return self.on_input(0, self.parents[0].query(*eq))
         return self.on_input(0, self.parents[0].contents())
+
+    def _equalities(self):
+        """``(columns, key)`` when the input is a base table and the predicate is a conjunction
+        of ``#i = <integer>`` on integer columns, and nothing else (no OR, no other term): the
+        rows it passes are those base storage looks up by that key. False otherwise."""
+        parent = self.parents[0]
+        if parent.kind != "base":
+            return False
+        want: dict = {}
+        for part in self.text.split(" AND "):
+            m = _EQ.fullmatch(part)
+            if m is None:
+                return False
+            col, value = int(m.group(1)), int(m.group(2))
+            if col >= len(parent.kinds) or parent.kinds[col] != V.INT or abs(value) >= _INT64:
+                return False
+            if want.setdefault(col, value) != value:
+                return False  # a column equal to two values: let the predicate say so
+        cols = sorted(want)
+        return (cols, tuple(want[c] for c in cols))
 
     def query(self, cols, key) -> list:
         return self.on_input(0, self.parents[0].query(cols, key))
