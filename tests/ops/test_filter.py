@@ -27,14 +27,18 @@ def test_one_by_one_equals_sum(history, split):
 
 
 def test_equalities_over_a_base_table_read_by_one_lookup(monkeypatch):
-    """A full state over a filter of ``integer column = integer`` terms reads only the rows
-    base storage looks up by those values (no scan of the table); any other predicate (OR, a
-    string column, a range, a computed value) scans it. The answers are the same either way."""
+    """A full state over a filter of ``integer column = integer`` terms (and NULL tests) reads
+    only the rows base storage looks up by those values (no scan of the table); any other
+    predicate (OR, a string column, a range, NULL tests alone) scans it. The answers are the
+    same either way."""
     import noria_py
 
     conn = noria_py.connect()
     conn.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b TINYINT, s VARCHAR(4))")
-    rows = [(i, i % 3 if i % 4 else None, i % 2 - (i % 5 == 0), f"x{i % 2}") for i in range(40)]
+    rows = [
+        (i, i % 3 if i % 4 else None, i % 2 - (i % 5 == 0), None if i % 7 == 0 else f"x{i % 2}")
+        for i in range(40)
+    ]
     conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
     conn.commit()
     storage = conn.engine.storage
@@ -46,6 +50,8 @@ def test_equalities_over_a_base_table_read_by_one_lookup(monkeypatch):
         "neg": ("SELECT id FROM t WHERE b = -1", False),
         "same_twice": ("SELECT id FROM t WHERE a = 1 AND a = 1", False),
         "contradiction": ("SELECT id FROM t WHERE a = 1 AND a = 2", True),
+        "nulls": ("SELECT id FROM t WHERE a IS NOT NULL AND b = 1 AND s IS NULL", False),
+        "null_only": ("SELECT id FROM t WHERE a IS NULL", True),
         "either": ("SELECT id FROM t WHERE b = 1 OR a = 2", True),
         "string": ("SELECT id FROM t WHERE s = 'x1'", True),
         "range": ("SELECT id FROM t WHERE b = 1 AND a > 0", True),
@@ -55,6 +61,8 @@ def test_equalities_over_a_base_table_read_by_one_lookup(monkeypatch):
         "neg": [(r[0],) for r in rows if r[2] == -1],
         "same_twice": [(r[0],) for r in rows if r[1] == 1],
         "contradiction": [],
+        "nulls": [(r[0],) for r in rows if r[1] is not None and r[2] == 1 and r[3] is None],
+        "null_only": [(r[0],) for r in rows if r[1] is None],
         "either": [(r[0],) for r in rows if r[2] == 1 or r[1] == 2],
         "string": [(r[0],) for r in rows if r[3] == "x1"],
         "range": [(r[0],) for r in rows if r[2] == 1 and r[1] is not None and r[1] > 0],

@@ -1,8 +1,9 @@
 """Filter: passes the records whose predicate is true (NULL counts as false).
 
-A filter of a base table whose predicate is only equalities of integer columns with integer
-literals gives its contents from one lookup in base storage (the rows with those values) instead
-of a scan of the whole table; the predicate still runs on what comes back."""
+A filter of a base table whose predicate is a conjunction of equalities of integer columns with
+integer literals (and NULL tests) gives its contents from one lookup in base storage (the rows
+with those values) instead of a scan of the whole table; the predicate still runs on what comes
+back."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..node import Node, pass_congruent
 from ..partial import has_unknown
 
 _EQ = re.compile(r"#(\d+) = (-?\d+)")
+_NULL_TEST = re.compile(r"(NOT )?#\d+ IS NULL")
 _INT64 = 1 << 63
 
 
@@ -39,8 +41,9 @@ class Filter(Node):
 
     def _equalities(self):
         """``(columns, key)`` when the input is a base table and the predicate is a conjunction
-        of ``#i = <integer>`` on integer columns, and nothing else (no OR, no other term): the
-        rows it passes are those base storage looks up by that key. False otherwise."""
+        of ``#i = <integer>`` on integer columns (at least one) and NULL tests, and nothing else
+        (no OR, no other term): the rows it passes are among those base storage looks up by
+        that key. False otherwise."""
         parent = self.parents[0]
         if parent.kind != "base":
             return False
@@ -48,12 +51,16 @@ class Filter(Node):
         for part in self.text.split(" AND "):
             m = _EQ.fullmatch(part)
             if m is None:
+                if _NULL_TEST.fullmatch(part):
+                    continue  # (the predicate tests it on the rows looked up)
                 return False
             col, value = int(m.group(1)), int(m.group(2))
             if col >= len(parent.kinds) or parent.kinds[col] != V.INT or abs(value) >= _INT64:
                 return False
             if want.setdefault(col, value) != value:
                 return False  # a column equal to two values: let the predicate say so
+        if not want:
+            return False
         cols = sorted(want)
         return (cols, tuple(want[c] for c in cols))
 
