@@ -372,7 +372,13 @@ class Engine(
                 if txn is None:
                     t = self._txn_default
                     if t.database is not None or t.last_insert_id or t.row_count != -1:
-                        res = self._in_database(self._execute, sql, params)
+                        self._ready()
+                        db = t.database
+                        prep = self._cache.get(sql if db is None else f"\0{db}\0{sql}")
+                        if prep is not None and prep.session_free:
+                            res = self._run(sql, prep, params)  # (binds none of them)
+                        else:
+                            res = self._in_database(self._execute, sql, params)
                     else:
                         res = self._execute(sql, params)
                     if res.lastrowid:  # an AUTO_INCREMENT value was generated

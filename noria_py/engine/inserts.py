@@ -72,9 +72,11 @@ class InsertPrepared(Prepared):
         src = ins.expression
         self.select = None
         self.strict_check = None
+        constants = False  # every value a parameter, a literal or DEFAULT
         if isinstance(src, exp.Values):
             scope = Scope([])
             self.tuples = []
+            constants = True
             for t in src.expressions:
                 vals = t.expressions if isinstance(t, exp.Tuple) else [t]
                 if len(vals) != len(positions):
@@ -83,6 +85,8 @@ class InsertPrepared(Prepared):
                     )
                 fns = []
                 for v, pos in zip(vals, positions):
+                    if not isinstance(v, _CONSTANT_VALUES) and not _is_default(v):
+                        constants = False
                     if isinstance(v, exp.Var) and v.name.upper() == "DEFAULT":
                         fns.append(_DEFAULT)
                     elif v.find(exp.Subquery, exp.Select, exp.Exists) is not None:
@@ -136,6 +140,14 @@ class InsertPrepared(Prepared):
             and self.returning is None
             and self.select is None
         )
+        # nothing a row's values, defaults (constants or the time) or checks compute reads the
+        # session (DATABASE(), LAST_INSERT_ID(), ROW_COUNT() are functions; a CHECK or generated
+        # column could call one): see ``Prepared.session_free``. (DDL re-prepares statements.)
+        self.session_free = (
+            self.plain and constants and not self.has_generated and not schema.checks
+        )
+        # a plain INSERT of one VALUES row (Engine._insert_row)
+        self.one_row = self.plain and len(self.tuples) == 1
 
     def _plan_ints(self, schema: TableSchema) -> list | None:
         """When every column is given in order, none generated and no DEFAULT: per column,
@@ -388,6 +400,8 @@ class InsertPrepared(Prepared):
         return V.implicit_default(c.ctype, c.name)
 
     def run(self, engine, params) -> Result:
+        if self.one_row:
+            return engine._insert_row(self, params)
         return engine._insert(self, [params])
 
 
@@ -531,12 +545,20 @@ def rows_prepared(one: Prepared, width: int, rows: int) -> RowsInsertPrepared | 
     multi = copy.copy(one)
     multi.__class__ = RowsInsertPrepared
     multi.row_width = width
+    multi.one_row = False
     multi.param_count = width * rows
     return multi
 
 
 _DEFAULT = object()
 _MISSING = object()  # LOAD DATA IGNORE: a field a short row does not have
+# VALUES items that compute nothing: ``?``, a literal (a number or a string, not a negation or
+# an expression), NULL; and DEFAULT (``_is_default``)
+_CONSTANT_VALUES = (exp.Placeholder, exp.Literal, exp.Null)
+
+
+def _is_default(v: exp.Expression) -> bool:
+    return isinstance(v, exp.Var) and v.name.upper() == "DEFAULT"
 
 
 def _no_zero_date(row) -> None:
@@ -762,6 +784,35 @@ class InsertsMixin:
                 lastrowid = gen[0]
         return Result(rowcount=len(stored), lastrowid=lastrowid, conditions=conditions)
 
+    def _insert_row(self, prep: InsertPrepared, params) -> Result:
+        """``_insert`` of a plain INSERT's one VALUES row: when it goes to ``_insert_one`` (no
+        transaction, nothing to check after it), that is decided first and the row built
+        alone, as ``_insert`` builds it (a row refused is the statement's error: no rows
+        before it hold a key)."""
+        t = self._cur
+        if (
+            self._writer is not None
+            or self._tx
+            or t.active
+            or self._runtime is not None
+            or self.shared
+            or self._fk_involved(prep.schema)
+        ):
+            return self._insert(prep, [params])
+        notes = V.Adjust(prep.table_text, strict=True)  # strict mode's notes
+        state = V.STRICT_EVALUATION
+        strictly = t.strict and not state.on
+        if strictly:  # a conversion's warning in a value's expression is an error
+            state.on = True
+            state.division = t.div_zero
+        try:
+            rows = prep.build_rows(self, params, 1, notes)
+        finally:
+            if strictly:
+                state.on = False
+                state.division = False
+        return self._insert_one(prep, rows, notes.conditions)
+
     def _raise_key_error(self, prep: InsertPrepared, rows: list) -> None:
         """The key error writing ``rows`` meets, if any (nothing stays written)."""
         if self._writer is not None and self._writer is not self._cur:
@@ -788,7 +839,7 @@ class InsertsMixin:
         its closures)."""
         table = prep.table
         stored = self.storage.insert_rows(table, rows, prep.auto_col)
-        node = self.graph.lookup(f"base({table})")
+        node = self.graph.by_signature.get(f"base({table})")
         if node is not None and node.children:
             self._dispatch(node, [(r, 1) for r in stored])
         self.write_count += 1

@@ -45,6 +45,9 @@ class Prepared:
     # reads or writes a TIMESTAMP column: refused under a session time_zone other than the
     # one TIMESTAMP values are kept in (``check_timestamp_zone``)
     timestamps = False
+    # evaluates nothing that reads the connection's session values (DATABASE(),
+    # LAST_INSERT_ID(), ROW_COUNT()): ``Engine.execute`` runs it without binding them
+    session_free = False
     _lift_types: tuple | None = None  # see lifts_as_written, _lift_rules
     _param_guard: tuple | None = None  # see binds_otherwise
 
@@ -71,9 +74,12 @@ _PARAM_TYPES = (
 )  # fmt: skip
 
 
+_PARAM_CLASSES = frozenset(_PARAM_TYPES)  # (a subclass of one of them passes too)
+
+
 def check_params(params) -> None:
     for v in params:
-        if not isinstance(v, _PARAM_TYPES):
+        if v.__class__ not in _PARAM_CLASSES and not isinstance(v, _PARAM_TYPES):
             raise E.ProgrammingError(
                 f"Error binding parameter: type '{type(v).__name__}' is not supported",
                 E.ER_WRONG_ARGUMENTS,

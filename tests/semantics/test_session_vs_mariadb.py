@@ -62,6 +62,19 @@ SCRIPT = [
     ("INSERT INTO sa (v) VALUES (@x)", False),
     ("SELECT LAST_INSERT_ID(), @x, ROW_COUNT()", True),
     ("SELECT id, v FROM sa WHERE id = LAST_INSERT_ID()", True),
+    # an INSERT of constants runs without the session's values bound, one that calls a
+    # function with them (each run twice: the second run is of the prepared statement)
+    ("INSERT INTO sa (v) VALUES (7)", False),
+    ("INSERT INTO sa (v) VALUES (ROW_COUNT() + 10)", False),
+    ("INSERT INTO sa (v) VALUES (ROW_COUNT() + 10)", False),
+    ("INSERT INTO sa (v) VALUES (7)", False),
+    ("INSERT INTO sa (v) VALUES (LAST_INSERT_ID())", False),
+    ("INSERT INTO sa (v) VALUES (LAST_INSERT_ID())", False),
+    ("INSERT INTO sa (id, v) VALUES (30, 8)", False),
+    ("INSERT INTO sa VALUES (NULL, ROW_COUNT()), (NULL, LAST_INSERT_ID())", False),
+    ("INSERT INTO sa VALUES (NULL, ROW_COUNT()), (NULL, LAST_INSERT_ID())", False),
+    ("SELECT id, v FROM sa WHERE id > 10 ORDER BY id", True),
+    ("SELECT LAST_INSERT_ID(), ROW_COUNT()", True),
 ]
 
 
