@@ -307,7 +307,7 @@ class Cursor:
                 rows = client_rows(rows, fc)
         self._rows = rows
         self._pos = 0
-        self.description = _description(res)
+        self.description = _description(res) if res.columns is not None else None
         self.rowcount = res.rowcount
         if res.lastrowid is not None:
             self.lastrowid = res.lastrowid

@@ -784,3 +784,36 @@ def test_rowcount_arraysize_fetchmany_like_sqlite3():
 
     expected, ours = _both(steps)
     assert ours == expected
+
+
+def test_write_result_is_the_keyword_result():
+    from noria_py.result import Result, write_result
+
+    assert write_result(3, 7, [("Note", 1265, "x")]) == Result(
+        rowcount=3, lastrowid=7, conditions=[("Note", 1265, "x")]
+    )
+    assert write_result(1, None, []) == Result(rowcount=1, conditions=[])
+
+
+def test_single_row_inserts_answer_rowcount_lastrowid_and_warnings(conn):
+    conn.execute("CREATE TABLE w (id INT AUTO_INCREMENT PRIMARY KEY, v INT, d DECIMAL(5,1))")
+    cur = conn.cursor()
+    for k in range(3):  # the first run prepares the statement, the later ones reuse it
+        cur.execute("INSERT INTO w (v, d) VALUES (?, ?)", (k, 1.25))
+        assert (cur.rowcount, cur.lastrowid, cur.description) == (1, k + 1, None)
+        assert conn.execute("SHOW WARNINGS").fetchall() == [
+            ("Note", 1265, "Data truncated for column 'd' at row 1")
+        ]
+        assert conn.execute("SELECT LAST_INSERT_ID(), ROW_COUNT()").fetchall() == [(k + 1, -1)]
+    cur.execute("INSERT INTO w VALUES (?, ?, ?)", (10, 5, 2))
+    assert (cur.rowcount, cur.lastrowid) == (1, 3)  # given, not generated: the last one stays
+    assert conn.execute("SHOW WARNINGS").fetchall() == []
+    with pytest.raises(errors.IntegrityError) as e:
+        cur.execute("INSERT INTO w VALUES (?, ?, ?)", (10, 6, 3))
+    assert e.value.errno == 1062
+    assert conn.execute("SELECT id, v FROM w ORDER BY id").fetchall() == [
+        (1, 0),
+        (2, 1),
+        (3, 2),
+        (10, 5),
+    ]

@@ -375,7 +375,7 @@ class Engine(
                         self._ready()
                         db = t.database
                         prep = self._cache.get(sql if db is None else f"\0{db}\0{sql}")
-                        if prep is not None and prep.session_free:
+                        if getattr(prep, "session_free", False):
                             res = self._run(sql, prep, params)  # (binds none of them)
                         else:
                             res = self._in_database(self._execute, sql, params)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from .. import errors as E
-from ..result import Result
+from ..result import Result, write_result
 from ..sql import names as N
 from ..sql import values as V
 from ..sql.dialect import DIALECT
@@ -847,7 +847,7 @@ class InsertsMixin:
         lastrowid = None
         if auto is not None and rows[0][auto] is None:
             lastrowid = stored[0][auto]
-        return Result(rowcount=1, lastrowid=lastrowid, conditions=conditions)
+        return write_result(1, lastrowid, conditions)
 
     def _replace(self, prep: InsertPrepared, rows: list, stored_holder: list, changed: list):
         """REPLACE, row by row: every row holding one of the new row's unique keys is deleted
