@@ -470,11 +470,12 @@ class Engine(
     def _ready(self) -> None:
         """Before a statement: the engine is open, and the views have every other process's
         and connection's commits."""
-        if self._closed or self._failure is not None:
+        # (the properties' own fields: this runs before every statement)
+        if self._closed or self._failure_ is not None:
             self._check_open()
         if self.fast <= 0 and self.shared:
             self.poll_commits()
-        if self._behind:
+        if self._behind_:
             self._catch_up()
 
     def _execute(self, sql: str, params) -> Result:

@@ -791,7 +791,7 @@ class InsertsMixin:
         before it hold a key)."""
         t = self._cur
         if (
-            self._writer is not None
+            self._writer_ is not None  # (the property's field)
             or self._tx
             or t.active
             or self._runtime is not None
