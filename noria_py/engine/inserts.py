@@ -148,6 +148,24 @@ class InsertPrepared(Prepared):
         )
         # a plain INSERT of one VALUES row (Engine._insert_row)
         self.one_row = self.plain and len(self.tuples) == 1
+        self.params_in_order = self._params_in_order(src)
+
+    def _params_in_order(self, src) -> bool:
+        """Is the one VALUES row ``(?, ?, ...)``, the parameters in order: its values the
+        parameter tuple itself (``_build_given``)? Each value's compiled function is asked
+        which parameter it returns."""
+        if self.tuples is None or len(self.tuples) != 1:
+            return False
+        fns = self.tuples[0]
+        row = src.expressions[0]
+        vals = row.expressions if isinstance(row, exp.Tuple) else [row]
+        if len(fns) != self.param_count or not all(isinstance(v, exp.Placeholder) for v in vals):
+            return False
+        probe = tuple(object() for _ in fns)
+        try:
+            return all(f((), probe) is p for f, p in zip(fns, probe))
+        except Exception:  # noqa: BLE001 - a value that converts its parameter: not in order
+            return False
 
     def _plan_ints(self, schema: TableSchema) -> list | None:
         """When every column is given in order, none generated and no DEFAULT: per column,
@@ -257,7 +275,7 @@ class InsertPrepared(Prepared):
         auto = self.auto_col
         coerce = V.coerce_for_column
         for fns in self.tuples:
-            row = [f((), params) for f in fns]
+            row = list(params) if self.params_in_order else [f((), params) for f in fns]
             for i, c, lo, hi in self._int_plan:
                 v = row[i]
                 if v is not None and (lo is None or type(v) is not int or not lo <= v <= hi):
@@ -799,7 +817,7 @@ class InsertsMixin:
             or self._fk_involved(prep.schema)
         ):
             return self._insert(prep, [params])
-        notes = V.Adjust(prep.table_text, strict=True)  # strict mode's notes
+        notes = V.Adjust(prep.table_text, 1, True)  # strict mode's notes (row 1, strict)
         state = V.STRICT_EVALUATION
         strictly = t.strict and not state.on
         if strictly:  # a conversion's warning in a value's expression is an error
@@ -970,11 +988,12 @@ class InsertsMixin:
 
     def _fk_involved(self, schema: TableSchema) -> bool:
         """Does a write to the table need checks after it (CHECK or FOREIGN KEY)?"""
-        return (
-            bool(schema.foreign_keys)
-            or bool(schema.checks)
-            or schema.name.lower() in self._fk_referenced()
-        )
+        if schema.foreign_keys or schema.checks:
+            return True
+        parents = self._fk_parents
+        if parents is None:
+            parents = self._fk_referenced()
+        return bool(parents) and schema.name.lower() in parents
 
     def _generated(self, schema: TableSchema) -> list:
         """(column index, compiled expression) of the table's generated columns, in order."""
