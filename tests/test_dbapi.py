@@ -817,3 +817,28 @@ def test_single_row_inserts_answer_rowcount_lastrowid_and_warnings(conn):
         (3, 2),
         (10, 5),
     ]
+
+
+def test_insert_shapes_put_each_parameter_in_its_column(conn):
+    conn.execute("CREATE TABLE s (id INT AUTO_INCREMENT PRIMARY KEY, a INT, b VARCHAR(5))")
+    eng = conn.engine
+    shapes = {
+        "INSERT INTO s VALUES (?, ?, ?)": True,
+        "INSERT INTO s (id, a, b) VALUES (?, ?, ?)": True,
+        "INSERT INTO s (b, a, id) VALUES (?, ?, ?)": True,  # in order, of a column list
+        "INSERT INTO s VALUES (?, 7, ?)": False,
+        "INSERT INTO s VALUES (?, ? + 1, ?)": False,
+    }
+    for sql, in_order in shapes.items():
+        assert eng.prepare(sql).params_in_order is in_order, sql
+    params = [None, "1", "x"]
+    conn.execute("INSERT INTO s VALUES (?, ?, ?)", params)
+    assert params == [None, "1", "x"]  # the caller's list is not the row written
+    conn.execute("INSERT INTO s (b, a, id) VALUES (?, ?, ?)", ("y", 2, None))
+    conn.execute("INSERT INTO s VALUES (?, 7, ?)", (None, "z"))
+    conn.execute("INSERT INTO s VALUES (?, ?, ?), (?, ?, ?)", (None, True, "u", 20, "9", "v"))
+    conn.executemany("INSERT INTO s VALUES (?, ?, ?)", [(None, 3, "w"), (30, None, None)])
+    assert conn.execute("SELECT id, a, b FROM s ORDER BY id").fetchall() == [
+        (1, 1, "x"), (2, 2, "y"), (3, 7, "z"), (4, 1, "u"), (20, 9, "v"), (21, 3, "w"),
+        (30, None, None)
+    ]  # fmt: skip
