@@ -372,13 +372,17 @@ class Engine(
                 if txn is None:
                     t = self._txn_default
                     if t.database is not None or t.last_insert_id or t.row_count != -1:
+                        # the session's values bound for the statement (``_execute``'s steps,
+                        # the prepared statement looked up once), unless it reads none of them
                         self._ready()
                         db = t.database
                         prep = self._cache.get(sql if db is None else f"\0{db}\0{sql}")
-                        if getattr(prep, "session_free", False):
+                        if prep is None:
+                            res = self._in_database(self._execute, sql, params)
+                        elif getattr(prep, "session_free", False):
                             res = self._run(sql, prep, params)  # (binds none of them)
                         else:
-                            res = self._in_database(self._execute, sql, params)
+                            res = self._in_database(self._run, sql, prep, params)
                     else:
                         res = self._execute(sql, params)
                     if res.lastrowid:  # an AUTO_INCREMENT value was generated
