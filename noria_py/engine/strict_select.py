@@ -260,12 +260,20 @@ class _Plan:
                     self.where_at[i] = compile_expr(e, scope).fn
         items = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
         # ``*`` and ``t.*`` compute nothing
-        items = [
+        computed = [
             e
             for e in items
             if not isinstance(e, exp.Star)
             and not (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
         ]
+        if len(computed) != len(items) and any(
+            isinstance(t, exp.Literal) and not t.is_string
+            for clause in (select.args.get("group"), select.args.get("order"))
+            if clause is not None
+            for t in (o.this if isinstance(o, exp.Ordered) else o for o in clause.expressions)
+        ):
+            raise _NotModelled  # ORDER BY 2 after a ``*``: a column the star stands for
+        items = computed
         aliases = {e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)}
         group = select.args.get("group")
         having = select.args.get("having")
