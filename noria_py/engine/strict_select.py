@@ -309,7 +309,7 @@ class _Plan:
 
         if self.grouped:
             lifted = [lift(e) for e in items]
-            having_l = lift(having.this) if having is not None else None
+            having_l = lift(self._aliased(having.this, aliases)) if having is not None else None
             group_exprs = [
                 self._resolve(g, items, aliases) for g in (group.expressions if group else [])
             ]
@@ -373,6 +373,23 @@ class _Plan:
             return items[i - 1]
         if isinstance(e, exp.Column) and not e.table and e.name.lower() in aliases:
             return aliases[e.name.lower()]
+        return e
+
+    def _aliased(self, e: exp.Expression, aliases: dict) -> exp.Expression:
+        """HAVING's references to select-list aliases (``HAVING n > 1``) as their items; a
+        table's column of the same name wins, as in MySQL."""
+        e = e.copy()
+        for col in list(e.find_all(exp.Column)):
+            name = col.name.lower()
+            if col.table or name not in aliases:
+                continue
+            try:
+                self.scope.resolve(col)
+            except E.Error:
+                repl = aliases[name].copy()
+                if col is e:
+                    return repl
+                col.replace(repl)
         return e
 
     def _join(self, left: bool, on, start: int, width: int):

@@ -120,6 +120,8 @@ def test_named_cases(oracle):
             "INSERT INTO idst SELECT SUM(s) / 0 FROM ia WHERE id <> 2",
             "INSERT INTO idst SELECT k FROM ia GROUP BY k HAVING SUM(s) > 0",
             "INSERT INTO idst SELECT k FROM ia WHERE id <> 2 GROUP BY k HAVING SUM(s) / 0 IS NULL",
+            "INSERT INTO idst SELECT SUM(s) AS t FROM ia WHERE id <> 2 GROUP BY k HAVING t / 0",
+            "INSERT INTO idst SELECT COUNT(*) AS n FROM ia GROUP BY k HAVING n > 1",
             "INSERT INTO idst SELECT MAX(s + 0) FROM ia",
             "INSERT INTO idst SELECT MAX(s) FROM ia WHERE id <> 2",
             "INSERT INTO idst SELECT COUNT(s) FROM ia",
