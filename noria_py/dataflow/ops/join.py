@@ -18,6 +18,22 @@ from ..sqlrel import nonempty
 from .base import reading_at, start_reading, stop_reading
 
 
+def _bag_add(state: dict, key, row: tuple, m: int) -> None:
+    """``m`` (signed) more of ``row`` in ``state[key]``, a bag of rows and their counts: a row
+    whose count reaches 0 leaves the bag, and a bag left empty leaves ``state``."""
+    bag = state.get(key)
+    if bag is None:
+        state[key] = {row: m}
+        return
+    c = bag.get(row, 0) + m
+    if c:
+        bag[row] = c
+    else:
+        del bag[row]
+        if not bag:
+            del state[key]
+
+
 class Join(Node):
     kind = "join"
 
@@ -581,16 +597,7 @@ class Join(Node):
             key = keyf(row)
             if skip_null and has_null(key):
                 continue
-            bag = state.get(key)
-            if bag is None:
-                bag = state[key] = {}
-            c = bag.get(row, 0) + m
-            if c:
-                bag[row] = c
-            else:
-                del bag[row]
-                if not bag:
-                    del state[key]
+            _bag_add(state, key, row, m)
 
     def _from_left(self, batch: list) -> list:
         out = []
@@ -601,16 +608,7 @@ class Join(Node):
         pad = self.pad
         for row, m in batch:
             key = lk(row)
-            bag = lstate.get(key)
-            if bag is None:
-                bag = lstate[key] = {}
-            c = bag.get(row, 0) + m
-            if c:
-                bag[row] = c
-            else:
-                del bag[row]
-                if not bag:
-                    del lstate[key]
+            _bag_add(lstate, key, row, m)
             matches = rstate.get(key) if not self._has_null(key) else None
             if matches:
                 for rrow, rc in matches.items():
@@ -630,18 +628,9 @@ class Join(Node):
             key = rk(row)
             if self._has_null(key):
                 continue  # never matches anything; not needed for output
-            bag = rstate.get(key)
-            before = bool(bag)
-            if bag is None:
-                bag = rstate[key] = {}
-            c = bag.get(row, 0) + m
-            if c:
-                bag[row] = c
-            else:
-                del bag[row]
-            after = bool(bag)
-            if not bag:
-                del rstate[key]
+            before = key in rstate  # (a bag is dropped when it empties)
+            _bag_add(rstate, key, row, m)
+            after = key in rstate
             lefts = lstate.get(key)
             if not lefts:
                 continue
