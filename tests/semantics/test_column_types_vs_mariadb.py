@@ -17,11 +17,7 @@ from noria_py import errors as E
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_types CHARACTER SET utf8mb4")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_types")
+    conn = mariadb_oracle.database("oracle_types", "CHARACTER SET utf8mb4")
     yield conn
     conn.close()
 

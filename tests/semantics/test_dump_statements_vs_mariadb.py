@@ -18,11 +18,7 @@ from noria_py.sql import comments
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_dump")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_dump")
+    conn = mariadb_oracle.database("oracle_dump")
     yield conn
     conn.close()
 

@@ -22,11 +22,7 @@ DDL = (
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_ignore_named")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_ignore_named")
+    conn = mariadb_oracle.database("oracle_ignore_named")
     yield conn
     conn.close()
 

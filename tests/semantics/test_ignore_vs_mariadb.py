@@ -131,11 +131,7 @@ SRC = [(1, "abc"), (2, "12x"), (3, "99999999999"), (5, None), (6, "a")]
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_ignore")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_ignore", local_infile=True)
+    conn = mariadb_oracle.database("oracle_ignore", local_infile=True)
     yield conn
     conn.close()
 

@@ -28,11 +28,7 @@ SCHEMA = [
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_insert_select")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_insert_select")
+    conn = mariadb_oracle.database("oracle_insert_select")
     yield conn
     conn.close()
 

@@ -62,11 +62,7 @@ def _case(draw):
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_multirow")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_multirow")
+    conn = mariadb_oracle.database("oracle_multirow")
     yield conn
     conn.close()
 

@@ -24,11 +24,7 @@ MODES = (
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_strict")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_strict")
+    conn = mariadb_oracle.database("oracle_strict")
     yield conn
     conn.close()
 

@@ -31,11 +31,7 @@ _NUMBERISH = st.one_of(
 
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
-    c = mariadb_oracle.connect(database=None)
-    with c.cursor() as cur:
-        cur.execute("CREATE DATABASE IF NOT EXISTS oracle_ss")
-    c.close()
-    conn = mariadb_oracle.connect(database="oracle_ss")
+    conn = mariadb_oracle.database("oracle_ss")
     yield conn
     conn.close()
 
