@@ -9,6 +9,8 @@ import os
 import signal
 import sqlite3
 import time
+import traceback
+from contextlib import contextmanager
 from decimal import Decimal
 
 import pytest
@@ -162,6 +164,43 @@ def _reader(path: str, rows: list, stop, out, opts=None) -> None:
     conn.close()
 
 
+def _reported(target, out, *args) -> None:
+    """Run a child process's ``target``; an exception is put on ``out`` with its traceback, so
+    the test fails at once with the child's own error instead of waiting for a message that
+    never comes."""
+    try:
+        globals()[target](*args)
+    except BaseException:
+        out.put(("error", target, traceback.format_exc()))
+        raise
+
+
+@contextmanager
+def _children(procs, *events):
+    """Start ``procs`` (daemons); however the test ends, set ``events`` (which tell the children
+    to finish) and end any child still running, so none outlives the test."""
+    try:
+        for p in procs:
+            p.daemon = True
+            p.start()
+        yield
+    finally:
+        for e in events:
+            e.set()
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+                p.join(10)
+
+
+def _message(out):
+    kind, me, data = out.get(timeout=120)
+    if kind == "error":
+        pytest.fail(f"child process {me} failed:\n{data}")
+    return kind, me, data
+
+
 _txn = st.tuples(
     st.lists(st.tuples(st.integers(0, 1), st.booleans()), min_size=1, max_size=3),
     st.booleans(),
@@ -184,35 +223,35 @@ def test_processes_agree_and_never_read_uncommitted_writes(tmp_path_factory, pla
     ]
     opts = MODES[mode]
     writers = [
-        ctx.Process(target=_writer, args=(path, i + 1, p, out, finish, opts))
+        ctx.Process(target=_reported, args=("_writer", out, path, i + 1, p, out, finish, opts))
         for i, p in enumerate(plans)
     ]
-    reader = ctx.Process(target=_reader, args=(path, [1, 2, 3, 4], stop, out, opts))
-    reader.start()
-    for w in writers:
-        w.start()
+    reader = ctx.Process(
+        target=_reported, args=("_reader", out, path, [1, 2, 3, 4], stop, out, opts)
+    )
     committed: dict[int, list] = {r: [0] for r in range(1, 7)}
     views = []
     seen = None
-    pending = len(writers)
-    while pending:
-        kind, me, data = out.get(timeout=120)
-        if kind == "committed":
-            for row, token in data:
-                committed[row].append(token)
-        elif kind == "done":
-            pending -= 1
-    finish.set()
-    stop.set()
-    while seen is None or len(views) < len(writers) + 1:
-        kind, me, data = out.get(timeout=120)
-        if kind == "seen":
-            seen = data
-        elif kind == "views":
-            views.append(data)
-    for p in writers + [reader]:
-        p.join(30)
-        assert p.exitcode == 0
+    with _children([reader, *writers], stop, finish):
+        pending = len(writers)
+        while pending:
+            kind, me, data = _message(out)
+            if kind == "committed":
+                for row, token in data:
+                    committed[row].append(token)
+            elif kind == "done":
+                pending -= 1
+        finish.set()
+        stop.set()
+        while seen is None or len(views) < len(writers) + 1:
+            kind, me, data = _message(out)
+            if kind == "seen":
+                seen = data
+            elif kind == "views":
+                views.append(data)
+        for p in writers + [reader]:
+            p.join(30)
+            assert p.exitcode == 0
     # every value a reader saw was committed, in commit order (never a rolled-back token)
     for row, values in seen.items():
         order = committed[row]
@@ -246,14 +285,14 @@ def test_a_killed_writer_loses_nothing_it_acknowledged(tmp_path):
     for q, k in QUERIES:
         watcher.execute(q, (k,)).fetchall()
     proc = ctx.Process(target=_crashing_writer, args=(path, out))
-    proc.start()
     acked = 0
     deadline = time.monotonic() + 60
-    while acked < 30 and time.monotonic() < deadline:
-        acked = max(acked, out.get(timeout=60))
-        watcher.execute(ROW, (1,)).fetchall()  # reading while it writes
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.join(10)
+    with _children([proc]):
+        while acked < 30 and time.monotonic() < deadline:
+            acked = max(acked, out.get(timeout=60))
+            watcher.execute(ROW, (1,)).fetchall()  # reading while it writes
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(10)
     while not out.empty():
         try:
             acked = max(acked, out.get(timeout=1))
@@ -328,13 +367,13 @@ def test_sync_orders_a_read_after_another_process_commit(tmp_path):
     reader = noria_py.connect(path)
     reader.execute(ROW, (6,)).fetchall()
     proc = ctx.Process(target=_signalling_writer, args=(path, commits, acks))
-    proc.start()
-    for _ in range(40):
-        token = acks.get(timeout=60)
-        reader.engine.sync()
-        assert reader.execute(ROW, (6,)).fetchall() == [(token,)]
-        commits.put(True)
-    proc.join(30)
+    with _children([proc]):
+        for _ in range(40):
+            token = acks.get(timeout=60)
+            reader.engine.sync()
+            assert reader.execute(ROW, (6,)).fetchall() == [(token,)]
+            commits.put(True)
+        proc.join(30)
     assert proc.exitcode == 0
     reader.close()
 
