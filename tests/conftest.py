@@ -104,3 +104,23 @@ def mariadb_oracle():
             oracle._conn.close()
         if server is not None:
             server.stop()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """A child process still running when every test and fixture is done (a server or worker a
+    failed test never stopped) would keep this interpreter from exiting: multiprocessing joins
+    its children at exit. End each one (they are this run's own) and say which they were."""
+    import psutil
+
+    left = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "multiprocessing.resource_tracker" in " ".join(child.cmdline()):
+                continue  # multiprocessing's own helper, which ends with this interpreter
+            left.append(child)
+            print(f"\nending a process a test left running: {child.pid} {child.cmdline()[:4]}")
+            child.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(left, timeout=10)
