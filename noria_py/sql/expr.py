@@ -517,6 +517,124 @@ _NULL_STILL_READS = {
 }  # fmt: skip
 
 
+# Functions that read some of their arguments as dates or times. Given a value that is not
+# one, MySQL answers NULL (or a part of what it could read) with warning 1292, which under
+# strict evaluation (a write in strict mode) is the error itself. Per argument position, how
+# the function reads it:
+#   "datetime"  a valid date (DATE_ADD('0000-00-00', ...) is an error);
+#   "date0"     a date that may have zero parts ('2024-00-00'), or a time;
+#   "time"      a time, or a datetime with its time of day (a date alone is an error).
+_D, _D0, _T = "datetime", "date0", "time"
+_TEMPORAL_READS = {
+    "DATE_ADD": {0: _D}, "DATE_SUB": {0: _D}, "ADDDATE": {0: _D}, "SUBDATE": {0: _D},
+    "TIMESTAMPADD": {2: _D}, "TIMESTAMPDIFF": {1: _D, 2: _D}, "DATEDIFF": {0: _D, 1: _D},
+    "DAYOFWEEK": {0: _D}, "WEEKDAY": {0: _D}, "DAYOFYEAR": {0: _D}, "DAYNAME": {0: _D},
+    "TO_DAYS": {0: _D}, "TO_SECONDS": {0: _D}, "WEEK": {0: _D}, "WEEKOFYEAR": {0: _D},
+    "YEARWEEK": {0: _D}, "UNIX_TIMESTAMP": {0: _D},
+    "YEAR": {0: _D0}, "MONTH": {0: _D0}, "DAY": {0: _D0}, "DAYOFMONTH": {0: _D0},
+    "QUARTER": {0: _D0}, "MONTHNAME": {0: _D0}, "LAST_DAY": {0: _D0}, "DATE_FORMAT": {0: _D0},
+    "DATE": {0: _D0}, "TIMESTAMP": {0: _D0}, "EXTRACT": {1: _D0},
+    "HOUR": {0: _T}, "MINUTE": {0: _T}, "SECOND": {0: _T}, "MICROSECOND": {0: _T},
+    "TIME_TO_SEC": {0: _T}, "TIMEDIFF": {0: _T, 1: _T}, "ADDTIME": {0: _T}, "SUBTIME": {0: _T},
+    "TIME": {0: _T},
+}  # fmt: skip
+# reading a time, a string that starts as a date must be a valid datetime with a time of day
+_TIME_READS_ALWAYS = frozenset(n for n, r in _TEMPORAL_READS.items() if _T in r.values())
+_TEMPORAL_TYPES = (_dt.datetime, _dt.date, _dt.timedelta)
+_ZERO_DATE = re.compile(r"^\s*0{1,4}-0{1,2}-0{1,2}(?:\s+0{1,2}:0{1,2}:0{1,2}(?:\.0*)?)?\s*$")
+
+
+_DIGITS_ONLY = re.compile(r"^\s*(\d+)\s*$")
+
+
+def _readable(v, kind: str, wide: bool = False) -> bool:
+    """Does MySQL read ``v`` (not NULL, not already temporal) as the ``kind`` wanted?"""
+    from .functions import temporal as _temporal
+
+    text = None
+    if type(v) in (str, bytes):
+        text = v.decode("utf-8", "replace") if type(v) is bytes else v
+    if kind == _T:
+        if text is not None:
+            m = _temporal._DATEISH.match(text)
+            if m is not None:  # a date: with a valid time of day
+                rest = m.group(1)
+                return bool(rest and rest.strip()) and _coerce.to_datetime(text) is not None
+            m = _DIGITS_ONLY.match(text)
+            if m is not None and len(m.group(1)) == 8:
+                if _coerce.to_datetime(text) is not None:
+                    return False  # YYYYMMDD: a date without a time of day
+                n = int(m.group(1))  # else HHHHMMSS, within TIME's 838 hours (but
+                # EXTRACT reads any number of hours)
+                return n // 100 % 100 < 60 and n % 100 < 60 and (wide or n < 8390000)
+        return _temporal._read_time(v) is not None
+    if _coerce.to_datetime(v) is not None:
+        return True
+    # a date with zero parts ('2024-00-00', '100000')
+    return kind == _D0 and text is not None and _temporal._ymd(text) is not None
+
+
+def _strict_temporal(name: str, args: tuple) -> None:
+    """Under strict evaluation: error 1292 when an argument ``name`` reads as a date or time
+    is not one (MySQL's warning, made an error by strict mode)."""
+    reads = _TEMPORAL_READS.get(name)
+    if reads is None:
+        return
+    from ..errors import DataError
+
+    if name == "EXTRACT" and args and str(args[0]).upper() in _TIME_UNITS:
+        reads = {1: "extract"}  # EXTRACT(HOUR FROM x) reads a time
+    for i, kind in reads.items():
+        if i >= len(args):
+            continue
+        v = args[i]
+        if v is None or isinstance(v, _TEMPORAL_TYPES) or type(v) is bool:
+            continue
+        if isinstance(v, (_coerce.TemporalText, _coerce.ScalarText)):
+            v = v.value
+            if v is None or isinstance(v, _TEMPORAL_TYPES):
+                continue
+        if kind == "extract":
+            if _readable(v, _T, wide=True):
+                continue
+            kind = _T
+        elif _readable(v, kind):
+            continue
+        text = v.decode("utf-8", "replace") if isinstance(v, bytes) else _coerce.to_str(v)
+        if name == "UNIX_TIMESTAMP" and _ZERO_DATE.match(text):
+            continue  # UNIX_TIMESTAMP('0000-00-00') is 0 without an error
+        raise DataError(
+            f"Incorrect {'time' if kind == _T else 'datetime'} value: '{text}'", 1292, "22007"
+        )
+
+
+_TIME_UNITS = frozenset(("HOUR", "MINUTE", "SECOND", "MICROSECOND"))
+
+
+def _minmax_reads(call, kind):
+    """GREATEST/LEAST with a NULL argument are NULL, but MySQL reads the arguments before the
+    first NULL as the comparison's type: under strict evaluation a string there that is not
+    a number (a numeric comparison) or not a date (a temporal one) is error 1292."""
+    numeric = kind in (V.INT, V.DECIMAL, V.FLOAT) or kind.__class__ is V.FloatKind
+    temporal = kind in (V.DATE, V.DATETIME)
+    if not (numeric or temporal):
+        return call
+
+    def reads(*a):
+        if None in a and _STRICT.on:
+            for v in a:
+                if v is None:
+                    break
+                if type(v) in (str, bytes):
+                    if numeric:
+                        V.check_number_text(v, "DOUBLE")
+                    else:
+                        _strict_temporal("DATE_ADD", (v,))
+        return call(*a)
+
+    return reads
+
+
 def _integral_double(v) -> bool:
     return type(v) is float and v.is_integer() and -(2.0**63) <= v < 2.0**64
 
@@ -1832,6 +1950,8 @@ class _Compiler:
             if len(signs) > 1:
                 kind = V.DECIMAL  # a signed beside an unsigned integer, as MySQL merges them
         call = bind_function(fn, coll)
+        if name in ("GREATEST", "LEAST"):
+            call = _minmax_reads(call, kind)
         if kind == V.FLOAT and fn.ret.__class__ is not V.FloatKind:  # (CAST_FLOAT's is)
             floats = [k for k in kinds if k.__class__ is V.FloatKind]
             if floats and name in _RETURNS_ARGUMENT and all(floats[0].same(k) for k in kinds):
@@ -1898,13 +2018,19 @@ class _Compiler:
         return Compiled(fn, kind, const=True)
 
     # bit operators: 64-bit unsigned, as in MySQL
-    def _bits(self, n, op) -> Compiled:
+    def _bits(self, n, op, shift: bool = False) -> Compiled:
         fa = self._numeric(self.compile(n.this)).fn
         fb = self._numeric(self.compile(n.expression)).fn
+        right = "INTEGER" if shift else "DECIMAL"  # a shift reads its count as an integer
 
         def fn(r, p):
             a, b = fa(r, p), fb(r, p)
             if a is None or b is None:
+                if _STRICT.on:  # MySQL reads both operands as numbers before the NULL wins
+                    if type(a) in (str, bytes):
+                        V.check_number_text(a, "DECIMAL")
+                    if type(b) in (str, bytes):
+                        V.check_number_text(b, right)
                 return None
             return op(_u64(a), _u64(b)) & _U64
 
@@ -1920,10 +2046,10 @@ class _Compiler:
         return self._bits(n, _op.xor)
 
     def c_BitwiseLeftShift(self, n):
-        return self._bits(n, lambda a, b: a << b if b < 64 else 0)
+        return self._bits(n, lambda a, b: a << b if b < 64 else 0, shift=True)
 
     def c_BitwiseRightShift(self, n):
-        return self._bits(n, lambda a, b: a >> b if b < 64 else 0)
+        return self._bits(n, lambda a, b: a >> b if b < 64 else 0, shift=True)
 
     def c_BitwiseNot(self, n):
         fa = self._numeric(self.compile(n.this)).fn
@@ -2073,6 +2199,8 @@ def bind_function(fn: F.Fn, coll=None) -> Callable:
     ``FunctionError`` is a MySQL error and surfaces as one."""
     impl = fn.impl
     strict = fn.strict
+    name = fn.name
+    temporal = name in _TEMPORAL_READS
     if fn.context or fn.collation:
         from .. import sql as _sql  # noqa: F401
         from . import collation as _coll
@@ -2085,12 +2213,16 @@ def bind_function(fn: F.Fn, coll=None) -> Callable:
                 kw["coll"] = coll or _coll.get(F.current_context().collation)
             try:
                 if fn.context:
-                    return impl(F.current_context(), *a, **kw)
-                return impl(*a, **kw)
+                    r = impl(F.current_context(), *a, **kw)
+                else:
+                    r = impl(*a, **kw)
             except F.FunctionError as e:
                 raise _function_error(e) from None
             except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
-                return None
+                r = None
+            if temporal and _STRICT.on and (r is None or name in _TIME_READS_ALWAYS):
+                _strict_temporal(name, a)
+            return r
 
         return call
 
@@ -2106,11 +2238,14 @@ def bind_function(fn: F.Fn, coll=None) -> Callable:
                         V.check_number_text(v, reads[min(i, len(reads) - 1)])
             return None
         try:
-            return impl(*a)
+            r = impl(*a)
         except F.FunctionError as e:
             raise _function_error(e) from None
         except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
-            return None
+            r = None
+        if temporal and _STRICT.on and (r is None or name in _TIME_READS_ALWAYS):
+            _strict_temporal(name, a)
+        return r
 
     return plain
 

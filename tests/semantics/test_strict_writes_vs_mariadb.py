@@ -158,6 +158,91 @@ def test_casts_and_null_operands(oracle):
     )
 
 
+# strings a date or time function may be given: not dates at all, invalid dates, a date with
+# no time of day (an error where a time is read), times, and numbers spelled as text
+_TEMPORAL_TEXTS = (
+    "3x", "", "2020-13-45", "2020-02-30", "2020-01-01", "20200101", "2020-01-01 10:00:00",
+    "2020-01-01 25:00:00", "2020-01-01 10:00:00x", "1 10:00:00", "99:99:99", "2020/01/01",
+    "abc", "12", "2020-01-01T10:00", "3:4",
+)  # fmt: skip
+_TEMPORAL_CALLS = (
+    "DATE_ADD(s, INTERVAL 1 DAY)", "s - INTERVAL 1 HOUR", "YEAR(s)", "MONTH(s)", "QUARTER(s)",
+    "DAYOFWEEK(s)", "DAYNAME(s)", "TO_DAYS(s)", "LAST_DAY(s)", "WEEK(s)", "UNIX_TIMESTAMP(s)",
+    "DATE(s)", "EXTRACT(YEAR FROM s)", "EXTRACT(HOUR FROM s)", "HOUR(s)", "SECOND(s)",
+    "TIME_TO_SEC(s)", "TIMEDIFF(s, '01:00:00')", "ADDTIME(s, '01:00:00')", "TIME(s)",
+    "DATEDIFF(s, '2020-01-01')", "TIMESTAMPDIFF(DAY, s, '2020-01-01')",
+    "TIMESTAMPADD(DAY, 1, s)", "DATE_FORMAT(s, '%Y')",
+)  # fmt: skip
+
+
+def test_date_and_time_functions_refuse_what_is_no_date(oracle):
+    """A string that is not a date (or, where a time is read, not a time: a date without its
+    time of day) given to a date or time function is refused in a strict write (MySQL's
+    warning 1292 made an error), in SET and in WHERE alike; what MySQL reads is written."""
+    rows = ", ".join(f"({i}, '{t}', NULL)" for i, t in enumerate(_TEMPORAL_TEXTS, 1))
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE sw (id INT PRIMARY KEY, s VARCHAR(30), n INT)",
+            f"INSERT INTO sw VALUES {rows}",
+            f"SET SESSION sql_mode = '{MODES}'",
+        ]
+        + [
+            f"UPDATE sw SET n = ({call}) IS NULL WHERE id = {i}"
+            for call in _TEMPORAL_CALLS
+            for i in range(1, len(_TEMPORAL_TEXTS) + 1)
+        ]
+        + [
+            "UPDATE sw SET n = id WHERE DATE_ADD(s, INTERVAL 1 DAY) IS NULL",
+            "UPDATE sw SET n = id WHERE YEAR(s) > 2000",
+            "DELETE FROM sw WHERE HOUR(s) = 34",
+            "INSERT INTO sw (id, n) SELECT id + 100, YEAR(s) FROM sw WHERE id = 1",
+            "INSERT INTO sw (id, n) VALUES (200, DAYOFWEEK('2020-02-30'))",
+        ],
+    )
+
+
+def test_null_arguments_of_greatest_and_bit_operators(oracle):
+    """GREATEST/LEAST with a NULL argument still read the arguments before it as their
+    comparison's type, and bit operators read both operands as numbers: a string that is
+    not one is refused in a strict write although the result is NULL."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE sw (id INT PRIMARY KEY, s VARCHAR(20), n INT, d DOUBLE, c VARCHAR(5),"
+            " dt DATE)",
+            "INSERT INTO sw VALUES (1, '3x', NULL, NULL, NULL, NULL),"
+            " (2, '7', NULL, NULL, NULL, NULL)",
+            f"SET SESSION sql_mode = '{MODES}'",
+        ]
+        + [
+            f"UPDATE sw SET {e} WHERE id = {i}"
+            for i in (1, 2)
+            for e in (
+                "n = s & n",
+                "n = s | n",
+                "n = s ^ n",
+                "n = s << n",
+                "n = n >> s",
+                "n = ~s",
+                "d = GREATEST(s, n)",
+                "d = LEAST(s, 2, n)",
+                "d = GREATEST(n, s)",
+                "d = GREATEST(s, c)",
+                "d = GREATEST(s, NULL)",
+                "dt = GREATEST(s, dt)",
+                "d = GREATEST(s, CAST(NULL AS SIGNED))",
+            )
+        ]
+        + [
+            "UPDATE sw SET d = id WHERE GREATEST(s, n) IS NULL",
+            "INSERT INTO sw (id, d) VALUES (11, GREATEST('3x', NULL))",
+            "INSERT INTO sw (id, n) VALUES (12, '3x' & NULL)",
+            "INSERT INTO sw (id, n) VALUES (13, NULL << '3x')",
+        ],  # fmt: skip
+    )
+
+
 def test_outside_strict_mode_they_are_warnings(oracle):
     conn, ours, theirs = _session(oracle)
     try:

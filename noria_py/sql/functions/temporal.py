@@ -656,6 +656,7 @@ def timestamp(v, t=None):
 # --- parts -----------------------------------------------------------------------------------
 
 _ZERO_IN_DATE = re.compile(r"^\s*(\d{1,4})[-/.:](\d{1,2})[-/.:](\d{1,2})(?:[ T].*)?$")
+_ZERO_DIGITS = re.compile(r"^\s*(\d{6}|\d{8})\s*$")
 
 
 def _ymd(v) -> tuple[int, int, int] | None:
@@ -665,11 +666,18 @@ def _ymd(v) -> tuple[int, int, int] | None:
         return d.year, d.month, d.day
     if not isinstance(v, (str, bytes)):
         return None
-    m = _ZERO_IN_DATE.match(to_str(v))
-    if not m:
-        return None
-    y, mo, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    if len(m.group(1)) <= 2:
+    text = to_str(v)
+    m = _ZERO_IN_DATE.match(text)
+    if m:
+        ys, mo, day = m.group(1), int(m.group(2)), int(m.group(3))
+    else:
+        m = _ZERO_DIGITS.match(text)  # YYMMDD or YYYYMMDD
+        if not m:
+            return None
+        d = m.group(1)
+        ys, mo, day = d[:-4], int(d[-4:-2]), int(d[-2:])
+    y = int(ys)
+    if len(ys) <= 2:
         y += 2000 if y < 70 else 1900
     if mo > 12 or day > 31 or (mo and day) or (mo and day > _days_in_month(max(y, 1), mo)):
         return None
