@@ -1,8 +1,8 @@
 """noria_py against SQLite on random schemas, queries and write sequences.
 
 One test per query family. Each runs EXAMPLES_FACTOR times the hypothesis profile's
-max_examples (tests/conftest.py): 200 per family, 1,400 in all, with the default "ci" profile
-(`--hypothesis-profile=long` runs 4,000 per family).
+max_examples (tests/conftest.py): 100 per family, 700 in all, with the default "ci" profile
+(`--hypothesis-profile=long` runs 2,000 per family).
 A failure's message holds a script that reproduces it (see harness.replay).
 """
 
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from .harness import Scenario, run, scenarios
 from .queries import FAMILIES
 
-EXAMPLES_FACTOR = 2
+EXAMPLES_FACTOR = 1
 
 
 @pytest.mark.parametrize("family", FAMILIES)

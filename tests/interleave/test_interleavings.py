@@ -10,7 +10,7 @@ reader key must equal SQLite's answer, every read must have completed, and every
 must equal a fully materialized twin (invariants I-III, ``noria_py/dataflow/audit.py``).
 
 ``EXAMPLES_FACTOR`` times the profile's ``max_examples`` (100 under the default "ci" profile):
-500 examples per CI run (`--hypothesis-profile=long`: 15,000).
+300 examples per CI run (`--hypothesis-profile=long`: 6,000).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from .world import KEYS, QUERIES, WRITES, World, initial_rows
 
-EXAMPLES_FACTOR = 5
+EXAMPLES_FACTOR = 3
 
 _ARGS = {
     # per parameter position of each write: the values it draws from
