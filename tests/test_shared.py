@@ -4,6 +4,7 @@ read; a process killed in the middle of its transactions loses nothing it acknow
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing as mp
 import os
 import signal
@@ -168,6 +169,9 @@ def _reported(target, out, *args) -> None:
     """Run a child process's ``target``; an exception is put on ``out`` with its traceback, so
     the test fails at once with the child's own error instead of waiting for a message that
     never comes."""
+    # a child still running after 90 s is stuck: its threads' stacks go to stderr (shown with
+    # the failure) before the test gives up on it at 120 s
+    faulthandler.dump_traceback_later(90)
     try:
         globals()[target](*args)
     except BaseException:
