@@ -356,6 +356,9 @@ def run_setting(per_story: int, args: argparse.Namespace, baseline: dict | None)
         ncur = conn.cursor()
         # Before timing: the check keys' answers (the first read installs the query).
         checked += check_answers(ncur, scur, plan.check, f"repeat {rep}, before timing")
+        if args.gc_freeze:
+            gc.collect()
+            gc.freeze()
         order = ("noria", "sqlite") if rep % 2 == 0 else ("sqlite", "noria")
         curs = {"noria": ncur, "sqlite": scur}
 
@@ -378,6 +381,8 @@ def run_setting(per_story: int, args: argparse.Namespace, baseline: dict | None)
         checked += check_answers(ncur, scur, plan.recheck, f"repeat {rep}, after the writes")
         partial_state_bytes = conn.engine.graph.state_bytes()
         conn.close()
+        if args.gc_freeze:
+            gc.unfreeze()
         del conn, ncur, curs
         gc.collect()
         log(
@@ -470,6 +475,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="operations per turn: the two sides alternate every CHUNK operations within each"
         " measurement (100; 0: each side runs its whole section in one turn)",
     )
+    p.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="freeze the objects alive after each setup out of the cyclic collector before"
+        " timing (both sides share the process): does the collector's scan of long-lived"
+        " objects cost the reads anything?",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="small sizes, one repeat (a smoke run)")
     p.add_argument(
@@ -523,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "settings": settings,
         "config": {
             k: getattr(args, k)
-            for k in ("votes_per_story", "seed", "quick", "only", *DEFAULTS)
+            for k in ("votes_per_story", "seed", "quick", "only", "gc_freeze", *DEFAULTS)
             if hasattr(args, k)
         },
         "wall_s": round(time.perf_counter() - started, 1),

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import os
 import re
@@ -817,10 +816,6 @@ def _run_loop(
             engine, host, port, users, max_packet, stop, ready, reuse_port, http, http_ready
         )
 
-    # The server owns its process: what start-up loaded (the parser's and the planner's
-    # modules, the catalog, reopened views) lives as long as it does, so the cyclic collector
-    # stops scanning it. Its full collections were about 12.5 us of a cold read's cost.
-    gc.freeze()
     try:
         runner(main())
     except OSError as e:
