@@ -536,10 +536,8 @@ _TEMPORAL_READS = {
     "DATE": {0: _D0}, "TIMESTAMP": {0: _D0}, "EXTRACT": {1: _D0},
     "HOUR": {0: _T}, "MINUTE": {0: _T}, "SECOND": {0: _T}, "MICROSECOND": {0: _T},
     "TIME_TO_SEC": {0: _T}, "TIMEDIFF": {0: _T, 1: _T}, "ADDTIME": {0: _T}, "SUBTIME": {0: _T},
-    "TIME": {0: _T},
+    "TIME": {0: _T}, "CAST_DATE": {0: _D0}, "CAST_DATETIME": {0: _D0}, "CAST_TIME": {0: _T},
 }  # fmt: skip
-# reading a time, a string that starts as a date must be a valid datetime with a time of day
-_TIME_READS_ALWAYS = frozenset(n for n, r in _TEMPORAL_READS.items() if _T in r.values())
 _TEMPORAL_TYPES = (_dt.datetime, _dt.date, _dt.timedelta)
 _ZERO_DATE = re.compile(r"^\s*0{1,4}-0{1,2}-0{1,2}(?:\s+0{1,2}:0{1,2}:0{1,2}(?:\.0*)?)?\s*$")
 
@@ -559,24 +557,25 @@ def _readable(v, kind: str, wide: bool = False) -> bool:
             m = _temporal._DATEISH.match(text)
             if m is not None:  # a date: with a valid time of day
                 rest = m.group(1)
-                return bool(rest and rest.strip()) and _coerce.to_datetime(text) is not None
+                return bool(rest and rest.strip()) and _coerce.to_datetime(text, False) is not None
             m = _DIGITS_ONLY.match(text)
             if m is not None and len(m.group(1)) == 8:
-                if _coerce.to_datetime(text) is not None:
+                if _coerce.to_datetime(text, prefix=False) is not None:
                     return False  # YYYYMMDD: a date without a time of day
                 n = int(m.group(1))  # else HHHHMMSS, within TIME's 838 hours (but
                 # EXTRACT reads any number of hours)
                 return n // 100 % 100 < 60 and n % 100 < 60 and (wide or n < 8390000)
-        return _temporal._read_time(v) is not None
-    if _coerce.to_datetime(v) is not None:
+        return _temporal._read_time(v, exact=True) is not None
+    if _coerce.to_datetime(v, prefix=False) is not None:
         return True
     # a date with zero parts ('2024-00-00', '100000')
-    return kind == _D0 and text is not None and _temporal._ymd(text) is not None
+    return kind == _D0 and text is not None and _temporal._ymd(text, exact=True) is not None
 
 
 def _strict_temporal(name: str, args: tuple) -> None:
     """Under strict evaluation: error 1292 when an argument ``name`` reads as a date or time
-    is not one (MySQL's warning, made an error by strict mode)."""
+    is not wholly one (MySQL's warning, made an error by strict mode), whatever the function
+    made of it (a valid date with other characters after it is read up to them)."""
     reads = _TEMPORAL_READS.get(name)
     if reads is None:
         return
@@ -594,8 +593,8 @@ def _strict_temporal(name: str, args: tuple) -> None:
             v = v.value
             if v is None or isinstance(v, _TEMPORAL_TYPES):
                 continue
-        if kind == "extract":
-            if _readable(v, _T, wide=True):
+        if kind == "extract":  # a date (its time of day is 0) or a time of any hours
+            if _readable(v, _D0) or _readable(v, _T, wide=True):
                 continue
             kind = _T
         elif _readable(v, kind):
@@ -2220,7 +2219,7 @@ def bind_function(fn: F.Fn, coll=None) -> Callable:
                 raise _function_error(e) from None
             except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
                 r = None
-            if temporal and _STRICT.on and (r is None or name in _TIME_READS_ALWAYS):
+            if temporal and _STRICT.on:
                 _strict_temporal(name, a)
             return r
 
@@ -2243,7 +2242,7 @@ def bind_function(fn: F.Fn, coll=None) -> Callable:
             raise _function_error(e) from None
         except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError):
             r = None
-        if temporal and _STRICT.on and (r is None or name in _TIME_READS_ALWAYS):
+        if temporal and _STRICT.on:
             _strict_temporal(name, a)
         return r
 

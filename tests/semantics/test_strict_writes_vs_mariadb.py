@@ -163,7 +163,7 @@ def test_casts_and_null_operands(oracle):
 _TEMPORAL_TEXTS = (
     "3x", "", "2020-13-45", "2020-02-30", "2020-01-01", "20200101", "2020-01-01 10:00:00",
     "2020-01-01 25:00:00", "2020-01-01 10:00:00x", "1 10:00:00", "99:99:99", "2020/01/01",
-    "abc", "12", "2020-01-01T10:00", "3:4",
+    "abc", "12", "2020-01-01T10:00", "3:4", "2020-01-01x", "12:30:45 pm",
 )  # fmt: skip
 _TEMPORAL_CALLS = (
     "DATE_ADD(s, INTERVAL 1 DAY)", "s - INTERVAL 1 HOUR", "YEAR(s)", "MONTH(s)", "QUARTER(s)",
@@ -171,7 +171,8 @@ _TEMPORAL_CALLS = (
     "DATE(s)", "EXTRACT(YEAR FROM s)", "EXTRACT(HOUR FROM s)", "HOUR(s)", "SECOND(s)",
     "TIME_TO_SEC(s)", "TIMEDIFF(s, '01:00:00')", "ADDTIME(s, '01:00:00')", "TIME(s)",
     "DATEDIFF(s, '2020-01-01')", "TIMESTAMPDIFF(DAY, s, '2020-01-01')",
-    "TIMESTAMPADD(DAY, 1, s)", "DATE_FORMAT(s, '%Y')",
+    "TIMESTAMPADD(DAY, 1, s)", "DATE_FORMAT(s, '%Y')", "CAST(s AS DATE)", "CAST(s AS TIME)",
+    "CAST(s AS DATETIME)",
 )  # fmt: skip
 
 

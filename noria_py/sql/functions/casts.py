@@ -184,7 +184,12 @@ def cast_datetime(v, fsp=0):
 def cast_time(v, fsp=0):
     import datetime as _dt
 
-    t = to_time(v)
+    if type(v) in (str, bytes):
+        from .temporal import _read_time
+
+        t = _read_time(v)  # as MySQL reads a string where it wants a TIME
+    else:
+        t = to_time(v)
     if t is None:
         return None
     t = clamp_time(t)

@@ -311,6 +311,11 @@ _DT_RE = re.compile(
     r"^\s*(\d{1,4})[-/.:](\d{1,2})[-/.:](\d{1,2})"
     r"(?:[ T]+(\d{1,2})(?:[:.](\d{1,2})(?:[:.](\d{1,2})(?:\.(\d{0,6})\d*)?)?)?)?\s*$"
 )
+# a valid date (and time) followed by other characters: MySQL reads it up to them
+_DT_PREFIX_RE = re.compile(
+    r"^\s*(\d{1,4})[-/.:](\d{1,2})[-/.:](\d{1,2})"
+    r"(?:[ T]+(\d{1,2})(?:[:.](\d{1,2})(?:[:.](\d{1,2})(?:\.(\d{0,6})\d*)?)?)?)?(?=\s*[^\d\s])"
+)
 _DIGITS_RE = re.compile(r"^\s*(\d{6}|\d{8}|\d{12}|\d{14})(?:\.(\d{0,6})\d*)?\s*$")
 _DATE_PART_RE = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,2}")
 _TIME_RE = re.compile(
@@ -352,8 +357,10 @@ def _from_digits(digits: str, frac: str | None) -> _dt.datetime | None:
     return None
 
 
-def to_datetime(v) -> _dt.datetime | None:
-    """A value where MySQL wants a DATETIME; NULL when it is not a valid one."""
+def to_datetime(v, prefix: bool = True) -> _dt.datetime | None:
+    """A value where MySQL wants a DATETIME; NULL when it is not a valid one. A string that
+    starts with a valid date (and time) and goes on with other characters is read up to them,
+    as MySQL does with a warning, unless ``prefix`` is false (the whole string must be one)."""
     if v is None:
         return None
     t = type(v)
@@ -395,6 +402,15 @@ def to_datetime(v) -> _dt.datetime | None:
     m = _DIGITS_RE.match(s)
     if m:
         return _from_digits(m.group(1), m.group(2))
+    if prefix:
+        m = _DT_PREFIX_RE.match(s)
+        if m:
+            y = _year2(int(m.group(1)), len(m.group(1)))
+            frac = m.group(7) or ""
+            return _mk(
+                y, int(m.group(2)), int(m.group(3)), int(m.group(4) or 0),
+                int(m.group(5) or 0), int(m.group(6) or 0), int(frac.ljust(6, "0")[:6] or 0),
+            )  # fmt: skip
     return None
 
 
@@ -413,7 +429,10 @@ def has_time_part(v) -> bool:
         if m:
             return m.group(4) is not None
         m = _DIGITS_RE.match(s)
-        return bool(m) and len(m.group(1)) > 8
+        if m:
+            return len(m.group(1)) > 8
+        m = _DT_PREFIX_RE.match(s)  # a datetime read up to the characters after it
+        return bool(m) and m.group(4) is not None
     if t is int:
         return len(str(v)) > 8
     if t is Decimal or t is float:

@@ -146,6 +146,10 @@ def _daynr(d: _dt.date) -> int:
 _TIME_STR = re.compile(
     r"^\s*([+-])?(?:(\d+)\s+)?(\d+)(?::(\d{1,2})(?::(\d{1,2}))?)?(?:\.(\d*))?\s*$"
 )
+# a time followed by other characters ('3x'): MariaDB reads it up to them
+_TIME_PREFIX = re.compile(
+    r"^\s*[+-]?(?:\d+\s+)?\d+(?::\d{1,2}(?::\d{1,2})?)?(?:\.\d*)?(?=\s*[^\d\s])"
+)
 _DATEISH = re.compile(r"^\s*\d{1,4}[-/]\d{1,2}[-/]\d{1,2}(?:[ T]+(.*))?$")
 _TIME_NUM_MAX = 8385959
 
@@ -174,8 +178,14 @@ def _time_str(s: str) -> _dt.timedelta | None:
     return sign * _dt.timedelta(days=days, hours=h, minutes=mi, seconds=sec, microseconds=us)
 
 
-def _read_time(v) -> _dt.timedelta | None:
-    """A value where MariaDB wants a TIME (a datetime string gives its time of day)."""
+_MAX_TIME = _dt.timedelta(hours=838, minutes=59, seconds=59, microseconds=999999)
+
+
+def _read_time(v, exact: bool = False) -> _dt.timedelta | None:
+    """A value where MariaDB wants a TIME (a datetime string gives its time of day). A string
+    that is not wholly one is read as MariaDB reads it, with a warning: a date alone as its
+    leading digits (HHMMSS), eight digits as HHHHMMSS beyond TIME's range (its largest value),
+    a time followed by other characters up to them; unless ``exact``."""
     t = type(v)
     if t is _dt.timedelta:
         return v
@@ -188,16 +198,26 @@ def _read_time(v) -> _dt.timedelta | None:
         m = _DATEISH.match(s)
         if m:
             rest = m.group(1)
-            if rest and rest.strip():
-                return _time_str(rest)
-            if to_datetime(s) is not None:
-                return _dt.timedelta(0)
-            # an invalid date: MariaDB falls back to its leading digits as HHMMSS
+            if rest and rest.strip():  # a datetime: its time of day, if it is a valid one
+                d = to_datetime(s)
+                return None if d is None else _tod(d)
+            # a date alone: MariaDB reads its leading digits as HHMMSS
             return _time_str(re.match(r"\s*(\d+)", s).group(1))
-        if re.match(r"^\s*\d{8,}(\.\d*)?\s*$", s):
+        m = re.match(r"^\s*(\d{8,})(\.\d*)?\s*$", s)
+        if m:
+            if len(m.group(1)) == 8:  # HHHHMMSS: more hours than a TIME holds
+                n = int(m.group(1))
+                if n // 100 % 100 > 59 or n % 100 > 59:
+                    return None
+                return _MAX_TIME if n >= 8390000 else _time_str(m.group(1))
             d = to_datetime(s)
             return None if d is None else _tod(d)
-        return _time_str(s)
+        r = _time_str(s)
+        if r is None and not exact:
+            m = _TIME_PREFIX.match(s)
+            if m:
+                r = _time_str(m.group(0))
+        return r
     n = to_num(v)
     if n is None:
         return None
@@ -659,9 +679,10 @@ _ZERO_IN_DATE = re.compile(r"^\s*(\d{1,4})[-/.:](\d{1,2})[-/.:](\d{1,2})(?:[ T].
 _ZERO_DIGITS = re.compile(r"^\s*(\d{6}|\d{8})\s*$")
 
 
-def _ymd(v) -> tuple[int, int, int] | None:
-    """(year, month, day) of a date, allowing MariaDB's zero month or day ('2024-00-00')."""
-    d = to_datetime(v)
+def _ymd(v, exact: bool = False) -> tuple[int, int, int] | None:
+    """(year, month, day) of a date, allowing MariaDB's zero month or day ('2024-00-00');
+    ``exact``: a valid date with other characters after it is not one."""
+    d = to_datetime(v, not exact)
     if d is not None:
         return d.year, d.month, d.day
     if not isinstance(v, (str, bytes)):
