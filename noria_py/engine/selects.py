@@ -426,22 +426,31 @@ class SelectPrepared(Prepared):
         ints = kind == V.INT
         lo = BOTTOM
         hi = TOP
+        dates = kind in (V.DATE, V.DATETIME)
         for idx, side in self._lower:
             v = params[idx]
             if v.__class__ is not int or not ints:
-                v = _coerce_key(v, kind)
-                if v is _NoMatch:
-                    return None
-            c = (1, v, side)
+                c = _date_cut(v, kind, side) if dates else None
+                if c is None:
+                    v = _coerce_key(v, kind)
+                    if v is _NoMatch:
+                        return None
+                    c = (1, v, side)
+            else:
+                c = (1, v, side)
             if c > lo:
                 lo = c
         for idx, side in self._upper:
             v = params[idx]
             if v.__class__ is not int or not ints:
-                v = _coerce_key(v, kind)
-                if v is _NoMatch:
-                    return None
-            c = (1, v, side)
+                c = _date_cut(v, kind, side) if dates else None
+                if c is None:
+                    v = _coerce_key(v, kind)
+                    if v is _NoMatch:
+                        return None
+                    c = (1, v, side)
+            else:
+                c = (1, v, side)
             if c < hi:
                 hi = c
         if ints:
@@ -729,6 +738,32 @@ def _int_param(v, what: str) -> int:
     return n
 
 
+def _date_cut(v, kind, side: int):
+    """The cut of a string bound of a DATE or DATETIME range that is not the column's own
+    kind of value, as MySQL compares it: a datetime against a DATE as a datetime (the DATE
+    at midnight), a valid date followed by other characters as that date, a date with zero
+    parts ('2024-00-00') just below the first date after it, anything else as the zero date,
+    below every date. None when ``v`` is a plain value of the column's kind."""
+    if not isinstance(v, str):
+        return None
+    if (V.parse_datetime(v) if kind == V.DATETIME else V.parse_date(v)) is not None:
+        return None
+    from ..sql.functions.coerce import to_datetime
+    from ..sql.functions.temporal import _ymd
+
+    d = to_datetime(v)
+    if d is not None:  # read up to the characters after a valid date
+        if kind == V.DATE and (d.hour or d.minute or d.second or d.microsecond):
+            return (1, d.date(), 1)  # a DATE compares as midnight: below any later time
+        return (1, d if kind == V.DATETIME else d.date(), side)
+    r = _ymd(v)
+    if r is None or r[0] < 1:
+        return BOTTOM
+    y, mo, d = r
+    first = _dt.date(y, mo or 1, d or 1)  # the first valid date after it
+    return (1, first if kind == V.DATE else _dt.datetime(y, mo or 1, d or 1), 0)
+
+
 def _coerce_key(v, kind):
     """A parameter as a reader key: brought to its column's kind, a string as its collation key
     (``dataflow/partial.py``)."""
@@ -781,12 +816,30 @@ def _coerce_key_raw(v, kind):
         except (TypeError, ValueError):
             return _NoMatch
     if kind == V.DATETIME and isinstance(v, str):
-        return V.parse_datetime(v) or _NoMatch
+        return V.parse_datetime(v) or _string_datetime(v) or _NoMatch
     if kind == V.DATE and isinstance(v, str):
-        return V.parse_date(v) or _NoMatch
+        d = V.parse_date(v)
+        if d is not None:
+            return d
+        v = _string_datetime(v)
+        if v is None:
+            return _NoMatch
+    if kind == V.DATE and isinstance(v, _dt.datetime):
+        # a DATE equals a datetime only at midnight (MySQL compares them as datetimes)
+        if v.hour or v.minute or v.second or v.microsecond:
+            return _NoMatch
+        return v.date()
     if kind == V.DATETIME and isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
         return _dt.datetime(v.year, v.month, v.day)
     return v
+
+
+def _string_datetime(v: str):
+    """A string as MySQL reads it where it wants a datetime ('20200101', a date followed by
+    other characters), or None."""
+    from ..sql.functions.coerce import to_datetime
+
+    return to_datetime(v)
 
 
 class _NoMatchType:

@@ -691,6 +691,10 @@ def _cmp_prepare(a, b):
             return x, y
         if ta in _NUMERIC or tb in _NUMERIC:
             return _coerce.to_num(a), _coerce.to_num(b)
+        if (x is None and ta is str) or (y is None and tb is str):
+            # a string that is no valid date still compares as a date: one with zero parts
+            # as itself ('2024-00-00'), anything else as the zero date, below every date
+            return _date_key(a, x), _date_key(b, y)
         return _coerce.to_str(a), _coerce.to_str(b)
     if ta is bytes or tb is bytes:
         return _coerce.to_bytes(a), _coerce.to_bytes(b)
@@ -700,6 +704,20 @@ def _cmp_prepare(a, b):
 _NUMERIC = (int, float, Decimal)
 _STRICT = V.STRICT_EVALUATION
 _TEMPORAL = (_dt.date, _dt.datetime, _dt.timedelta)
+
+
+def _date_key(v, d):
+    """A date as comparable parts: ``d`` (``v`` as a datetime) if there is one, else ``v``'s
+    date with zero parts, else the zero date."""
+    if d is not None:
+        return (d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond)
+    if type(v) is str:
+        from .functions.temporal import _ymd
+
+        r = _ymd(v)
+        if r is not None:
+            return (*r, 0, 0, 0, 0)
+    return (0, 0, 0, 0, 0, 0, 0)
 
 
 def _as_datetime(v):

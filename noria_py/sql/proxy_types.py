@@ -650,6 +650,18 @@ def _to_float(v):
     return v
 
 
+def _no_date(v: str, kind: str) -> str:
+    """A string that is no valid date, against a DATE or DATETIME column's stored text, where
+    MySQL compares it as a date: one with zero parts as itself ('2024-00-00' sorts just
+    before '2024-01-01'), anything else as the zero date (below every date, equal to none)."""
+    from .functions.temporal import _ymd
+
+    r = _ymd(v)
+    y, mo, d = r if r is not None else (0, 0, 0)
+    text = f"{y:04d}-{mo:02d}-{d:02d}"
+    return text + " 00:00:00" if kind == V.DATETIME else text
+
+
 def bind_as(v, kind: str):
     """A parameter compared with a column of ``kind``, converted as MySQL converts it for the
     comparison (a number against a DATE is a date, a string against a number a number)."""
@@ -657,12 +669,13 @@ def bind_as(v, kind: str):
         return None
     from .functions import coerce as C
 
-    if kind == V.DATE:
-        d = C.to_date(v)
-        return d if d is not None else v
-    if kind == V.DATETIME:
+    if kind in (V.DATE, V.DATETIME):
         d = C.to_datetime(v)
-        return d if d is not None else v
+        if d is None:
+            return _no_date(v, kind) if isinstance(v, str) else v
+        if kind == V.DATE and not (d.hour or d.minute or d.second or d.microsecond):
+            return d.date()
+        return d  # (a DATE against a later time of its day is below it, never equal)
     if kind == V.TIME:
         t = C.to_time(v)
         return t if t is not None else v
