@@ -824,6 +824,16 @@ def _coerce_key_raw(v, kind):
         v = _string_datetime(v)
         if v is None:
             return _NoMatch
+    if kind == V.TIME and isinstance(v, (str, bytes)):
+        from ..sql.functions.temporal import _read_time
+
+        t = _read_time(v)  # as MySQL reads a string it compares with a TIME: no time is 0
+        return _dt.timedelta(0) if t is None else t
+    if kind == V.TIME and isinstance(v, _NUMBER_TYPES) and not isinstance(v, bool):
+        from ..sql.functions.coerce import to_time
+
+        t = to_time(v)  # a number is HHMMSS (one that is no time matches nothing)
+        return _NoMatch if t is None else t
     if kind == V.DATE and isinstance(v, _dt.datetime):
         # a DATE equals a datetime only at midnight (MySQL compares them as datetimes)
         if v.hour or v.minute or v.second or v.microsecond:

@@ -684,6 +684,9 @@ def _cmp_prepare(a, b):
             y = b if tb is _dt.timedelta else _coerce.to_time(b)
             if x is not None and y is not None:
                 return x, y
+            if (x is None and ta is str) or (y is None and tb is str):
+                # a string compared with a TIME is read as far as it is one (none: 0)
+                return _time_key(a, x), _time_key(b, y)
             return _coerce.to_str(a), _coerce.to_str(b)
         x = _as_datetime(a)
         y = _as_datetime(b)
@@ -704,6 +707,15 @@ def _cmp_prepare(a, b):
 _NUMERIC = (int, float, Decimal)
 _STRICT = V.STRICT_EVALUATION
 _TEMPORAL = (_dt.date, _dt.datetime, _dt.timedelta)
+
+
+def _time_key(v, t):
+    if t is not None:
+        return t
+    from .functions.temporal import _read_time
+
+    t = _read_time(v) if type(v) is str else None
+    return _dt.timedelta(0) if t is None else t
 
 
 def _date_key(v, d):

@@ -8,6 +8,7 @@ schemas of the tables in FROM (and the registry's result kinds); a kind that can
 
 from __future__ import annotations
 
+import datetime as _dt
 from decimal import ROUND_HALF_UP, Decimal
 
 from sqlglot import exp
@@ -678,6 +679,11 @@ def bind_as(v, kind: str):
         return d  # (a DATE against a later time of its day is below it, never equal)
     if kind == V.TIME:
         t = C.to_time(v)
+        if t is None and isinstance(v, (str, bytes)):
+            from .functions.temporal import _read_time
+
+            t = _read_time(v)  # read as far as it is a time; no time at all is 0
+            return _dt.timedelta(0) if t is None else t
         return t if t is not None else v
     if kind == V.DECIMAL and isinstance(v, (str, bytes)):
         return C.to_decimal(v)  # a DECIMAL against a string constant compares as DECIMAL

@@ -646,6 +646,8 @@ class _Rewriter:
                     return False
                 if ctypes[i].computed:
                     return False  # a derived table's computed value: no collation, maybe text
+                if kind == V.TIME:
+                    return False  # stored as text, which orders 100:00:00 and -01:00 wrongly
                 families.add(_FAMILY.get(kind, kind))
                 wide += ctypes[i].wide_decimal
             elif isinstance(o, exp.Literal):

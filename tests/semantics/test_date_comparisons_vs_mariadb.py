@@ -88,3 +88,50 @@ def test_temporal_columns_against_strings(oracle):
     finally:
         ours.close()
     assert not differ, differ
+
+
+TIME_SETUP = [
+    "CREATE TABLE tc (id INT PRIMARY KEY, tm TIME, s VARCHAR(30), KEY (tm))",
+    "INSERT INTO tc VALUES (1, '10:00:00', '3x'), (2, '-01:00:00', '10'),"
+    " (3, '100:00:00', '2020-01-01 10:00:00'), (4, '00:00:03', 'abc'), (5, NULL, NULL)",
+]
+
+
+def test_time_columns_against_strings_and_numbers(oracle):
+    """A TIME compared with a string reads it as far as it is a time (no time at all is
+    00:00:00), with a number as HHMMSS: through a reader's key and range lookups, in base
+    storage (whose TIME text does not order 100:00:00 or -01:00:00 as times) and in an
+    expression. (Before, a string bound of a TIME range failed with a TypeError.)"""
+    with oracle.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS tc")
+        for sql in TIME_SETUP:
+            cur.execute(sql)
+    ours = noria_py.connect()
+    for sql in TIME_SETUP:
+        ours.execute(sql)
+    values = (
+        "3x", "abc", "", "10", "10:00", "99:99:99", "10:00:00x", "100000", "1 02:00:00",
+        "-01:00:00", 100000, -10000, 3,
+    )  # fmt: skip
+    cases = [
+        (q.format(op=op), (v,))
+        for q in (
+            "SELECT id FROM tc WHERE tm {op} %s ORDER BY id",
+            "SELECT id FROM tc WHERE tm {op} %s OR id = 5 ORDER BY id",  # base storage's
+        )
+        for op in (">", ">=", "<", "<=", "=")
+        for v in values
+    ]
+    cases.append(("SELECT id, tm > s, tm = s, s < tm, tm <= s FROM tc ORDER BY id", ()))
+    differ = []
+    try:
+        for q, params in cases:
+            with oracle.cursor() as cur:
+                cur.execute(q, params)
+                want = [tuple(r) for r in cur.fetchall()]
+            got = [tuple(r) for r in ours.execute(q.replace("%s", "?"), params).fetchall()]
+            if got != want:
+                differ.append((q, params, want, got))
+    finally:
+        ours.close()
+    assert not differ, differ
