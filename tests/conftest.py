@@ -116,8 +116,9 @@ def pytest_sessionfinish(session, exitstatus):
     left = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if "multiprocessing.resource_tracker" in " ".join(child.cmdline()):
-                continue  # multiprocessing's own helper, which ends with this interpreter
+            line = " ".join(child.cmdline())
+            if "multiprocessing.resource_tracker" in line or "pyspark" in line:
+                continue  # multiprocessing's helper and Spark's JVM end with this interpreter
             left.append(child)
             print(f"\nending a process a test left running: {child.pid} {child.cmdline()[:4]}")
             child.kill()

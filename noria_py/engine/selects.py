@@ -806,7 +806,11 @@ def _coerce_key_raw(v, kind):
             try:
                 return Decimal(v.strip())
             except ArithmeticError:
-                return _NoMatch
+                from ..sql.functions.coerce import to_decimal
+
+                # as MySQL reads a string as a number: its numeric prefix, else 0
+                d = to_decimal(v)
+                return _NoMatch if d is None or not d.is_finite() else d
         if isinstance(v, float):
             return Decimal(repr(v))
         return v

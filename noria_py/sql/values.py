@@ -1071,13 +1071,24 @@ def coerce_for_column(value, ctype: ColumnType, col: str, adjust: Adjust | None 
             v = _dt.datetime(value.year, value.month, value.day)
         elif isinstance(value, str):
             v = parse_datetime(value)
+            if v is None:
+                # the other forms MySQL reads: '20200101', '2020/01/05', '20-01-06', ...
+                from .functions.coerce import to_datetime
+
+                v = to_datetime(value, prefix=False)
             if v is None and not strict:
                 got = _temporal_prefix(value, kind)
                 _fault(adjust, 1265, col)
                 return ZeroDate(col, value) if got is None else got
             if v is None:
                 raise _bad(col, value, name)
-        else:  # (a number, too: not read as a date here, in either mode)
+        elif isinstance(value, (int, Decimal, float)) and not isinstance(value, bool):
+            from .functions.coerce import to_datetime
+
+            v = to_datetime(value)  # a number spelling a date: 20200102, 20200101101010
+            if v is None:
+                raise _bad(col, value, name)
+        else:
             raise _bad(col, value, name)
         if kind == DATE:
             return v.date()

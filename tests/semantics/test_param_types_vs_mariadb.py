@@ -98,6 +98,8 @@ def test_parameters_of_any_type_compare_as_mariadb(engines, shape, col, params):
         (SHAPES[1], "id", ("x", "1abc")),
         (SHAPES[0], "id", ("x", None)),
         (SHAPES[0], "d", ("1.50", None)),
+        (SHAPES[0], "d", ("x", None)),  # a DECIMAL against 'x': 0 (it matched nothing)
+        (SHAPES[0], "d", ("1.5abc", None)),
         (SHAPES[0], "s", (10.0, None)),  # '1e1' and '10'
         (SHAPES[2], "s", (0, 3)),
     ],

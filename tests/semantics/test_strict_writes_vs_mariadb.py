@@ -203,6 +203,38 @@ def test_date_and_time_functions_refuse_what_is_no_date(oracle):
     )
 
 
+def test_dates_written_in_every_form_mysql_reads(oracle):
+    """A DATE or DATETIME column takes every form MySQL reads ('20200101', 20200102,
+    '2020/01/05', '20-01-06', '2020.01.07', '200109'; they were refused), and a date or time
+    followed by other characters is refused in a strict write, TIME included."""
+    _compare(
+        oracle,
+        [
+            "CREATE TABLE sw (id INT PRIMARY KEY, d DATE, t DATETIME, tm TIME)",
+            f"SET SESSION sql_mode = '{MODES}'",
+            "INSERT INTO sw (id, d) VALUES (1, '20200101')",
+            "INSERT INTO sw (id, d) VALUES (2, 20200102)",
+            "INSERT INTO sw (id, t) VALUES (3, '20200101101010')",
+            "INSERT INTO sw (id, t) VALUES (4, 20200101101010)",
+            "INSERT INTO sw (id, d) VALUES (5, '2020/01/05')",
+            "INSERT INTO sw (id, d) VALUES (6, '20-01-06')",
+            "INSERT INTO sw (id, d) VALUES (7, '2020.01.07')",
+            "INSERT INTO sw (id, d) VALUES (8, '200109')",
+            "INSERT INTO sw (id, d) VALUES (9, 20200230)",
+            "INSERT INTO sw (id, d) VALUES (10, 2020.5)",
+            "INSERT INTO sw (id, d) VALUES (11, '2020-01-01x')",
+            "INSERT INTO sw (id, t) VALUES (12, '2020-01-01 10:00:00x')",
+            "INSERT INTO sw (id, tm) VALUES (13, '2020-01-01x')",
+            "INSERT INTO sw (id, tm) VALUES (14, '10:00:00x')",
+            "INSERT INTO sw (id, tm) VALUES (15, '3x')",
+            "INSERT INTO sw (id, tm) VALUES (16, '2020-01-01 10:00:00')",
+            "UPDATE sw SET d = 20200115 WHERE id = 1",
+            "UPDATE sw SET t = '20200116' WHERE id = 3",
+            "UPDATE sw SET tm = '2020-01-01x' WHERE id = 16",
+        ],
+    )
+
+
 def test_null_arguments_of_greatest_and_bit_operators(oracle):
     """GREATEST/LEAST with a NULL argument still read the arguments before it as their
     comparison's type, and bit operators read both operands as numbers: a string that is

@@ -476,7 +476,7 @@ def to_time(v) -> _dt.timedelta | None:
         return sign * _dt.timedelta(hours=h, minutes=m, seconds=s, microseconds=us)
     s = to_str(v)
     if _DATE_PART_RE.match(s):
-        dt = to_datetime(s)
+        dt = to_datetime(s, prefix=False)  # (a stored TIME takes only a whole datetime)
         return None if dt is None else to_time(dt)
     m = _TIME_RE.match(s)
     if not m:
