@@ -99,6 +99,8 @@ def test_baseline_snapshot(conn):
         "SELECT id FROM items WHERE",
         "INSERT INTO items VALUES (1, 'x'",
         "UPDATE items SET WHERE id = 1",
+        "UPDATE items SET qty-- = qty + 1 WHERE id = 1",  # (the rest is a comment: SET qty)
+        "UPDATE items SET qty = 1, name WHERE id = 1",
         "CREATE TABLE broken (id INT PRIMARY KEY,)",
         "DELETE FROM items WHERE id = 1 AND",
         "SELECT id,, qty FROM items",

@@ -272,7 +272,9 @@ class ReadsMixin:
         ast = self._collated(ast)
         if isinstance(ast, exp.Select) and ast.args.get("from_") is None:
             if ast.args.get("where") or ast.args.get("group"):
-                return self._proxy(ast, nparams, sql, reason="WHERE or GROUP BY without FROM")
+                return self._proxy(
+                    ast, nparams, sql, reason="WHERE or GROUP BY without FROM", stored=stored
+                )
             scope = Scope([])
             fns, names, kinds = [], [], []
             try:
@@ -284,20 +286,23 @@ class ReadsMixin:
                     kinds.append(c.kind)
                     names.append(item_name(e))
             except Unsupported as e:
-                return self._proxy(ast, nparams, sql, reason=str(e))
+                return self._proxy(ast, nparams, sql, reason=str(e), stored=stored)
             return ConstPrepared(fns, names, kinds, nparams)
         _member_order(ast, self.storage.schemas)
         if not self.dataflow and not view:
-            return self._proxy(ast, nparams, sql, reason="the dataflow is off (dataflow=False)")
+            return self._proxy(
+                ast, nparams, sql, reason="the dataflow is off (dataflow=False)", stored=stored
+            )
         base = _normalize(ast)
         key = base + "\x00stored" if stored else base  # (a query of its own)
         entry = None if view else self._by_sql.get(key)
         if entry is not None:
             if entry.compiled is not None:
                 return SelectPrepared(entry, nparams, _item_names(ast), sql=sql)
-            return self._proxy(ast, nparams, sql, entry)
+            return self._proxy(ast, nparams, sql, entry, stored=stored)
         if not view and not self.cache_rules.allows(base, ast):
-            return self._proxy(ast, nparams, sql)  # not asked for (caching="explicit"), dropped
+            # not asked for (caching="explicit"), dropped
+            return self._proxy(ast, nparams, sql, stored=stored)
         if not view and not stored:
             shared = self._shared_in_lists(ast, nparams, sql)
             if shared is not None:
@@ -308,7 +313,7 @@ class ReadsMixin:
             cq = compiler.compile_query(ast, nparams)
         except Unsupported as e:
             self._discard(compiler)
-            prep = self._proxy(ast, nparams, sql, reason=str(e))
+            prep = self._proxy(ast, nparams, sql, reason=str(e), stored=stored)
             if stored:
                 self._by_sql[key] = prep.entry  # (not compiled again on the next run)
             return prep
@@ -465,10 +470,17 @@ class ReadsMixin:
         return f"q{self._qseq}"
 
     def _proxy(
-        self, ast, nparams, sql, entry: QueryEntry | None = None, reason: str | None = None
+        self,
+        ast,
+        nparams,
+        sql,
+        entry: QueryEntry | None = None,
+        reason: str | None = None,
+        stored: bool = False,
     ) -> Prepared:
         """Answer the SELECT from base storage; ``reason``: the construct the dataflow cannot
-        maintain (None: it could, but the caching rules keep it proxied)."""
+        maintain (None: it could, but the caching rules keep it proxied). ``stored``: its
+        values as a write stores them (as ``_prepare_select``'s)."""
         from ..sql.inline import inline_views
 
         named = ast  # the query as written: its key among the queries seen
@@ -479,7 +491,9 @@ class ReadsMixin:
             ast = proxy_types.numeric_temporal_arguments(ast, self.storage.schemas)
             # a UNION's branches cast to its columns' types, as MySQL converts them
             ast = proxy_types.unify_unions(ast, self.storage.schemas)
-            rw = transpile.to_sqlite(ast, self.storage.schemas)
+            if stored and isinstance(ast, exp.Select) and ast.args.get("distinct"):
+                stored = False  # (stored as shown: see Compiler._top_shown)
+            rw = transpile.to_sqlite(ast, self.storage.schemas, stored=stored)
         except E.Error:
             raise
         except Exception as e:  # noqa: BLE001 - sqlglot raises assorted errors
@@ -524,6 +538,14 @@ class ReadsMixin:
             self._by_sql[key] = entry
         if reason and entry.reason is None:
             entry.reason = reason
+        if stored and isinstance(ast, exp.Select) and len(scales) == len(ast.expressions):
+            # a computed DECIMAL keeps its digits; a column keeps its scale (its text)
+            scales = [
+                s
+                if isinstance(e.unalias() if isinstance(e, exp.Alias) else e, exp.Column)
+                else None
+                for e, s in zip(ast.expressions, scales)
+            ]
         prep = ProxyPrepared(text, nparams, entry, kinds)
         prep.out_scales = scales
         prep.param_kinds = rw.param_kinds

@@ -471,11 +471,12 @@ class Compiler:
         node = self._mk(f"filter({parent.signature};{text})", lambda: Filter(parent, pred_fn, text))
         return Rel(node, rel.cols, rel.nullable, rel.pks, rel.scales, rel.ranges, rel.inexact)
 
-    def _top_shown(self, visible: int, n: int):
+    def _top_shown(self, visible: int, n: int, distinct: bool = False):
         """The result's columns whose values are as MySQL shows them: all of them, or with
         ``stored`` (the SELECT of an INSERT ... SELECT) all but the visible ones, which keep
-        every digit a quotient carries, as MySQL stores them."""
-        if self.stored:
+        every digit a quotient carries, as MySQL stores them. A DISTINCT result is stored as
+        shown: MySQL removes its duplicates in a temporary table of the shown types."""
+        if self.stored and not distinct:
             return frozenset(range(visible, n))
         return n
 
@@ -773,7 +774,8 @@ class Compiler:
                 proj_exprs.append(val)
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
-        shown = self._top_shown(len(exprs), len(proj_exprs)) if top else 0
+        distinct = bool(sel.args.get("distinct"))
+        shown = self._top_shown(len(exprs), len(proj_exprs), distinct) if top else 0
         out = self.project_rel(rel, proj_exprs, proj_names, scope, faults, shown)
         if out.node.faults:
             plan.fault_source = out.node
@@ -1098,7 +1100,8 @@ class Compiler:
                 proj_exprs.append(rewrite(val))
                 proj_names.append(f"__order{len(order_spec)}")
         faults = self._faults(top, len(exprs), order_spec)
-        shown = self._top_shown(len(exprs), len(proj_exprs)) if top else 0
+        distinct = bool(sel.args.get("distinct"))
+        shown = self._top_shown(len(exprs), len(proj_exprs), distinct) if top else 0
         out = self.project_rel(post_rel, proj_exprs, proj_names, post_scope, faults, shown)
         self._detached = False
         if out.node.faults:

@@ -555,6 +555,9 @@ def _check_tree(stmt: exp.Expression, sql: str) -> None:
             raise NotSupportedError("This version doesn't yet support 'SELECT ... INTO' here")
     if isinstance(stmt, exp.Update) and not stmt.expressions:
         raise parse_error("UPDATE without SET")
+    if isinstance(stmt, exp.Update) and not all(isinstance(e, exp.EQ) for e in stmt.expressions):
+        # SET a (no value: the rest was a comment, `SET a-- = ...`) or SET a + 1
+        raise parse_error("near ''")
     if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Schema):
         if not stmt.this.expressions:
             raise parse_error("a table must have at least one column")

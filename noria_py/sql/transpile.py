@@ -189,9 +189,12 @@ def _select_from_branches(tree: exp.Expression) -> None:
         sub.replace(exp.select("*").from_(exp.Subquery(this=inner, alias=alias)))
 
 
-def to_sqlite(tree: exp.Expression, schemas: dict | None = None) -> Rewritten:
-    """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring)."""
+def to_sqlite(tree: exp.Expression, schemas: dict | None = None, stored: bool = False) -> Rewritten:
+    """A copy of ``tree`` to run on SQLite with MySQL's semantics (see the module docstring).
+    ``stored``: its result columns as a write stores them (a quotient with every digit it
+    carries, not rounded to the scale a SELECT shows)."""
     r = _Rewriter(schemas or {})
+    r.stored = stored
     tree = tree.copy()
     _name_items(tree)
     _select_from_branches(tree)
@@ -277,6 +280,7 @@ class _Rewriter:
         self.schemas = schemas
         self.param_kinds: dict[int, str] = {}
         self.ctes: dict = {}  # the columns of the CTEs in scope, by name
+        self.stored = False  # (to_sqlite's ``stored``)
 
     def run(self, tree: exp.Expression) -> exp.Expression:
         return self._visit(tree, None, False)
@@ -688,7 +692,7 @@ class _Rewriter:
             return None  # (an outer query's column: SQLite resolves it)
         except Exception:  # noqa: BLE001 - not compilable here: SQLite's functions then
             return None
-        shown = top if shown is None else shown
+        shown = (top and not self.stored) if shown is None else shown
         if shown:
             compiled = shown_value(compiled, node, sc)
         used = sorted(

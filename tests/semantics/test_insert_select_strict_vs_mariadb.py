@@ -220,9 +220,19 @@ def test_stored_quotients_keep_their_digits(oracle):
         "INSERT INTO qd SELECT qt.x/3, qt.x/3, qt.x/3, qt.x/3 FROM qt JOIN qt q2 ON q2.id = qt.id",
         "CREATE VIEW qv AS SELECT id, x/7 AS q FROM qt",
         "INSERT INTO qd SELECT q, q, q, q FROM qv",
+        # answered by base storage (a string in a condition), joined: the same digits
+        "CREATE TABLE qs (id INT PRIMARY KEY, s VARCHAR(10))",
+        "INSERT INTO qs VALUES (1, '4'), (2, '5')",
+        "INSERT INTO qd SELECT qt.id/qt.x, qt.id/qt.x, qt.id/qt.x, qt.id/qt.x"
+        " FROM qt JOIN qs ON qs.id = qt.id WHERE qs.s + 0 > 3",
+        # DISTINCT (here and in base storage) stores it as shown: MySQL removes the
+        # duplicates in a temporary table of the shown type
+        "INSERT INTO qd SELECT DISTINCT x/3, x/3, x/3, x/3 FROM qt",
+        "INSERT INTO qd SELECT DISTINCT qt.x/7, qt.x/7, qt.x/7, qt.x/7"
+        " FROM qt JOIN qs ON qs.id = qt.id WHERE qs.s + 0 > 3",
     ]
     try:
-        for t in ("qd", "qt"):
+        for t in ("qd", "qt", "qs"):
             oc.execute(f"DROP TABLE IF EXISTS {t}")
         oc.execute("DROP VIEW IF EXISTS qv")
         for sql in statements:
