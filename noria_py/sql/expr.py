@@ -540,8 +540,6 @@ _TEMPORAL_READS = {
 }  # fmt: skip
 _TEMPORAL_TYPES = (_dt.datetime, _dt.date, _dt.timedelta)
 _ZERO_DATE = re.compile(r"^\s*0{1,4}-0{1,2}-0{1,2}(?:\s+0{1,2}:0{1,2}:0{1,2}(?:\.0*)?)?\s*$")
-
-
 _DIGITS_ONLY = re.compile(r"^\s*(\d+)\s*$")
 
 
@@ -557,7 +555,8 @@ def _readable(v, kind: str, wide: bool = False) -> bool:
             m = _temporal._DATEISH.match(text)
             if m is not None:  # a date: with a valid time of day
                 rest = m.group(1)
-                return bool(rest and rest.strip()) and _coerce.to_datetime(text, False) is not None
+                whole = _coerce.to_datetime(text, prefix=False)
+                return bool(rest and rest.strip()) and whole is not None
             m = _DIGITS_ONLY.match(text)
             if m is not None and len(m.group(1)) == 8:
                 if _coerce.to_datetime(text, prefix=False) is not None:
