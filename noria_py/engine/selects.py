@@ -427,30 +427,26 @@ class SelectPrepared(Prepared):
         lo = BOTTOM
         hi = TOP
         dates = kind in (V.DATE, V.DATETIME)
+
+        def cut(v, side):
+            if v.__class__ is int and ints:
+                return (1, v, side)
+            c = _date_cut(v, kind, side) if dates else None
+            if c is None:
+                v = _coerce_key(v, kind)
+                c = None if v is _NoMatch else (1, v, side)
+            return c
+
         for idx, side in self._lower:
-            v = params[idx]
-            if v.__class__ is not int or not ints:
-                c = _date_cut(v, kind, side) if dates else None
-                if c is None:
-                    v = _coerce_key(v, kind)
-                    if v is _NoMatch:
-                        return None
-                    c = (1, v, side)
-            else:
-                c = (1, v, side)
+            c = cut(params[idx], side)
+            if c is None:
+                return None
             if c > lo:
                 lo = c
         for idx, side in self._upper:
-            v = params[idx]
-            if v.__class__ is not int or not ints:
-                c = _date_cut(v, kind, side) if dates else None
-                if c is None:
-                    v = _coerce_key(v, kind)
-                    if v is _NoMatch:
-                        return None
-                    c = (1, v, side)
-            else:
-                c = (1, v, side)
+            c = cut(params[idx], side)
+            if c is None:
+                return None
             if c < hi:
                 hi = c
         if ints:

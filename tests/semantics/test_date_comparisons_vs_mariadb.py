@@ -53,6 +53,19 @@ COLUMNS_COMPARED = (
 )
 
 
+def _differences(oracle, ours, cases) -> list:
+    """(query, parameters, MariaDB's rows, ours) of each case whose answers differ."""
+    out = []
+    for q, params in cases:
+        with oracle.cursor() as cur:
+            cur.execute(q, params)
+            want = [tuple(r) for r in cur.fetchall()]
+        got = [tuple(r) for r in ours.execute(q.replace("%s", "?"), params).fetchall()]
+        if got != want:
+            out.append((q, params, want, got))
+    return out
+
+
 @pytest.fixture(scope="module")
 def oracle(mariadb_oracle):
     conn = mariadb_oracle.database("oracle_date_comparisons")
@@ -76,15 +89,8 @@ def test_temporal_columns_against_strings(oracle):
         for q in TWO:
             cases += [(q.format(c=c), p) for p in PAIRS]
     cases.append((COLUMNS_COMPARED, ()))
-    differ = []
     try:
-        for q, params in cases:
-            with oracle.cursor() as cur:
-                cur.execute(q, params)
-                want = [tuple(r) for r in cur.fetchall()]
-            got = [tuple(r) for r in ours.execute(q.replace("%s", "?"), params).fetchall()]
-            if got != want:
-                differ.append((q, params, want, got))
+        differ = _differences(oracle, ours, cases)
     finally:
         ours.close()
     assert not differ, differ
@@ -123,15 +129,8 @@ def test_time_columns_against_strings_and_numbers(oracle):
         for v in values
     ]
     cases.append(("SELECT id, tm > s, tm = s, s < tm, tm <= s FROM tc ORDER BY id", ()))
-    differ = []
     try:
-        for q, params in cases:
-            with oracle.cursor() as cur:
-                cur.execute(q, params)
-                want = [tuple(r) for r in cur.fetchall()]
-            got = [tuple(r) for r in ours.execute(q.replace("%s", "?"), params).fetchall()]
-            if got != want:
-                differ.append((q, params, want, got))
+        differ = _differences(oracle, ours, cases)
     finally:
         ours.close()
     assert not differ, differ
