@@ -82,6 +82,38 @@ def _cached(conn, path: str, wait: float = 10.0) -> dict:
 
 
 @pytest.mark.parametrize("mode", list(MODES))
+def test_a_schema_change_is_seen_at_once_by_the_other_connections(tmp_path, mode):
+    # as in MySQL: once CREATE / ALTER / DROP returns, every connection's next statement
+    # knows it, before the background thread has noticed the other process's commit
+    path = str(tmp_path / "ddl.db")
+    _setup(path)
+    a = noria_py.connect(path, **MODES[mode])
+    b = noria_py.connect(path, **MODES[mode])
+    assert b.execute(ROW, (1,)).fetchall() == [(0,)]
+    for _ in range(5):
+        a.execute("CREATE TABLE fresh (id INT PRIMARY KEY, v INT)")
+        a.execute("INSERT INTO fresh VALUES (1, 10)")
+        b.execute("UPDATE fresh SET v = v + 1 WHERE id = 1")
+        b.execute("INSERT INTO fresh VALUES (2, 20)")
+        assert b.execute("SELECT v FROM fresh WHERE id = ?", (1,)).fetchall() == [(11,)]
+        with pytest.raises(noria_py.ProgrammingError) as made:
+            b.execute("CREATE TABLE fresh (id INT PRIMARY KEY)")
+        assert made.value.errno == 1050
+        a.execute("ALTER TABLE fresh ADD COLUMN w INT")
+        b.execute("UPDATE fresh SET w = 3 WHERE id = 2")
+        a.execute("DROP TABLE fresh")
+        with pytest.raises(noria_py.ProgrammingError) as gone:
+            b.execute("DROP TABLE fresh")
+        assert gone.value.errno == 1051
+        with pytest.raises(noria_py.ProgrammingError) as gone:
+            b.execute("INSERT INTO fresh VALUES (3, 30)")
+        assert gone.value.errno == 1146
+    assert b.execute(ROW, (1,)).fetchall() == [(0,)]
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize("mode", list(MODES))
 def test_two_connections_on_one_file_see_each_others_commits(tmp_path, mode):
     path = str(tmp_path / "two.db")
     _setup(path)

@@ -107,6 +107,10 @@ def _use_collation(name: str | None, engine) -> None:
 # errors strict mode raises where MySQL outside strict mode stores an adjusted value and warns
 _ADJUSTED_OUTSIDE_STRICT = frozenset((1264, 1265, 1292, 1364, 1365, 1366, 1367, 1406, 1411))
 
+# what a statement naming something another process just created fails with (no such table,
+# unknown column, unknown database, unknown table to drop, no such column to drop)
+_CATALOG_ERRNOS = frozenset((1146, 1054, 1049, 1051, 1091))
+
 
 def _not_strict(e: E.DatabaseError) -> E.NotSupportedError:
     return E.NotSupportedError(
@@ -553,6 +557,7 @@ class Engine(
             return self._run(text, self.prepare(text), ())  # as written: never lifted again
         try:
             if prep.kind == "ddl" and self.shared:
+                self._catch_up()  # another process's DDL just before it counts (1050, 1051 ...)
                 try:
                     res = prep.run(self, params)
                 finally:
@@ -690,11 +695,17 @@ class Engine(
                 if len(sql) <= _ROWS_CACHED_TEXT:
                     self._cache[key] = prep
                 return prep
+        text = sql
         ast, nparams = parse(sql)
         calc = _take_calc_found_rows(ast)
         if self._qualify(ast, db) or calc:
             sql = ast.sql(dialect=DIALECT)  # the text of what it now means (catalog, view keys)
-        prep = self._prepare_ast(ast, nparams, sql)
+        try:
+            prep = self._prepare_ast(ast, nparams, sql)
+        except E.ProgrammingError as e:
+            if self._newer_catalog(e):
+                return self.prepare(text)  # planned against the catalog just caught up with
+            raise
         if any(f.name.upper() == "FOUND_ROWS" for f in ast.find_all(exp.Anonymous)):
             prep.reads_found_rows = True
         if isinstance(ast, exp.Select) and ast.args.get("locks"):
@@ -709,6 +720,18 @@ class Engine(
                 self._cache.clear()
             self._cache[key] = prep
         return prep
+
+    def _newer_catalog(self, error: E.ProgrammingError) -> bool:
+        """A statement names a table, column or database this process does not know. With a
+        file shared by several processes, another one may have created it a moment ago, before
+        the background thread noticed: catch up now (as in MySQL, DDL is seen at once by every
+        connection once it returns). True when the catalog moved, so the statement is planned
+        again; otherwise the error stands."""
+        if not self.shared or self._tx or error.errno not in _CATALOG_ERRNOS:
+            return False
+        generation = self.statements_generation
+        self._catch_up()
+        return self.statements_generation != generation
 
     def _touches_timestamps(self, ast: exp.Expression) -> bool:
         """Does the statement read or write a TIMESTAMP column? A write to a table that has
