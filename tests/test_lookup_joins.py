@@ -12,6 +12,7 @@ storage alone (``dataflow=False``), with and without a memory budget that keeps 
 from __future__ import annotations
 
 import os
+import re
 from decimal import Decimal
 
 import pytest
@@ -51,6 +52,16 @@ QUERIES = [
     " ON p.author = a.id AND p.score > 2 WHERE a.id = ? GROUP BY a.id",
     "SELECT p.id, a.name FROM (SELECT * FROM authors WHERE grp > 0) a JOIN posts p"
     " ON p.author = a.id WHERE p.author = ?",
+    # filters of integer equalities and NULL tests are SQL conditions of the one query: on
+    # the right input of a left join (its ON), on an inner join's inputs (its WHERE)
+    "SELECT a.id, COUNT(p.id), SUM(p.score) FROM authors a LEFT JOIN posts p"
+    " ON p.author = a.id AND p.score = 2 WHERE a.id = ? GROUP BY a.id",
+    "SELECT a.id, COUNT(p.id) FROM authors a LEFT JOIN posts p"
+    " ON p.author = a.id AND p.score IS NULL AND p.tag IS NOT NULL WHERE a.id = ? GROUP BY a.id",
+    "SELECT p.id, a.name FROM (SELECT * FROM authors WHERE grp = 1) a JOIN posts p"
+    " ON p.author = a.id WHERE p.score IS NOT NULL AND p.author = ?",
+    "SELECT p.author, COUNT(*), SUM(p.score) FROM posts p WHERE p.score = -1 AND p.author = ?"
+    " GROUP BY p.author",
 ]
 
 NAMES = ["ann", "Ann", "bob", "BOB ", "cy"]
@@ -367,6 +378,32 @@ def test_a_full_aggregate_is_built_by_one_grouped_query(monkeypatch):
     script += [("post", i, i % 9, None if i % 7 == 0 else i - 3, TAGS[i % 5]) for i in range(30)]
     script += [("read", 0, k) for k in range(9)] + [("read", 1, k) for k in range(3)]
     script += [("post", 40, 2, 4, "x"), ("del_author", 2), ("read", 0, 2), ("read", 1, 0)]
+    _check(script, partial=False, bulk_replay_rows=None)
+
+
+def test_integer_equality_and_null_filters_are_conditions_of_the_one_query(monkeypatch):
+    # the full aggregates over filtered inputs (the Lobsters vote counts' shape) are built by
+    # one grouped query, and a left join's filtered right side by the join's ON
+    from noria_py.dataflow import sqlrel
+    from noria_py.dataflow.ops.filter import Filter
+
+    real = Filter.contents
+
+    def describable(text):  # integer equalities and NULL tests only
+        return all(re.fullmatch(r"(NOT )?#\d+ IS NULL|#\d+ = -?\d+", p) for p in text.split(" AND "))
+
+    def one_query(self):
+        if describable(self.text) and sqlrel.pushed(self) is None:
+            raise AssertionError(f"the filter {self.text} ran in Python")
+        return real(self)
+
+    monkeypatch.setattr(Filter, "contents", one_query)
+    script = [("author", i, NAMES[i % 5], i % 3) for i in range(8)]
+    script += [("post", i, i % 9, None if i % 4 == 0 else i % 5 - 1, TAGS[i % 5]) for i in range(30)]
+    first = len(QUERIES) - 4
+    script += [("read", q, k) for q in range(first, len(QUERIES)) for k in range(9)]
+    script += [("post", 40, 2, 2, None), ("post", 41, 2, None, "y"), ("del_post", 8)]
+    script += [("reid", 1, 9), ("read", first, 2), ("read", first + 1, 9)]
     _check(script, partial=False, bulk_replay_rows=None)
 
 

@@ -32,12 +32,16 @@ def q(name: str) -> str:
 class SqlRel:
     """A stateless node's output as SQL: ``from_sql`` (a FROM clause), ``cols`` (an SQL
     expression per output column), ``convs`` (the storage column type to convert each value
-    with, or None), ``kinds`` and ``bases`` (the base table nodes read)."""
+    with, or None), ``kinds`` and ``bases`` (the base table nodes read), ``conds`` (the
+    conditions of the filters on the way, SQL that holds exactly where their predicates do)."""
 
-    __slots__ = ("from_sql", "cols", "convs", "kinds", "bases", "single", "src", "ids", "version")
+    __slots__ = (
+        "from_sql", "cols", "convs", "kinds", "bases", "single", "src", "ids", "version", "conds"
+    )
 
-    def __init__(self, from_sql, cols, convs, kinds, bases, single, src):
+    def __init__(self, from_sql, cols, convs, kinds, bases, single, src, conds=()):
         self.src = src  # per output column: (base table node, its column)
+        self.conds = conds
         self.from_sql = from_sql
         self.cols = cols
         self.convs = convs
@@ -73,6 +77,22 @@ class SqlRel:
         return False
 
 
+def pushed(node):
+    """``(SqlRel, SQL cache)`` of a stateless ``node`` that describes itself as one SQL relation
+    (``node.sql_rel()``), kept in ``node._rel`` while the graph and the tables' shapes stay the
+    same; None when it does not, or a table it reads has deltas on their way (then its parents
+    answer, leaving those out)."""
+    graph = getattr(node, "graph", None)
+    version = graph.version if graph is not None else -1
+    cached = node._rel
+    if cached is None or cached[0] != version or (cached[1] and cached[1].stale()):
+        cached = node._rel = (version, node.sql_rel(), {})
+    rel = cached[1]
+    if rel is None or rel.pending():
+        return None
+    return rel, cached[2]
+
+
 def base_rel(node, storage) -> SqlRel | None:
     schema = storage.schemas.get(node.table.lower())
     if schema is None:
@@ -94,6 +114,21 @@ def pick_rel(rel: SqlRel, picks: list[int]) -> SqlRel:
         rel.bases,
         rel.single,
         [rel.src[c] for c in picks],
+        rel.conds,
+    )
+
+
+def filter_rel(rel: SqlRel, conds: list[str]) -> SqlRel:
+    """``rel`` with the rows where every one of ``conds`` holds."""
+    return SqlRel(
+        rel.from_sql,
+        rel.cols,
+        rel.convs,
+        rel.kinds,
+        rel.bases,
+        rel.single,
+        rel.src,
+        (*rel.conds, *conds),
     )
 
 
@@ -101,17 +136,25 @@ def join_rel(left: SqlRel, right: SqlRel, lkey, rkey, outer: bool) -> SqlRel | N
     for lk, rk in zip(lkey, rkey):
         if left.kinds[lk] not in JOIN_KINDS or left.kinds[lk] != right.kinds[rk]:
             return None
-    on = " AND ".join(f"{left.cols[lk]} = {right.cols[rk]}" for lk, rk in zip(lkey, rkey))
+    on = [f"{left.cols[lk]} = {right.cols[rk]}" for lk, rk in zip(lkey, rkey)]
+    conds = left.conds
+    if outer:
+        # the right side's rows that pass its filters are the ones matched: a row of the left
+        # side with no such match is kept, padded (the conditions cannot go to WHERE)
+        on += right.conds
+    else:
+        conds = (*conds, *right.conds)
     rfrom = right.from_sql if right.single else f"({right.from_sql})"
     how = "LEFT JOIN" if outer else "JOIN"
     return SqlRel(
-        f"{left.from_sql} {how} {rfrom} ON {on}",
+        f"{left.from_sql} {how} {rfrom} ON {' AND '.join(on)}",
         left.cols + right.cols,
         left.convs + right.convs,
         left.kinds + right.kinds,
         left.bases + right.bases,
         False,
         left.src + right.src,
+        conds,
     )
 
 
@@ -152,9 +195,10 @@ def _converter(convs):
 
 
 def where(rel: SqlRel, cols) -> str:
-    if not cols:
+    terms = [*rel.conds, *(f"{rel.cols[c]} IS ?" for c in cols)]
+    if not terms:
         return ""
-    return " WHERE " + " AND ".join(f"{rel.cols[c]} IS ?" for c in cols)
+    return " WHERE " + " AND ".join(terms)
 
 
 # a pending batch longer than this is counted per key once (an executemany's delta asks about

@@ -12,6 +12,8 @@ import re
 from ...sql import values as V
 from ..node import Node, pass_congruent
 from ..partial import has_unknown
+from ..sqlrel import filter_rel, select
+from ..sqlrel import pushed as _pushed
 
 _EQ = re.compile(r"#(\d+) = (-?\d+)")
 _NULL_TEST = re.compile(r"(NOT )?#\d+ IS NULL")
@@ -26,12 +28,17 @@ class Filter(Node):
         self.pred = pred
         self.text = text
         self._eq = None  # (columns, key) looked up for ``contents``, or False: see _equalities
+        self._rel = None  # see sqlrel.pushed
 
     def on_input(self, port: int, batch: list) -> list:
         pred = self.pred
         return [rec for rec in batch if pred(rec[0], None)]
 
     def contents(self) -> list:
+        pushed = _pushed(self)
+        if pushed is not None:  # the predicate as SQL conditions of one query
+            rel, sqls = pushed
+            return select(rel.storage, rel, [], (), sqls)
         eq = self._eq
         if eq is None:
             eq = self._eq = self._equalities()
@@ -65,7 +72,37 @@ class Filter(Node):
         return (cols, tuple(want[c] for c in cols))
 
     def query(self, cols, key) -> list:
+        if cols:
+            pushed = _pushed(self)
+            if pushed is not None:
+                rel, sqls = pushed
+                return select(rel.storage, rel, cols, key, sqls)
         return self.on_input(0, self.parents[0].query(cols, key))
+
+    def sql_rel(self):
+        """The input's SQL relation with this predicate as SQL conditions (``sqlrel``), when it
+        is a conjunction of ``#i = <integer>`` on integer columns and NULL tests, whose SQL
+        holds exactly where the predicate does; else None."""
+        rel = self.parents[0].sql_rel()
+        if rel is None:
+            return None
+        conds = []
+        for part in self.text.split(" AND "):
+            m = _EQ.fullmatch(part)
+            if m is not None:
+                col, value = int(m.group(1)), int(m.group(2))
+                if col >= len(rel.kinds) or rel.kinds[col] != V.INT or abs(value) >= _INT64:
+                    return None
+                conds.append(f"{rel.cols[col]} = {value}")
+                continue
+            m = _NULL_TEST.fullmatch(part)
+            if m is None:
+                return None
+            col = int(part[part.index("#") + 1 : part.index(" IS NULL")])
+            if col >= len(rel.cols):
+                return None
+            conds.append(f"{rel.cols[col]} IS {'NOT ' if m.group(1) else ''}NULL")
+        return filter_rel(rel, conds)
 
     def query_many(self, cols, keys) -> list:
         return self.on_input(0, self.parents[0].query_many(cols, keys))

@@ -94,19 +94,10 @@ class Project(Node):
 
     def _pushed(self):
         """A pick of columns over base tables (and lookup joins) as one SQL relation
-        (``sqlrel``): an upquery then reads only the picked columns, by one query. None when
-        it is no such pick, or a table it reads has deltas on their way (then the parents
-        answer, leaving those out)."""
-        graph = getattr(self, "graph", None)
-        version = graph.version if graph is not None else -1
-        cached = self._rel
-        if cached is None or cached[0] != version or (cached[1] and cached[1].stale()):
-            rel = self.sql_rel()
-            cached = self._rel = (version, rel, {})
-        rel = cached[1]
-        if rel is None or rel.pending():
-            return None
-        return rel, cached[2]
+        (``sqlrel.pushed``): an upquery then reads only the picked columns, by one query."""
+        from ..sqlrel import pushed
+
+        return pushed(self)
 
     def query_many(self, cols, keys) -> list:
         src = self.source_cols
