@@ -130,6 +130,7 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
         raise parse_error(f"near '{sql.strip()[:40]}'")
     toks = _check_tokens(text)
     _check_tree(stmt, sql)
+    _introducers(stmt)
     _quantified_subqueries(stmt)
     _flatten_nested_joins(stmt)
     _name_items(stmt, text, toks)
@@ -139,6 +140,70 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     if ignore and isinstance(stmt, exp.Update):
         stmt.meta["ignore"] = True  # UPDATE IGNORE
     return stmt, nparams
+
+
+_UTF8 = {"_utf8", "_utf8mb3", "_utf8mb4"}
+
+
+def _introducers(stmt: exp.Expression) -> None:
+    """A string's character set introducer (``_binary'...'``, what mysqlclient sends for every
+    bytes parameter; ``_utf8mb4'...'``) and ``N'...'`` as the literal they stand for: a binary
+    string (``X'...'``) for ``_binary``; the text itself for UTF-8 (a hexadecimal literal's
+    bytes read as UTF-8, 1300 when they are not); for another set, the text when it is ASCII,
+    which every set spells alike. What MySQL would read differently is refused (1235): another
+    set's non-ASCII text (its bytes read in that set) and a character beyond the three bytes
+    of utf8mb3 (``_utf8``, ``N``), which MySQL shows as ``?`` and cannot store."""
+    for node in list(stmt.find_all(exp.Introducer, exp.National)):
+        if isinstance(node, exp.National):
+            charset, value = "_utf8mb3", exp.Literal.string(node.name)
+        else:
+            charset, value = str(node.this).lower(), node.expression
+        if isinstance(value, exp.HexString):
+            raw = bytes.fromhex(value.this if len(value.this) % 2 == 0 else "0" + value.this)
+        elif isinstance(value, exp.Literal) and value.is_string:
+            raw = None
+        else:
+            continue  # (not a string: the statement is MySQL's syntax error)
+        if charset == "_binary":
+            if raw is None:
+                raw = value.this.encode("utf-8", "surrogatepass")
+            node.replace(exp.HexString(this=raw.hex().upper()))
+            continue
+        mb3 = charset in ("_utf8", "_utf8mb3")
+        if raw is not None:
+            try:
+                text = raw.decode("utf-8") if charset in _UTF8 else raw.decode("ascii")
+            except UnicodeDecodeError:
+                text = None
+            if charset in _UTF8 and (text is None or (mb3 and not _bmp(text))):
+                from ..errors import DataError
+
+                raise DataError(
+                    f"Invalid {'utf8mb3' if mb3 else 'utf8mb4'} character string: "
+                    f"'{raw.hex().upper()}'",
+                    1300,
+                    "HY000",
+                )
+        else:
+            text = value.this
+            if not (text.isascii() or (charset in _UTF8 and not (mb3 and not _bmp(text)))):
+                text = None
+        if text is None:
+            from ..errors import NotSupportedError
+
+            what = "N'...'" if isinstance(node, exp.National) else f"{charset}'...'"
+            raise NotSupportedError(
+                f"This version of noria_py doesn't yet support '{what} holding characters "
+                f"{charset[1:]} spells otherwise'",
+                1235,
+                "42000",
+            )
+        node.replace(exp.Literal.string(text))
+
+
+def _bmp(text: str) -> bool:
+    """Does every character of ``text`` fit utf8mb3 (three bytes at most)?"""
+    return all(ord(c) <= 0xFFFF for c in text)
 
 
 def _flatten_nested_joins(stmt: exp.Expression) -> None:

@@ -113,6 +113,26 @@ def test_string_parameters_round_trip(server, driver):
     conn.close()
 
 
+def test_bytes_parameters_sent_with_the_binary_introducer(server):
+    # mysqlclient, and pymysql with binary_prefix=True, send a bytes parameter as
+    # _binary'...': stored, compared and read back byte for byte, cached query or not
+    values = [s.encode("utf-8") for s in TRICKY] + [bytes(range(256))[:200], b"\xff\x00\xfe"]
+    conn = server.pymysql(binary_prefix=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE blobs (id INT PRIMARY KEY, b VARBINARY(255), l LONGBLOB)")
+    for i, v in enumerate(values):
+        cur.execute("INSERT INTO blobs VALUES (%s, %s, %s)", (i, v, v * 3))
+    for i, v in enumerate(values):
+        cur.execute("SELECT id, b, l FROM blobs WHERE b = %s", (v,))
+        assert cur.fetchall() == ((i, v, v * 3),), v
+        cur.execute("SELECT b FROM blobs WHERE id = %s", (i,))
+        assert cur.fetchall() == ((v,),)
+    cur.execute("UPDATE blobs SET b = %s WHERE b = %s", (b"\x01'\\", values[0]))
+    cur.execute("SELECT id FROM blobs WHERE b = %s", (b"\x01'\\",))
+    assert cur.fetchall() == ((0,),)
+    conn.close()
+
+
 def test_connector_prepared_metadata_null_params_and_types(server, people):
     conn = server.connector()
     cur = conn.cursor(prepared=True)
