@@ -1212,7 +1212,7 @@ class Compiler:
                 # MySQL's UNION shows such a column as the DOUBLE its values hold; the
                 # branches here pass their values on unchanged (base storage answers it)
                 raise Unsupported("UNION of a FLOAT column with another type")
-        rels = self._union_typed(rels)
+        rels = self._union_typed(rels, [self._literal_items(b, width) for b in branches])
         kinds = [rels[0].cols[i][2] for i in range(width)]
         for i in range(width):
             ks = {r.cols[i][2] for r in rels} - {V.NULL}
@@ -1237,12 +1237,22 @@ class Compiler:
             rel = Rel(dn, rel.cols, rel.nullable, {}, scales, None, inexact)
         return rel
 
-    def _union_typed(self, rels: list[Rel]) -> list[Rel]:
+    @staticmethod
+    def _literal_items(branch, width: int) -> list:
+        """Per column of a UNION branch, its select item when that is a literal
+        (``union_types.literal``), else None."""
+        items = branch.expressions if isinstance(branch, exp.Select) else []
+        if len(items) != width or any(isinstance(e, exp.Star) for e in items):
+            return [None] * width
+        return [e if UT.literal(e) else None for e in items]
+
+    def _union_typed(self, rels: list[Rel], literals: list[list]) -> list[Rel]:
         """Every branch with its columns cast to the type MySQL gives the UNION's column (an
-        INT beside a DECIMAL(5,2) is 1.00, a number beside a string its text)."""
+        INT beside a DECIMAL(5,2) is 1.00, a number beside a string its text, a binary literal
+        beside a text column its text). ``literals``: per branch, ``_literal_items``."""
         width = len(rels[0].cols)
         members = []
-        for r in rels:
+        for r, lits in zip(rels, literals):
             row = []
             for i in range(width):
                 kind = r.cols[i][2]
@@ -1250,12 +1260,16 @@ class Compiler:
                 if kind == V.DECIMAL and i in r.inexact:
                     scale = None
                 rng = r.ranges[i] if r.ranges else None
-                row.append(UT.Member(kind, scale, bool(rng and rng[2])))
+                row.append(UT.Member(kind, scale, bool(rng and rng[2]), lits[i] is not None))
             members.append(row)
         casts = []
         for i in range(width):
             column = [m[i] for m in members]
             target = UT.merge(column)
+            if target.kind == V.STR:
+                for m, lits in zip(column, literals):
+                    if m.kind == V.BYTES:
+                        UT.check_text(lits[i])
             if target.kind == V.DECIMAL and target.scale is None and len(set(column)) > 1:
                 raise Unsupported("a DECIMAL of unknown scale in a UNION")
             if target.dated:

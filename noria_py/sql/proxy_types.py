@@ -8,6 +8,8 @@ schemas of the tables in FROM (and the registry's result kinds); a kind that can
 
 from __future__ import annotations
 
+import dataclasses
+
 import datetime as _dt
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -272,8 +274,15 @@ def _unify(top: exp.Expression, schemas: dict) -> None:
             return
     width = len(typed[0])
     for i in range(width):
-        members = [_member(t[i][1]) for t in typed]
+        members = [
+            dataclasses.replace(_member(t[i][1]), literal=UT.literal(b.expressions[i]))
+            for t, b in zip(typed, leaves)
+        ]
         target = UT.merge(members)
+        if target.kind == V.STR:
+            for m, b in zip(members, leaves):
+                if m.kind == V.BYTES:
+                    UT.check_text(b.expressions[i])
         if target.kind == V.DECIMAL and target.scale is None:
             continue  # a branch's digits unknown: left as it is
         casts = [UT.cast_for(m, target) for m in members]

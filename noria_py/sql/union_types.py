@@ -22,11 +22,44 @@ _MAX_SCALE = 38
 @dataclass(frozen=True)
 class Member:
     """One branch's column: its kind, its scale (a DECIMAL's digits after the point, a DATETIME's
-    or TIME's fraction digits; None when unknown) and, for an integer, whether it is unsigned."""
+    or TIME's fraction digits; None when unknown), for an integer whether it is unsigned, and
+    whether it is a literal (``literal``: see ``literal``)."""
 
     kind: str
     scale: int | None = None
     unsigned: bool = False
+    literal: bool = False
+
+
+def literal(item: exp.Expression) -> bool:
+    """Is a select item a string, hexadecimal or bit literal? Its character set yields to a
+    column's (MySQL's coercibility): a binary literal beside a text column makes a text column,
+    beside only literals and numbers a binary one."""
+    inner = item.this if isinstance(item, exp.Alias) else item
+    return isinstance(inner, (exp.HexString, exp.BitString)) or (
+        isinstance(inner, exp.Literal) and inner.is_string
+    )
+
+
+def check_text(item: exp.Expression) -> None:
+    """A binary literal that becomes the text of a UNION column must be UTF-8 (1300)."""
+    inner = item.this if isinstance(item, exp.Alias) else item
+    if isinstance(inner, exp.HexString):
+        h = inner.this
+        raw = bytes.fromhex(h if len(h) % 2 == 0 else "0" + h)
+    elif isinstance(inner, exp.BitString):
+        n = int(inner.this or "0", 2)
+        raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    else:
+        return
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        from ..errors import DataError
+
+        raise DataError(
+            f"Invalid utf8mb4 character string: '{raw.hex().upper()}'", 1300, "HY000"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -63,6 +96,10 @@ def merge(members: list[Member]) -> Merged:
             return Merged(kind, None if None in scales else max(scales))
         return Merged(kind)
     if V.BYTES in kinds:
+        if all(m.literal for m in known if m.kind == V.BYTES) and any(
+            m.kind == V.STR and not m.literal for m in known
+        ):
+            return Merged(V.STR)  # binary literals beside a text column (see ``literal``)
         return Merged(V.BYTES)
     if kinds <= {V.DATE, V.DATETIME, V.TIME}:
         scales = [m.scale or 0 for m in known if m.kind != V.DATE]
