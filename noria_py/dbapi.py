@@ -111,7 +111,7 @@ ROWID = DBAPITypeObject("ROWID")
 
 
 _SESSION_KINDS = frozenset(
-    ("set", "show_vars", "show_simple", "session_select", "vars", "select_into")
+    ("set", "show_vars", "show_simple", "session_select", "vars", "select_into", "assign_select")
 )
 _session_kinds: dict[str, bool] = {}
 
@@ -139,6 +139,8 @@ def _session_statement(sql: str) -> bool:
             found = False
         else:
             found = st.kind in _SESSION_KINDS and (st.kind != "session_select" or "@" in sql)
+            if st.kind == "unsupported" and "@" in sql:
+                found = True  # (SELECT @n := @n + 1 ... FROM t: the session's 1235)
             if st.kind == "write" and st.info != "load" and "@" in sql:
                 from .server.session import _USER_VAR
 

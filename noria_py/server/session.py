@@ -162,6 +162,7 @@ _HAS_FROM = re.compile(r"\bfrom\b", re.I)
 _USER_VAR = re.compile(r"(?<![@\w])@[A-Za-z_]")
 _SELECT_INTO = re.compile(r"\binto\s+(@[A-Za-z_][\w$]*(?:\s*,\s*@[A-Za-z_][\w$]*)*)", re.I)
 _FROM_DUAL = re.compile(r"\s+from\s+dual\b", re.I)
+_ASSIGN = re.compile(r"(?<![@\w])@([A-Za-z_][\w$.]*)\s*:=")
 _DESCRIBE = re.compile(
     r"\A(?:describe|desc|explain)\s+(?:(`[^`]+`|\w+)\s*\.\s*)?(`[^`]+`|\w+)\s*\Z", re.I
 )
@@ -244,6 +245,13 @@ def classify(sql: str) -> Statement:
             # SELECT ... INTO @a, @b: the query without INTO; its one row into the variables
             names = [v.strip()[1:].lower() for v in m.group(1).split(",")]
             return Statement("select_into", text[: m.start()] + text[m.end() :], names)
+        m = _ASSIGN.search(text)
+        if m and text[: m.start()].count("'") % 2 == 0:
+            # SELECT @x := expr, ...: the assignments in order, without a FROM clause
+            rest = _FROM_DUAL.sub("", text)
+            if _HAS_FROM.search(rest) or re.search(r"\b(?:where|group|having)\b", rest, re.I):
+                return Statement("unsupported", text, "assigning a user variable (@v := ...) in a query")
+            return Statement("assign_select", rest)
         if _SESSION_FUNCS.search(text) or _USER_VAR.search(text):
             rest = _FROM_DUAL.sub("", text)
             if not _HAS_FROM.search(rest):
@@ -1215,6 +1223,33 @@ def _h_explain(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     return s.engine.explain(st.sql, params, s.txn)
 
 
+def _h_assign_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    """``SELECT @x := expr, ...`` without a FROM clause: each item in order, an assignment's
+    value set before the next item reads it; the columns named as written."""
+    if params:
+        raise _err("parameters in a SELECT that assigns user variables", 1235, "42000")
+    names, values = [], []
+    for item in _select_list(st.sql):
+        m = _ITEM_ALIAS.match(item)
+        expr, name = (m.group(1).strip(), _unquote_ident(m.group(2))) if m else (item, item)
+        target = None
+        a = re.match(r"\A@([A-Za-z_][\w$.]*)\s*:=\s*(.+)\Z", expr, re.S)
+        if a:
+            target, expr = a.group(1).lower(), a.group(2)
+        if _ASSIGN.search(expr):
+            raise _err("assigning a user variable inside an expression", 1235, "42000")
+        res = s.engine.execute("SELECT " + _with_variables(s, expr), (), s.txn)
+        value = res.rows[0][0] if res.rows else None
+        if target is not None:
+            s.user_vars[target] = value
+        names.append(name)
+        values.append(value)
+    return rows_result(names, [tuple(values)], [_type_of(v) for v in values])
+
+
+_ITEM_ALIAS = re.compile(r"\A(.*?)\s+as\s+(`[^`]+`|[A-Za-z_][\w$]*)\Z", re.I | re.S)
+
+
 def _h_vars(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     """A query reading user variables (``WHERE id = @x``): their values in their place (an
     unset one is NULL, as in MySQL)."""
@@ -1407,6 +1442,7 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "const_select": _h_const_select,
     "explain": _h_explain,
     "session_select": _h_session_select,
+    "assign_select": _h_assign_select,
     "vars": _h_vars,
     "select_into": _h_select_into,
 }

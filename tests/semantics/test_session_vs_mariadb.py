@@ -36,6 +36,15 @@ SCRIPT = [
     ("SELECT id FROM sv WHERE s = @y", True),
     ("INSERT INTO sv VALUES (@z, @x * 10, @y)", False),
     ("SELECT * FROM sv ORDER BY id", True),
+    # SELECT @v := expr (no FROM): assigned in order (a variable read in the statement that
+    # assigns it is typed by MariaDB at the statement's start: not compared)
+    ("SELECT @a := 5, @c := 'txt'", True),
+    ("SELECT @a, @a + 1, @c", True),
+    ("SELECT @b := @a * 2 AS twice, @d := NULL", True),
+    ("SELECT @b, @d IS NULL", True),
+    ("SELECT v FROM sv WHERE id = @a", True),
+    ("SELECT @a := @a + 1 FROM DUAL", True),
+    ("SELECT @a", True),
     ("SELECT @@autocommit, @@session.autocommit + 0", True),
     ("SET autocommit = 0", False),
     ("SELECT @@autocommit", True),
@@ -189,6 +198,26 @@ def test_session_script_over_the_wire_matches_mariadb(mariadb_oracle, server, sc
     want = _mariadb(mariadb_oracle, script)
     problems = _diff(want, _wire(server, script), script)
     assert not problems, "\n".join(problems)
+
+
+def test_assigning_a_user_variable_in_a_query_over_tables_is_refused(server):
+    # MySQL numbers the rows as it reads them (@n := @n + 1 ... FROM t): refused, embedded
+    # and over the wire, never answered with a value computed once
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE rn (id INT PRIMARY KEY)")
+    conn.execute("SET @n = 0")
+    with pytest.raises(noria_py.Error) as err:
+        conn.execute("SELECT @n := @n + 1 AS rn, id FROM rn ORDER BY id")
+    assert err.value.errno == 1235
+    assert conn.execute("SELECT @n").fetchall() == [(0,)]
+    wire = server.pymysql()
+    with wire.cursor() as cur:
+        with pytest.raises(pymysql.err.NotSupportedError) as werr:
+            cur.execute("SELECT @n := @n + 1 AS rn FROM information_schema.tables")
+        assert werr.value.args[0] == 1235
+        cur.execute("SELECT 1")  # the connection goes on
+        assert cur.fetchall() == ((1,),)
+    wire.close()
 
 
 def test_session_functions_are_not_folded_into_a_cached_statement():
