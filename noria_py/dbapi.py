@@ -26,6 +26,8 @@ Each connection has MySQL's diagnostics area (``noria_py.diagnostics``): ``SHOW 
 
 from __future__ import annotations
 
+import re
+
 import datetime
 import time
 from collections.abc import Iterable, Sequence
@@ -111,8 +113,12 @@ ROWID = DBAPITypeObject("ROWID")
 
 
 _SESSION_KINDS = frozenset(
-    ("set", "show_vars", "show_simple", "session_select", "vars", "select_into", "assign_select")
-)
+    (
+        "set", "show_vars", "show_simple", "session_select", "vars", "select_into",
+        "assign_select", "lock_select",
+    )
+)  # fmt: skip
+_LOCK_WORD = re.compile(r"_lock|locks\s*\(", re.I)
 _session_kinds: dict[str, bool] = {}
 
 
@@ -130,7 +136,7 @@ def _session_statement(sql: str) -> bool:
         text = strip_statement(expand(text))
     head = text[:4].lower()
     found = False
-    if head.startswith("set") or head == "show" or "@" in sql:  # SELECT ... INTO @v too
+    if head.startswith("set") or head == "show" or "@" in sql or _LOCK_WORD.search(sql):
         from .server.session import classify
 
         try:
@@ -139,7 +145,7 @@ def _session_statement(sql: str) -> bool:
             found = False
         else:
             found = st.kind in _SESSION_KINDS and (st.kind != "session_select" or "@" in sql)
-            if st.kind == "unsupported" and "@" in sql:
+            if st.kind == "unsupported" and ("@" in sql or _LOCK_WORD.search(sql)):
                 found = True  # (SELECT @n := @n + 1 ... FROM t: the session's 1235)
             if st.kind == "write" and st.info != "load" and "@" in sql:
                 from .server.session import _USER_VAR
@@ -522,6 +528,8 @@ class Connection:
 
     def close(self) -> None:
         if not self._closed:
+            if self._session is not None:
+                self._session.release_user_locks()  # (GET_LOCK's, as a session's end does)
             if self._router is not None:
                 self._router.close()
                 self.upstream.close()

@@ -163,6 +163,9 @@ _USER_VAR = re.compile(r"(?<![@\w])@[A-Za-z_]")
 _SELECT_INTO = re.compile(r"\binto\s+(@[A-Za-z_][\w$]*(?:\s*,\s*@[A-Za-z_][\w$]*)*)", re.I)
 _FROM_DUAL = re.compile(r"\s+from\s+dual\b", re.I)
 _ASSIGN = re.compile(r"(?<![@\w])@([A-Za-z_][\w$.]*)\s*:=")
+_LOCK_FN = re.compile(
+    r"(?<![\w$])(get_lock|release_lock|release_all_locks|is_free_lock|is_used_lock)\s*\(", re.I
+)
 _DESCRIBE = re.compile(
     r"\A(?:describe|desc|explain)\s+(?:(`[^`]+`|\w+)\s*\.\s*)?(`[^`]+`|\w+)\s*\Z", re.I
 )
@@ -245,6 +248,13 @@ def classify(sql: str) -> Statement:
             # SELECT ... INTO @a, @b: the query without INTO; its one row into the variables
             names = [v.strip()[1:].lower() for v in m.group(1).split(",")]
             return Statement("select_into", text[: m.start()] + text[m.end() :], names)
+        m = _LOCK_FN.search(text)
+        if m and text[: m.start()].count("'") % 2 == 0:
+            # GET_LOCK(name, timeout) ...: the session's named locks (noria_py.user_locks)
+            rest = _FROM_DUAL.sub("", text)
+            if _HAS_FROM.search(rest) or re.search(r"\b(?:where|group|having)\b", rest, re.I):
+                return Statement("unsupported", text, f"{m.group(1).upper()}() in a query")
+            return Statement("lock_select", rest)
         m = _ASSIGN.search(text)
         if m and text[: m.start()].count("'") % 2 == 0:
             # SELECT @x := expr, ...: the assignments in order, without a FROM clause
@@ -871,8 +881,10 @@ class Session:
         return flags
 
     def reset(self) -> None:
-        """COM_RESET_CONNECTION / COM_CHANGE_USER: drop session state and any transaction."""
+        """COM_RESET_CONNECTION / COM_CHANGE_USER: drop session state, any transaction and
+        the named locks (GET_LOCK)."""
         self.engine.rollback(self.txn)
+        self.release_user_locks()
         self.vars.clear()
         self.user_vars.clear()
         self.autocommit = bool(self.state.globals.get("autocommit", 1))
@@ -882,9 +894,15 @@ class Session:
             self.router.close()  # and a new upstream session at the next statement
             self.router = self.engine.upstream.router()
 
+    def release_user_locks(self) -> None:
+        """Release the named locks this session took with GET_LOCK (noria_py.user_locks)."""
+        if getattr(self.engine, "_user_locks", None) is not None:
+            self.engine._user_locks.release_all(self)
+
     def close(self) -> None:
-        """The connection is gone: its table locks are released, its open transaction rolls
-        back."""
+        """The connection is gone: its table and named locks are released, its open
+        transaction rolls back."""
+        self.release_user_locks()
         self.engine.end_session(self.txn)
         if self.router is not None:
             self.router.close()
@@ -1247,6 +1265,92 @@ def _h_assign_select(s: Session, st: Statement, params: Sequence[Any]) -> Result
     return rows_result(names, [tuple(values)], [_type_of(v) for v in values])
 
 
+def _h_lock_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    """``SELECT GET_LOCK('name', 10)`` and the other locking functions (``noria_py.user_locks``)
+    without FROM: each call, left to right, takes effect and stands as its value in the
+    expression around it; the columns keep the items' names as written. A call where it might
+    not run (a branch of IF, CASE, COALESCE, AND, OR ...) is refused (1235)."""
+    if params:
+        raise _err("parameters in a SELECT of the locking functions", 1235, "42000")
+    names, values = [], []
+    for item in _select_list(st.sql):
+        m = _ITEM_ALIAS.match(item)
+        expr, name = (m.group(1).strip(), _unquote_ident(m.group(2))) if m else (item, item)
+        if _LOCK_FN.search(expr) and _CONDITIONAL.search(expr):
+            raise _err("a locking function in a conditional expression", 1235, "42000")
+        while True:
+            call = _LOCK_FN.search(expr)
+            if call is None:
+                break
+            close = _closing_paren(expr, call.end() - 1)
+            value = _lock_call(s, call.group(1).lower(), expr[call.end() : close].strip())
+            expr = expr[: call.start()] + sql_literal(value) + expr[close + 1 :]
+        res = s.engine.execute("SELECT " + _with_variables(s, expr), (), s.txn)
+        names.append(name)
+        values.append(res.rows[0][0] if res.rows else None)
+    return rows_result(names, [tuple(values)], [_type_of(v) for v in values])
+
+
+_CONDITIONAL = re.compile(
+    r"\b(?:if|ifnull|coalesce|nullif|case|and|or|xor)\b|&&|\|\|", re.I
+)
+
+
+def _closing_paren(text: str, at: int) -> int:
+    """The index of the parenthesis closing the one at ``at`` (quotes skipped)."""
+    depth = 0
+    i = at
+    while i < len(text):
+        c = text[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < len(text) and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise _err("You have an error in your SQL syntax: an unclosed parenthesis", 1064, "42000")
+
+
+def _lock_call(s: Session, fn: str, inner: str) -> Any:
+    """One call of a locking function on the arguments written ``inner``."""
+    from noria_py import user_locks
+
+    args: tuple = ()
+    if inner:
+        if _LOCK_FN.search(inner):
+            raise _err("a locking function inside another one's arguments", 1235, "42000")
+        res = s.engine.execute("SELECT " + _with_variables(s, inner), (), s.txn)
+        args = tuple(res.rows[0])
+    if len(args) != _LOCK_ARGS[fn]:
+        raise _err(
+            f"Incorrect parameter count in the call to native function '{fn.upper()}'",
+            1582,
+            "42000",
+        )
+    locks = user_locks.for_engine(s.engine)
+    if fn == "get_lock":
+        return locks.get(s, s.connection_id or 0, *args)
+    if fn == "release_lock":
+        return locks.release(s, *args)
+    if fn == "release_all_locks":
+        return locks.release_all(s)
+    if fn == "is_free_lock":
+        return locks.is_free(*args)
+    return locks.used_by(*args)
+
+
+_LOCK_ARGS = {
+    "get_lock": 2, "release_lock": 1, "release_all_locks": 0, "is_free_lock": 1, "is_used_lock": 1
+}  # fmt: skip
+
+
 _ITEM_ALIAS = re.compile(r"\A(.*?)\s+as\s+(`[^`]+`|[A-Za-z_][\w$]*)\Z", re.I | re.S)
 
 
@@ -1443,6 +1547,7 @@ _HANDLERS: dict[str, Callable[[Session, Statement, Sequence[Any]], Result]] = {
     "explain": _h_explain,
     "session_select": _h_session_select,
     "assign_select": _h_assign_select,
+    "lock_select": _h_lock_select,
     "vars": _h_vars,
     "select_into": _h_select_into,
 }

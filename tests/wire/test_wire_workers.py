@@ -100,3 +100,24 @@ def test_a_writer_waits_for_a_transaction_on_another_process(workers):
     assert timed_out == 1
     for c in conns:
         c.close()
+
+
+def test_named_locks_are_one_across_the_processes(workers):
+    # GET_LOCK on one process, the other process's sessions see it taken, and get it once
+    # it is released
+    conns = [workers.pymysql() for _ in range(6)]
+    cur = conns[0].cursor()
+    cur.execute("SELECT GET_LOCK('deploy', 0), CONNECTION_ID()")
+    (got, holder), = cur.fetchall()
+    assert got == 1
+    for c in conns[1:]:
+        with c.cursor() as other:
+            other.execute("SELECT GET_LOCK('deploy', 0), IS_USED_LOCK('deploy')")
+            assert other.fetchall() == ((0, holder),)
+    cur.execute("SELECT RELEASE_LOCK('deploy')")
+    assert cur.fetchall() == ((1,),)
+    with conns[-1].cursor() as last:
+        last.execute("SELECT GET_LOCK('deploy', 5)")
+        assert last.fetchall() == ((1,),)
+    for c in conns:
+        c.close()

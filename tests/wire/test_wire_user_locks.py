@@ -1,0 +1,34 @@
+"""GET_LOCK over the wire: sessions contend for a name, and a connection that goes away
+releases what it held (a migration tool's lock is not left behind)."""
+
+from __future__ import annotations
+
+import time
+
+import pymysql
+import pytest
+
+pytestmark = pytest.mark.wire
+
+
+def test_over_the_wire_sessions_contend_and_a_lost_connection_releases(server):
+    a, b = server.pymysql(), server.pymysql()
+    ca, cb = a.cursor(), b.cursor()
+    ca.execute("SELECT CONNECTION_ID()")
+    a_id = ca.fetchall()[0][0]
+    ca.execute("SELECT GET_LOCK('migrations', 0)")
+    assert ca.fetchall() == ((1,),)
+    cb.execute("SELECT GET_LOCK('migrations', 0), IS_USED_LOCK('migrations')")
+    assert cb.fetchall() == ((0, a_id),)
+    a.close()  # the connection goes away: its lock with it
+    deadline = time.monotonic() + 5
+    while True:
+        cb.execute("SELECT GET_LOCK('migrations', 0)")
+        if cb.fetchall() == ((1,),) or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    cb.execute("SELECT IS_USED_LOCK('migrations') = CONNECTION_ID()")
+    assert cb.fetchall() == ((1,),)
+    with pytest.raises(pymysql.err.NotSupportedError):
+        cb.execute("SELECT GET_LOCK('x', 0) FROM information_schema.tables")
+    b.close()
