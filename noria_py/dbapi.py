@@ -118,7 +118,7 @@ _SESSION_KINDS = frozenset(
         "assign_select", "lock_select",
     )
 )  # fmt: skip
-_LOCK_WORD = re.compile(r"_lock|locks\s*\(", re.I)
+_LOCK_WORD = re.compile(r"_lock|locks\s*\(|sleep\s*\(", re.I)
 _session_kinds: dict[str, bool] = {}
 
 

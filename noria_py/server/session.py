@@ -164,7 +164,8 @@ _SELECT_INTO = re.compile(r"\binto\s+(@[A-Za-z_][\w$]*(?:\s*,\s*@[A-Za-z_][\w$]*
 _FROM_DUAL = re.compile(r"\s+from\s+dual\b", re.I)
 _ASSIGN = re.compile(r"(?<![@\w])@([A-Za-z_][\w$.]*)\s*:=")
 _LOCK_FN = re.compile(
-    r"(?<![\w$])(get_lock|release_lock|release_all_locks|is_free_lock|is_used_lock)\s*\(", re.I
+    r"(?<![\w$])(get_lock|release_lock|release_all_locks|is_free_lock|is_used_lock|sleep)\s*\(",
+    re.I,
 )
 _DESCRIBE = re.compile(
     r"\A(?:describe|desc|explain)\s+(?:(`[^`]+`|\w+)\s*\.\s*)?(`[^`]+`|\w+)\s*\Z", re.I
@@ -1334,6 +1335,16 @@ def _lock_call(s: Session, fn: str, inner: str) -> Any:
             1582,
             "42000",
         )
+    if fn == "sleep":
+        # this session waits, not the engine (its lock is not held meanwhile); NULL, a
+        # negative number or a text that is no number sleep no time, as in MariaDB
+        try:
+            seconds = float(args[0]) if args[0] is not None else 0.0
+        except (TypeError, ValueError):
+            seconds = 0.0
+        if seconds > 0:
+            time.sleep(seconds)
+        return 0
     locks = user_locks.for_engine(s.engine)
     if fn == "get_lock":
         return locks.get(s, s.connection_id or 0, *args)
@@ -1347,7 +1358,8 @@ def _lock_call(s: Session, fn: str, inner: str) -> Any:
 
 
 _LOCK_ARGS = {
-    "get_lock": 2, "release_lock": 1, "release_all_locks": 0, "is_free_lock": 1, "is_used_lock": 1
+    "get_lock": 2, "release_lock": 1, "release_all_locks": 0, "is_free_lock": 1, "is_used_lock": 1,
+    "sleep": 1,
 }  # fmt: skip
 
 

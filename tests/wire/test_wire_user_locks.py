@@ -32,3 +32,33 @@ def test_over_the_wire_sessions_contend_and_a_lost_connection_releases(server):
     with pytest.raises(pymysql.err.NotSupportedError):
         cb.execute("SELECT GET_LOCK('x', 0) FROM information_schema.tables")
     b.close()
+
+
+def test_sleep_waits_in_its_session_only(server):
+    # SLEEP(n) holds its own session, never the engine: another session's statements go on
+    import threading
+
+    a, b = server.pymysql(), server.pymysql()
+    done = []
+
+    def sleeper():
+        with a.cursor() as cur:
+            cur.execute("SELECT SLEEP(2)")
+            done.append(cur.fetchall())
+
+    t = threading.Thread(target=sleeper)
+    t.start()
+    time.sleep(0.2)
+    with b.cursor() as cur:
+        cur.execute("CREATE TABLE slept (id INT PRIMARY KEY)")
+        cur.execute("INSERT INTO slept VALUES (1)")
+        cur.execute("SELECT COUNT(*) FROM slept")
+        assert cur.fetchall() == ((1,),)
+    assert t.is_alive() and not done  # b was answered while a slept
+    t.join(10)
+    assert done == [((0,),)]
+    with b.cursor() as cur:
+        with pytest.raises(pymysql.err.NotSupportedError):
+            cur.execute("SELECT SLEEP(1) FROM slept")
+    a.close()
+    b.close()
