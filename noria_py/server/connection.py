@@ -116,12 +116,13 @@ class _Offload:
     on answering the others' cached lookups, which need no lock. A command on the loop that
     does need the engine lock meanwhile (a write, a miss) waits for it, and the loop with it."""
 
-    __slots__ = ("fn", "payload", "seq")
+    __slots__ = ("fn", "payload", "seq", "waits")
 
-    def __init__(self, fn: Any, payload: bytes, seq: int) -> None:
+    def __init__(self, fn: Any, payload: bytes, seq: int, waits: bool = False) -> None:
         self.fn = fn
         self.payload = payload
         self.seq = seq
+        self.waits = waits  # on a thread of its own (Server.waits): it waits for no engine
 
 
 class _Wait:
@@ -473,7 +474,7 @@ class CommandProtocol(asyncio.Protocol):
                 pass
 
         try:
-            self.server.worker().submit(work)
+            (self.server.waits() if job.waits else self.server.worker()).submit(work)
         except RuntimeError:  # the worker is shut down: the server is stopping
             self.busy = False
             self._close_after([])
@@ -762,8 +763,9 @@ class CommandProtocol(asyncio.Protocol):
         if hit is None:
             hit = self._plan_text(data)
         if hit is _GENERAL:
-            if self._slow(data):
-                return _Offload(self._com_query_general, data, seq)
+            slow = self._slow(data)
+            if slow:
+                return _Offload(self._com_query_general, data, seq, slow == "waits")
             return self._com_query_general(data, seq)
         plan, params = hit
         engine = self.engine
@@ -793,7 +795,7 @@ class CommandProtocol(asyncio.Protocol):
             self._remember(plan, len(params), params)
         return self._result(res, seq, False)
 
-    def _slow(self, data: bytes) -> bool:
+    def _slow(self, data: bytes) -> bool | str:
         """Is this statement one that may run long under the engine lock? DDL (a new view
         replays base data), a query the engine has not seen (planning it may install a view) or
         one it proxies to base storage. Those go to the worker."""
@@ -801,6 +803,8 @@ class CommandProtocol(asyncio.Protocol):
         st = self.state.statement(sql)
         if st.kind in ("ddl", "explain"):  # EXPLAIN may compile a query to plan it
             return True
+        if st.kind == "lock_select":
+            return "waits"  # GET_LOCK, SLEEP: the session waits, on a thread of its own
         return st.kind == "engine" and self._slow_query(st.sql)
 
     def _slow_query(self, sql: str | None) -> bool:

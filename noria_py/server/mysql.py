@@ -309,6 +309,7 @@ class NoriaServer(MysqlServer):
         self.prep_shapes: dict[int, tuple[Any, P.ResultShape]] = {}
         self._tasks: set[asyncio.Task] = set()
         self._worker: ThreadPoolExecutor | None = None
+        self._waits: ThreadPoolExecutor | None = None
         # connections whose statement waits for another connection's transaction to end
         self.lock_waiters: list[Any] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -337,6 +338,14 @@ class NoriaServer(MysqlServer):
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="noria-worker")
         return self._worker
+
+    def waits(self) -> ThreadPoolExecutor:
+        """The threads that run commands which wait for their own session only (GET_LOCK for
+        a name another session holds, SLEEP): each waits on a thread of its own, holding
+        neither the event loop nor the engine's worker."""
+        if self._waits is None:
+            self._waits = ThreadPoolExecutor(max_workers=64, thread_name_prefix="noria-wait")
+        return self._waits
 
     async def _client_connected_cb(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -397,6 +406,9 @@ class NoriaServer(MysqlServer):
             await asyncio.wait_for(self.wait_closed(), 5)
         except TimeoutError:
             pass
+        waits, self._waits = self._waits, None
+        if waits is not None:
+            waits.shutdown(wait=False, cancel_futures=True)
         worker, self._worker = self._worker, None
         if worker is not None:
             # the command running now finishes (a write is applied whole); queued ones are not

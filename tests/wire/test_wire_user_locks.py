@@ -62,3 +62,33 @@ def test_sleep_waits_in_its_session_only(server):
             cur.execute("SELECT SLEEP(1) FROM slept")
     a.close()
     b.close()
+
+
+def test_a_session_waiting_for_a_name_leaves_the_others_running(server):
+    # b waits for the name a holds; a (and anyone else) is still answered meanwhile, and its
+    # release hands the name to b
+    import threading
+
+    a, b = server.pymysql(), server.pymysql()
+    ca = a.cursor()
+    ca.execute("SELECT GET_LOCK('w', 0)")
+    assert ca.fetchall() == ((1,),)
+    got = []
+
+    def waiter():
+        with b.cursor() as cb:
+            cb.execute("SELECT GET_LOCK('w', 20)")
+            got.append(cb.fetchall())
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.3)
+    ca.execute("SELECT IS_FREE_LOCK('w'), 1 + 1")
+    assert ca.fetchall() == ((0, 2),)
+    assert t.is_alive() and not got
+    ca.execute("SELECT RELEASE_LOCK('w')")
+    assert ca.fetchall() == ((1,),)
+    t.join(10)
+    assert got == [((1,),)]
+    a.close()
+    b.close()
