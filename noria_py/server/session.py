@@ -1105,6 +1105,14 @@ def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
         # every value is computed before any is assigned (SET @a = 1, @b = @a reads the @a
         # from before the statement), as MariaDB does
         items = [(a, b, _eval_set(s, v) if v.__class__ is _Expr else v) for a, b, v in items]
+    weaker = []
+    for i, (scope, name, value) in enumerate(items):
+        if _ALIASES.get(name, name) == "transaction_isolation" and isinstance(value, str):
+            level = "-".join(value.upper().replace("-", " ").split())
+            if level in _STRONGER_ISOLATION:
+                # transactions here are READ COMMITTED: the variable says so, and a warning
+                weaker.append(level.replace("-", " "))
+                items[i] = (scope, name, "READ-COMMITTED")
     for scope, name, value in items:
         if scope == "user":
             s.user_vars[name.lower()] = value
@@ -1122,7 +1130,20 @@ def _h_set(s: Session, st: Statement, params: Sequence[Any]) -> Result:
             s.vars[f"next_{name}"] = value
         else:
             s.set_var(scope, name, value)
+    if weaker:
+        note = (
+            "Warning",
+            P.ER_NOT_SUPPORTED_YET,
+            f"This version of noria_py doesn't yet support 'isolation level {weaker[0]}': "
+            "transactions run at READ COMMITTED (a transaction reads its own writes and every "
+            "commit before each statement; writes are serialized)",
+        )
+        s.txn.diag = (note,)
+        return Result(conditions=[note])
     return Result()
+
+
+_STRONGER_ISOLATION = frozenset(("REPEATABLE-READ", "SERIALIZABLE"))
 
 
 def _h_use(s: Session, st: Statement, params: Sequence[Any]) -> Result:

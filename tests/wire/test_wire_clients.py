@@ -230,6 +230,23 @@ def test_session_statements(server):
         assert row[1] == 4 * 1024 * 1024
         assert row[2] == row[3] == "READ-COMMITTED"
         assert row[4:] == ("utf8mb4", 0, 1)
+        # a stronger isolation than transactions here have is not claimed: the variable
+        # stays READ-COMMITTED, with a warning saying why
+        for sql in (
+            "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "SET SESSION transaction_isolation = 'REPEATABLE-READ'",
+        ):
+            cur.execute(sql)
+            cur.execute("SHOW WARNINGS")
+            (level, code, msg), = cur.fetchall()
+            assert (level, code) == ("Warning", 1235) and "READ COMMITTED" in msg, sql
+            cur.execute("SELECT @@transaction_isolation")
+            assert cur.fetchall() == (("READ-COMMITTED",),)
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
+        cur.execute("SELECT @@transaction_isolation")  # weaker: what it asks for holds
+        assert cur.fetchall() == (("READ-UNCOMMITTED",),)
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
         cur.execute("SELECT @@version_comment LIMIT 1")
         assert [d[0] for d in cur.description] == ["@@version_comment"]
         cur.execute("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci")
