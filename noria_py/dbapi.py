@@ -26,9 +26,8 @@ Each connection has MySQL's diagnostics area (``noria_py.diagnostics``): ``SHOW 
 
 from __future__ import annotations
 
-import re
-
 import datetime
+import re
 import time
 from collections.abc import Iterable, Sequence
 

@@ -390,7 +390,9 @@ def test_integer_equality_and_null_filters_are_conditions_of_the_one_query(monke
     real = Filter.contents
 
     def describable(text):  # integer equalities and NULL tests only
-        return all(re.fullmatch(r"(NOT )?#\d+ IS NULL|#\d+ = -?\d+", p) for p in text.split(" AND "))
+        return all(
+            re.fullmatch(r"(NOT )?#\d+ IS NULL|#\d+ = -?\d+", p) for p in text.split(" AND ")
+        )
 
     def one_query(self):
         if describable(self.text) and sqlrel.pushed(self) is None:
@@ -399,7 +401,9 @@ def test_integer_equality_and_null_filters_are_conditions_of_the_one_query(monke
 
     monkeypatch.setattr(Filter, "contents", one_query)
     script = [("author", i, NAMES[i % 5], i % 3) for i in range(8)]
-    script += [("post", i, i % 9, None if i % 4 == 0 else i % 5 - 1, TAGS[i % 5]) for i in range(30)]
+    script += [
+        ("post", i, i % 9, None if i % 4 == 0 else i % 5 - 1, TAGS[i % 5]) for i in range(30)
+    ]
     first = len(QUERIES) - 4
     script += [("read", q, k) for q in range(first, len(QUERIES)) for k in range(9)]
     script += [("post", 40, 2, 2, None), ("post", 41, 2, None, "y"), ("del_post", 8)]

@@ -36,7 +36,16 @@ class SqlRel:
     conditions of the filters on the way, SQL that holds exactly where their predicates do)."""
 
     __slots__ = (
-        "from_sql", "cols", "convs", "kinds", "bases", "single", "src", "ids", "version", "conds"
+        "from_sql",
+        "cols",
+        "convs",
+        "kinds",
+        "bases",
+        "single",
+        "src",
+        "ids",
+        "version",
+        "conds",
     )
 
     def __init__(self, from_sql, cols, convs, kinds, bases, single, src, conds=()):

@@ -163,6 +163,7 @@ _USER_VAR = re.compile(r"(?<![@\w])@[A-Za-z_]")
 _SELECT_INTO = re.compile(r"\binto\s+(@[A-Za-z_][\w$]*(?:\s*,\s*@[A-Za-z_][\w$]*)*)", re.I)
 _FROM_DUAL = re.compile(r"\s+from\s+dual\b", re.I)
 _ASSIGN = re.compile(r"(?<![@\w])@([A-Za-z_][\w$.]*)\s*:=")
+_FILTERS = re.compile(r"\b(?:where|group|having)\b", re.I)
 _LOCK_FN = re.compile(
     r"(?<![\w$])(get_lock|release_lock|release_all_locks|is_free_lock|is_used_lock|sleep)\s*\(",
     re.I,
@@ -249,20 +250,16 @@ def classify(sql: str) -> Statement:
             # SELECT ... INTO @a, @b: the query without INTO; its one row into the variables
             names = [v.strip()[1:].lower() for v in m.group(1).split(",")]
             return Statement("select_into", text[: m.start()] + text[m.end() :], names)
-        m = _LOCK_FN.search(text)
-        if m and text[: m.start()].count("'") % 2 == 0:
-            # GET_LOCK(name, timeout) ...: the session's named locks (noria_py.user_locks)
-            rest = _FROM_DUAL.sub("", text)
-            if _HAS_FROM.search(rest) or re.search(r"\b(?:where|group|having)\b", rest, re.I):
-                return Statement("unsupported", text, f"{m.group(1).upper()}() in a query")
-            return Statement("lock_select", rest)
-        m = _ASSIGN.search(text)
-        if m and text[: m.start()].count("'") % 2 == 0:
-            # SELECT @x := expr, ...: the assignments in order, without a FROM clause
-            rest = _FROM_DUAL.sub("", text)
-            if _HAS_FROM.search(rest) or re.search(r"\b(?:where|group|having)\b", rest, re.I):
-                return Statement("unsupported", text, "assigning a user variable (@v := ...) in a query")
-            return Statement("assign_select", rest)
+        # GET_LOCK(name, timeout), SLEEP(n): the session's named locks and waits; SELECT @x :=
+        # expr: assignments in order. Both answered without a FROM clause only
+        for pattern, kind in ((_LOCK_FN, "lock_select"), (_ASSIGN, "assign_select")):
+            m = pattern.search(text)
+            if m and text[: m.start()].count("'") % 2 == 0:
+                rest = _FROM_DUAL.sub("", text)
+                if _HAS_FROM.search(rest) or _FILTERS.search(rest):
+                    what = f"{m.group(1).upper()}()" if kind == "lock_select" else "@v := ..."
+                    return Statement("unsupported", text, f"{what} in a query")
+                return Statement(kind, rest)
         if _SESSION_FUNCS.search(text) or _USER_VAR.search(text):
             rest = _FROM_DUAL.sub("", text)
             if not _HAS_FROM.search(rest):
@@ -1313,9 +1310,7 @@ def _h_lock_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     return rows_result(names, [tuple(values)], [_type_of(v) for v in values])
 
 
-_CONDITIONAL = re.compile(
-    r"\b(?:if|ifnull|coalesce|nullif|case|and|or|xor)\b|&&|\|\|", re.I
-)
+_CONDITIONAL = re.compile(r"\b(?:if|ifnull|coalesce|nullif|case|and|or|xor)\b|&&|\|\|", re.I)
 
 
 def _closing_paren(text: str, at: int) -> int:

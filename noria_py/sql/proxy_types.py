@@ -9,7 +9,6 @@ schemas of the tables in FROM (and the registry's result kinds); a kind that can
 from __future__ import annotations
 
 import dataclasses
-
 import datetime as _dt
 from decimal import ROUND_HALF_UP, Decimal
 

@@ -56,7 +56,9 @@ def _both(sides, sql):
 TEXT = st.text(st.sampled_from(list("aAbsZ '\"\\%_\0\nßéÄ✓😀")), min_size=0, max_size=8)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(s=TEXT, other=TEXT)
 def test_introduced_strings_read_compare_and_store_as_in_mariadb(sides, s, other):
     lit = _quoted(s)

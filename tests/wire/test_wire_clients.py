@@ -239,7 +239,7 @@ def test_session_statements(server):
         ):
             cur.execute(sql)
             cur.execute("SHOW WARNINGS")
-            (level, code, msg), = cur.fetchall()
+            ((level, code, msg),) = cur.fetchall()
             assert (level, code) == ("Warning", 1235) and "READ COMMITTED" in msg, sql
             cur.execute("SELECT @@transaction_isolation")
             assert cur.fetchall() == (("READ-COMMITTED",),)

@@ -108,7 +108,7 @@ def test_named_locks_are_one_across_the_processes(workers):
     conns = [workers.pymysql() for _ in range(6)]
     cur = conns[0].cursor()
     cur.execute("SELECT GET_LOCK('deploy', 0), CONNECTION_ID()")
-    (got, holder), = cur.fetchall()
+    ((got, holder),) = cur.fetchall()
     assert got == 1
     for c in conns[1:]:
         with c.cursor() as other:

@@ -487,7 +487,9 @@ class Join(Node):
         rel = self._right_rel
         if rel is None or (rel and rel.stale()):
             rel = self.parents[1].sql_rel()
-            self._right_rel = rel = rel if rel is not None and rel.single and not rel.conds else False
+            self._right_rel = rel = (
+                rel if rel is not None and rel.single and not rel.conds else False
+            )
             self._counts = {}
             self._right_min.clear()
         if rel:
