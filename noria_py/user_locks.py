@@ -51,14 +51,22 @@ class UserLocks:
     def _slot(key: str) -> int:
         return int.from_bytes(hashlib.sha1(key.encode("utf-8")).digest()[:8], "big") % _SLOTS
 
+    @staticmethod
+    def _try(fd: int, slot: int) -> bool:
+        """Lock byte ``slot`` of the lock file for this process, unless another process holds
+        it (then False, at once)."""
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
+        except OSError:
+            return False
+        return True
+
     def _file_lock(self, key: str, conn_id: int) -> bool:
         fd = self._file()
         if fd is None:
             return True
         slot = self._slot(key)
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
-        except OSError:
+        if not self._try(fd, slot):
             return False
         os.pwrite(fd, int(conn_id).to_bytes(8, "big"), _SLOTS + slot * 8)
         return True
@@ -74,9 +82,7 @@ class UserLocks:
         if fd is None:
             return None
         slot = self._slot(key)
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
-        except OSError:
+        if not self._try(fd, slot):
             return int.from_bytes(os.pread(fd, 8, _SLOTS + slot * 8).ljust(8, b"\0"), "big")
         fcntl.lockf(fd, fcntl.LOCK_UN, 1, slot)
         return None

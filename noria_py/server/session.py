@@ -1260,54 +1260,62 @@ def _h_explain(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     return s.engine.explain(st.sql, params, s.txn)
 
 
-def _h_assign_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
-    """``SELECT @x := expr, ...`` without a FROM clause: each item in order, an assignment's
-    value set before the next item reads it; the columns named as written."""
+def _in_order(s: Session, st: Statement, params: Sequence[Any], what: str, value_of) -> Result:
+    """A SELECT without FROM whose items take effect in order (assignments, named locks): each
+    item's value is ``value_of(expr)`` (its alias split off), the columns named as written."""
     if params:
-        raise _err("parameters in a SELECT that assigns user variables", 1235, "42000")
+        raise _err(f"parameters in a SELECT {what}", 1235, "42000")
     names, values = [], []
     for item in _select_list(st.sql):
         m = _ITEM_ALIAS.match(item)
         expr, name = (m.group(1).strip(), _unquote_ident(m.group(2))) if m else (item, item)
-        target = None
+        names.append(name)
+        values.append(value_of(expr))
+    return rows_result(names, [tuple(values)], [_type_of(v) for v in values])
+
+
+def _evaluated(s: Session, expr: str) -> Any:
+    """The value of an expression without FROM, the user and system variables in place."""
+    res = s.engine.execute("SELECT " + _with_variables(s, expr), (), s.txn)
+    return res.rows[0][0] if res.rows else None
+
+
+def _h_assign_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
+    """``SELECT @x := expr, ...`` without a FROM clause: each item in order, an assignment's
+    value set before the next item reads it."""
+
+    def value_of(expr: str) -> Any:
         a = re.match(r"\A@([A-Za-z_][\w$.]*)\s*:=\s*(.+)\Z", expr, re.S)
         if a:
-            target, expr = a.group(1).lower(), a.group(2)
+            expr = a.group(2)
         if _ASSIGN.search(expr):
             raise _err("assigning a user variable inside an expression", 1235, "42000")
-        res = s.engine.execute("SELECT " + _with_variables(s, expr), (), s.txn)
-        value = res.rows[0][0] if res.rows else None
-        if target is not None:
-            s.user_vars[target] = value
-        names.append(name)
-        values.append(value)
-    return rows_result(names, [tuple(values)], [_type_of(v) for v in values])
+        value = _evaluated(s, expr)
+        if a:
+            s.user_vars[a.group(1).lower()] = value
+        return value
+
+    return _in_order(s, st, params, "that assigns user variables", value_of)
 
 
 def _h_lock_select(s: Session, st: Statement, params: Sequence[Any]) -> Result:
     """``SELECT GET_LOCK('name', 10)`` and the other locking functions (``noria_py.user_locks``)
-    without FROM: each call, left to right, takes effect and stands as its value in the
-    expression around it; the columns keep the items' names as written. A call where it might
-    not run (a branch of IF, CASE, COALESCE, AND, OR ...) is refused (1235)."""
-    if params:
-        raise _err("parameters in a SELECT of the locking functions", 1235, "42000")
-    names, values = [], []
-    for item in _select_list(st.sql):
-        m = _ITEM_ALIAS.match(item)
-        expr, name = (m.group(1).strip(), _unquote_ident(m.group(2))) if m else (item, item)
+    and SLEEP without FROM: each call, left to right, takes effect and stands as its value in
+    the expression around it. A call where it might not run (a branch of IF, CASE, COALESCE,
+    AND, OR ...) is refused (1235)."""
+
+    def value_of(expr: str) -> Any:
         if _LOCK_FN.search(expr) and _CONDITIONAL.search(expr):
             raise _err("a locking function in a conditional expression", 1235, "42000")
         while True:
             call = _LOCK_FN.search(expr)
             if call is None:
-                break
+                return _evaluated(s, expr)
             close = _closing_paren(expr, call.end() - 1)
             value = _lock_call(s, call.group(1).lower(), expr[call.end() : close].strip())
             expr = expr[: call.start()] + sql_literal(value) + expr[close + 1 :]
-        res = s.engine.execute("SELECT " + _with_variables(s, expr), (), s.txn)
-        names.append(name)
-        values.append(res.rows[0][0] if res.rows else None)
-    return rows_result(names, [tuple(values)], [_type_of(v) for v in values])
+
+    return _in_order(s, st, params, "of the locking functions", value_of)
 
 
 _CONDITIONAL = re.compile(r"\b(?:if|ifnull|coalesce|nullif|case|and|or|xor)\b|&&|\|\|", re.I)

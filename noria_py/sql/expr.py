@@ -1165,8 +1165,7 @@ class _Compiler:
         return Compiled(fn, V.kind_of_value(v), const=True, scale=scale)
 
     def c_HexString(self, n: exp.HexString) -> Compiled:
-        digits = str(n.this)
-        raw = bytes.fromhex(digits if len(digits) % 2 == 0 else "0" + digits)
+        raw = V.hex_bytes(str(n.this))
         c = self.const(raw)
         if n.meta.get("hex_number"):  # 0x41 (MariaDB reads X'41' as a string only)
             c.hexnum = int.from_bytes(raw, "big") if raw else 0

@@ -16,6 +16,7 @@ from sqlglot.errors import ParseError, TokenError
 from ..errors import parse_error
 from .dialect import DIALECT
 from .literals import substitute_placeholders
+from .values import hex_bytes
 
 
 def _first_select(stmt: exp.Expression) -> exp.Expression:
@@ -159,7 +160,7 @@ def _introducers(stmt: exp.Expression) -> None:
         else:
             charset, value = str(node.this).lower(), node.expression
         if isinstance(value, exp.HexString):
-            raw = bytes.fromhex(value.this if len(value.this) % 2 == 0 else "0" + value.this)
+            raw = hex_bytes(value.this)
         elif isinstance(value, exp.Literal) and value.is_string:
             raw = None
         else:

@@ -45,8 +45,7 @@ def check_text(item: exp.Expression) -> None:
     """A binary literal that becomes the text of a UNION column must be UTF-8 (1300)."""
     inner = item.this if isinstance(item, exp.Alias) else item
     if isinstance(inner, exp.HexString):
-        h = inner.this
-        raw = bytes.fromhex(h if len(h) % 2 == 0 else "0" + h)
+        raw = V.hex_bytes(inner.this)
     elif isinstance(inner, exp.BitString):
         n = int(inner.this or "0", 2)
         raw = n.to_bytes((n.bit_length() + 7) // 8, "big")

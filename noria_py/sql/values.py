@@ -283,6 +283,12 @@ _TEXT_BYTES = {"TINYTEXT": 255, "TEXT": 65535, "MEDIUMTEXT": 16777215}
 _BLOB_BYTES = {"TINYBLOB": 255, "BLOB": 65535, "MEDIUMBLOB": 16777215}
 
 
+def hex_bytes(digits: str) -> bytes:
+    """The bytes a hexadecimal literal's digits spell (``X'4142'``, ``0x414``: an odd count
+    has a leading zero)."""
+    return bytes.fromhex(digits if len(digits) % 2 == 0 else "0" + digits)
+
+
 def _text_of_bytes(n: int, base: str) -> str:
     """TEXT(n) / BLOB(n): the smallest of the type's sizes holding ``n`` bytes."""
     for prefix, top in (("TINY", 255), ("", 65535), ("MEDIUM", 16777215)):

@@ -3,6 +3,7 @@ releases what it held (a migration tool's lock is not left behind)."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pymysql
@@ -34,20 +35,24 @@ def test_over_the_wire_sessions_contend_and_a_lost_connection_releases(server):
     b.close()
 
 
-def test_sleep_waits_in_its_session_only(server):
-    # SLEEP(n) holds its own session, never the engine: another session's statements go on
-    import threading
+def _in_background(conn, sql: str):
+    """Run ``sql`` on ``conn`` in a thread of its own: (the thread, the list its rows go to)."""
+    done: list = []
 
-    a, b = server.pymysql(), server.pymysql()
-    done = []
-
-    def sleeper():
-        with a.cursor() as cur:
-            cur.execute("SELECT SLEEP(2)")
+    def run():
+        with conn.cursor() as cur:
+            cur.execute(sql)
             done.append(cur.fetchall())
 
-    t = threading.Thread(target=sleeper)
+    t = threading.Thread(target=run)
     t.start()
+    return t, done
+
+
+def test_sleep_waits_in_its_session_only(server):
+    # SLEEP(n) holds its own session, never the engine: another session's statements go on
+    a, b = server.pymysql(), server.pymysql()
+    t, done = _in_background(a, "SELECT SLEEP(2)")
     time.sleep(0.2)
     with b.cursor() as cur:
         cur.execute("CREATE TABLE slept (id INT PRIMARY KEY)")
@@ -67,21 +72,11 @@ def test_sleep_waits_in_its_session_only(server):
 def test_a_session_waiting_for_a_name_leaves_the_others_running(server):
     # b waits for the name a holds; a (and anyone else) is still answered meanwhile, and its
     # release hands the name to b
-    import threading
-
     a, b = server.pymysql(), server.pymysql()
     ca = a.cursor()
     ca.execute("SELECT GET_LOCK('w', 0)")
     assert ca.fetchall() == ((1,),)
-    got = []
-
-    def waiter():
-        with b.cursor() as cb:
-            cb.execute("SELECT GET_LOCK('w', 20)")
-            got.append(cb.fetchall())
-
-    t = threading.Thread(target=waiter)
-    t.start()
+    t, got = _in_background(b, "SELECT GET_LOCK('w', 20)")
     time.sleep(0.3)
     ca.execute("SELECT IS_FREE_LOCK('w'), 1 + 1")
     assert ca.fetchall() == ((0, 2),)
