@@ -451,14 +451,18 @@ def test_kill_9_in_the_middle_of_the_stream_loses_and_repeats_nothing(upstream, 
         cwd=os.getcwd(),
         env=dict(os.environ, PYTHONPATH=os.getcwd()),
     )
+    killed = threading.Event()
     try:
         assert child.stdout.readline().strip() == "ready"
-        done = threading.Event()
 
         def write():
             c = upstream.connect()
             with c.cursor() as cur:
                 for i in range(400):
+                    if i == 200:
+                        # half the stream is written: the rest comes after the kill,
+                        # however slowly the child applies what it has
+                        killed.wait(120)
                     cur.execute("BEGIN")
                     cur.execute("INSERT INTO moves (acct, amount) VALUES (%s, %s)", (1 + i % 2, i))
                     cur.execute("UPDATE acct SET total = total + %s WHERE id = %s", (i, 1 + i % 2))
@@ -466,7 +470,6 @@ def test_kill_9_in_the_middle_of_the_stream_loses_and_repeats_nothing(upstream, 
                         cur.execute("DELETE FROM moves WHERE id = %s", (i // 2 + 1,))
                     cur.execute("COMMIT")
             c.close()
-            done.set()
 
         t = threading.Thread(target=write)
         t.start()
@@ -480,14 +483,15 @@ def test_kill_9_in_the_middle_of_the_stream_loses_and_repeats_nothing(upstream, 
                 db.close()
 
         started = stored()
-        # kill once the child has applied some of the stream and the writer is still going
+        # kill once the child has applied some of the stream; the writer waits half-way
         while stored() == started or upstream.rows("SELECT COUNT(*) FROM moves")[0][0] < 50:
             time.sleep(0.01)
         os.kill(child.pid, signal.SIGKILL)
-        assert not done.is_set()
+        killed.set()
         child.wait()
         t.join()
     finally:
+        killed.set()
         if child.poll() is None:
             child.kill()
             child.wait()
