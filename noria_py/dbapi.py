@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 
 from . import errors as E
 from .diagnostics import error_area
-from .engine import BindsOtherwise, Engine, SelectPrepared, lifts_as_written
+from .engine import BindsOtherwise, Engine, ReaderGone, SelectPrepared, lifts_as_written
 from .result import Result, client_rows, float_columns
 
 apilevel = "2.0"
@@ -225,6 +225,8 @@ class Cursor:
                 rows = prep.rows(args)
             except BindsOtherwise:
                 rows = None  # compared as its own type: the engine's path writes it in
+            except ReaderGone:
+                rows = None  # the view was rebuilt meanwhile: the engine's path plans it again
             except TypeError:
                 from .engine import check_params
 

@@ -113,6 +113,110 @@ def test_a_schema_change_is_seen_at_once_by_the_other_connections(tmp_path, mode
     b.close()
 
 
+def test_a_lock_free_read_racing_a_rebuild_is_answered_by_the_new_views(tmp_path):
+    # a cached statement is looked up, then (before its read) the background thread rebuilds
+    # the views for another process's DDL: the read, which missed, is planned again instead of
+    # waiting forever for an upquery through the removed reader
+    import threading
+
+    path = str(tmp_path / "race.db")
+    _setup(path)
+    a = noria_py.connect(path, domains="threads")
+    b = noria_py.connect(path, domains="threads")
+    assert a.execute(ROW, (1,)).fetchall() == [(0,)]  # planned: the next read is lock-free
+    b.execute("UPDATE counters SET n = 42 WHERE id = 2")
+    eng = a._engine
+    deadline = time.monotonic() + 10
+    while eng._behind or not eng.fast:  # until a has seen b's commit, and reads lock-free
+        assert time.monotonic() < deadline
+        a.execute(ROW, (1,)).fetchall()
+        time.sleep(0.05)
+    real = eng.lock_free_read
+    raced = []
+
+    def racing(txn, queued_ok=False):
+        ok = real(txn, queued_ok)
+        if ok and not raced:
+            raced.append(True)
+            b.execute("CREATE TABLE other (id INT PRIMARY KEY)")
+            with eng.lock:
+                eng._behind = True
+                eng._catch_up()  # what the tail thread does when it wins the race
+        return ok
+
+    eng.lock_free_read = racing
+    got = []
+    reader = threading.Thread(target=lambda: got.append(a.execute(ROW, (2,)).fetchall()))
+    reader.daemon = True
+    reader.start()
+    reader.join(60)
+    assert raced and not reader.is_alive(), "the read waited for a reader that was removed"
+    assert got == [[(42,)]]
+    del eng.lock_free_read
+    assert a.execute("SELECT COUNT(*) FROM other").fetchall() == [(0,)]
+    a.close()
+    b.close()
+
+
+def test_a_new_connection_follows_the_log_without_a_rebuild(tmp_path, monkeypatch):
+    # the log keeps only what some process has not read: a process connecting after it was
+    # emptied starts at its true end (and is counted among its readers before it pins its
+    # snapshot), so the next commits reach it as deltas, not by a rebuild of every view
+    from noria_py.engine import Engine
+
+    path = str(tmp_path / "join.db")
+    _setup(path)
+    a = noria_py.connect(path)
+    for i in range(5):
+        a.execute("UPDATE counters SET n = ? WHERE id = 1", (i,))
+    eng = a._engine
+    eng.sync()  # a has read the whole log...
+    eng.storage.log_housekeeping(eng._origin, eng._applied)  # ...so all of it is dropped
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM __noria_changes").fetchone() == (0,)
+    rebuilt = []
+    real = Engine._reload_catalog
+
+    def counted(self):
+        rebuilt.append(self)
+        real(self)
+
+    monkeypatch.setattr(Engine, "_reload_catalog", counted)
+    b = noria_py.connect(path)
+    assert b.execute(ROW, (1,)).fetchall() == [(4,)]
+    a.execute("UPDATE counters SET n = 77 WHERE id = 1")
+    b._engine.sync()
+    assert b.execute(ROW, (1,)).fetchall() == [(77,)]
+    assert rebuilt == []
+    a.close()
+    b.close()
+
+
+def test_a_commit_made_while_a_connection_restores_reaches_its_views(tmp_path, monkeypatch):
+    # a connection restores its views from a snapshot; what another process commits before it
+    # follows the log reaches those views too (a full view computed at restore included)
+    from noria_py.engine import Engine
+
+    path = str(tmp_path / "restore.db")
+    _setup(path)
+    a = noria_py.connect(path)
+    a.execute("CREATE VIEW totals AS SELECT grp, SUM(n) AS s FROM counters GROUP BY grp")
+    real = Engine._restore
+
+    def restore_then_commit(self):
+        real(self)
+        if self is not a._engine:
+            a.execute("UPDATE counters SET n = 1000 WHERE id = 1")
+
+    monkeypatch.setattr(Engine, "_restore", restore_then_commit)
+    b = noria_py.connect(path)
+    monkeypatch.setattr(Engine, "_restore", real)
+    b._engine.sync()
+    assert sorted(b.execute("SELECT grp, s FROM totals").fetchall()) == [(0, 0), (1, 1000)]
+    assert b.execute(ROW, (1,)).fetchall() == [(1000,)]
+    a.close()
+    b.close()
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_two_connections_on_one_file_see_each_others_commits(tmp_path, mode):
     path = str(tmp_path / "two.db")

@@ -23,6 +23,12 @@ from .domain import Dataflow
 from .ops.base import Delta
 
 
+class ReaderGone(Exception):
+    """A read made without the engine lock (the lock-free read paths) found its reader removed
+    from the graph (a catalog rebuild after another process's DDL, a dropped query) before its
+    upquery could answer: the caller plans the statement again, under the lock."""
+
+
 class Scheduler:
     """What every scheduler shares: the graph's ``Dataflow`` (which handles each message and
     sends the next through ``send(src, dst, port, kind, payload)``, the one method a scheduler
@@ -370,18 +376,34 @@ class ThreadScheduler(Scheduler):
             got.append(reader.published.get(key, ()))
             done.set()
 
+        self._start_read(reader, lambda: self.send(reader, reader, 0, "read", [(key, filled)]))
+        self._await(reader, done)
+        return got[0]
+
+    def _start_read(self, reader, start) -> None:
+        """Start a read at ``reader``, under the engine lock when the graph has one (a lock-free
+        reader takes it here: the caller of a locked path holds it already), so that no read
+        starts while a migration, which holds that lock, waits for quiescence and changes the
+        graph. A reader removed meanwhile is ``ReaderGone``."""
         lock = self.graph.lock
-        if lock is not None:
-            # started under the engine lock (released while waiting), so no read starts while a
-            # migration, which holds that lock, waits for quiescence and changes the graph
-            with lock:
-                self.send(reader, reader, 0, "read", [(key, filled)])
-        else:
-            self.send(reader, reader, 0, "read", [(key, filled)])
+        if lock is None:
+            start()
+            return
+        with lock:
+            if self.graph.nodes.get(reader.id) is not reader:
+                raise ReaderGone(reader)
+            start()
+
+    def _await(self, reader, done: threading.Event) -> None:
+        """Wait for a read started at ``reader``, answering base upqueries if this thread holds
+        base storage. A reader removed while its read is under way (its messages are dropped)
+        is ``ReaderGone``."""
+        nodes = self.graph.nodes
         while not done.wait(0.005):
             self._serve_base()
             self.check()
-        return got[0]
+            if nodes.get(reader.id) is not reader and not done.is_set():
+                raise ReaderGone(reader)
 
     def read_range(self, reader, key, lo, hi, need=None, desc=False) -> tuple:
         """A range read: run on the reader's domain (which fills what it misses by ranged
@@ -396,15 +418,8 @@ class ThreadScheduler(Scheduler):
         def start():
             self.dataflow.read_range(reader, key, lo, hi, need, desc, finished)
 
-        lock = self.graph.lock
-        if lock is not None:
-            with lock:  # as in ``read``: no read starts while a migration waits for quiescence
-                self.call(reader, start)
-        else:
-            self.call(reader, start)
-        while not done.wait(0.005):
-            self._serve_base()
-            self.check()
+        self._start_read(reader, lambda: self.call(reader, start))
+        self._await(reader, done)
         return got[0]
 
     def evict(self, node, key) -> None:

@@ -17,6 +17,7 @@ Prepared statements live in ``prepared`` (the base class and small kinds), ``sel
 The names below are this package's interface; import them from ``noria_py.engine``.
 """
 
+from ..dataflow.scheduler import ReaderGone
 from .base import LATENCY_BOUNDS_NS, QueryEntry
 from .catalog import _split_top
 from .core import VERSION_STRING, Engine
@@ -65,6 +66,7 @@ __all__ = [
     "Prepared",
     "ProxyPrepared",
     "QueryEntry",
+    "ReaderGone",
     "SelectPrepared",
     "Txn",
     "VERSION_STRING",

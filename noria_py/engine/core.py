@@ -29,6 +29,7 @@ from .. import errors as E
 from .. import options as _options
 from ..cache_commands import CacheRules, prepare_cache_command
 from ..dataflow.graph import Graph
+from ..dataflow.scheduler import ReaderGone
 from ..result import Result
 from ..sql import functions as F
 from ..sql import names as N
@@ -310,11 +311,14 @@ class Engine(
 
             self._origin = uuid.uuid4().hex
             self.storage.enable_log(self._origin, options["busy_timeout"])
+            self.storage.log_join(self._origin)
             self._applied = self.storage.pin()
         self._restore()
         if self.shared:
             self.storage.others_committed()
-            self._applied = self.storage.pin()
+            # the views restored read the snapshot pinned above: what other processes
+            # committed since then enters them as deltas (or, after DDL, by a rebuild)
+            self._catch_up()
             self.storage.log_housekeeping(self._origin, self._applied)
             self._poll = options["poll_interval"]
             self._tailer = threading.Thread(
@@ -573,6 +577,12 @@ class Engine(
                     F.set_context(ctx)
             else:
                 res = prep.run(self, params)
+        except ReaderGone:
+            if not prep.is_select or self._cache.get(sql) is prep:
+                raise
+            # its view was rebuilt since the statement was looked up (a catch-up before the
+            # read applied another process's DDL): planned again, on the new graph
+            return self._run(sql, self.prepare(sql), params)
         except E.DatabaseError as e:
             if not t.strict and prep.is_write and e.errno in _ADJUSTED_OUTSIDE_STRICT:
                 raise _not_strict(e) from e

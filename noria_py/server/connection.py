@@ -61,6 +61,7 @@ from noria_py import errors
 from noria_py.engine import (
     BindsOtherwise,
     ProxyPrepared,
+    ReaderGone,
     SelectPrepared,
     lifts_whatever_values,
     zone_differs,
@@ -779,14 +780,20 @@ class CommandProtocol(asyncio.Protocol):
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
             # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
-            self.state.questions += 1
-            session.last_rowcount = -1  # ROW_COUNT() after a SELECT
-            txn = session.txn
-            if txn.diag:
-                txn.diag = ()  # a SELECT from a table clears the diagnostics area
-            rows = prep.rows(params)
-            txn.found_rows = len(rows)
-            return plan.shape.text_response(rows, seq, session.status_flags, self.eof_deprecated)
+            try:
+                rows = prep.rows(params)
+            except ReaderGone:
+                rows = None  # the view was rebuilt meanwhile: the engine's path plans it again
+            if rows is not None:
+                self.state.questions += 1
+                session.last_rowcount = -1  # ROW_COUNT() after a SELECT
+                txn = session.txn
+                if txn.diag:
+                    txn.diag = ()  # a SELECT from a table clears the diagnostics area
+                txn.found_rows = len(rows)
+                return plan.shape.text_response(
+                    rows, seq, session.status_flags, self.eof_deprecated
+                )
         sql = data[1:].decode(session.client_codec, "surrogateescape")
         if plan.refused:
             return self._result(session.execute(sql), seq, False)
@@ -1078,6 +1085,8 @@ class CommandProtocol(asyncio.Protocol):
                 rows = prep.rows(params)
             except BindsOtherwise:
                 rows = None  # a value MySQL compares as its own type: the engine's path
+            except ReaderGone:
+                rows = None  # the view was rebuilt meanwhile: the engine's path plans it again
             if rows is not None:
                 self.state.questions += 1
                 session.last_rowcount = -1  # ROW_COUNT() after a SELECT

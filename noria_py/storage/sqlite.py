@@ -357,7 +357,32 @@ class SQLiteStorage:
         if rc.in_transaction:
             rc.execute("COMMIT")
         rc.execute("BEGIN")
-        return rc.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {CHANGES}").fetchone()[0]
+        return self._log_end(rc)
+
+    @staticmethod
+    def _log_end(conn) -> int:
+        """The last log sequence number given out, read through ``conn``: AUTOINCREMENT's
+        counter, which the entries every process has read (dropped by ``log_housekeeping``)
+        do not take with them."""
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (CHANGES,)).fetchone()
+        return row[0] if row else 0
+
+    def log_join(self, origin: str) -> None:
+        """Record this process as a reader of the log at its end, before pinning the snapshot
+        it starts from: from then on no process's housekeeping drops an entry it has not
+        applied (which would make it rebuild its dataflow at its first catch-up)."""
+        import time as _time
+
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(
+                f"INSERT OR REPLACE INTO {READERS} (origin, pid, applied, seen) VALUES (?,?,?,?)",
+                (origin, os.getpid(), self._log_end(self.conn), _time.time()),
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
 
     def others_committed(self) -> bool:
         """Has another connection committed since the last call? (``conn``'s data version;
