@@ -1260,7 +1260,7 @@ class Compiler:
                 if kind == V.DECIMAL and i in r.inexact:
                     scale = None
                 rng = r.ranges[i] if r.ranges else None
-                row.append(UT.Member(kind, scale, bool(rng and rng[2]), lits[i] is not None))
+                row.append(UT.member(kind, scale, rng, lits[i] is not None))
             members.append(row)
         casts = []
         for i in range(width):

@@ -913,19 +913,19 @@ def _to_kind(kind: str):
     return None
 
 
-def _unified(fn, parts: list[Compiled]) -> Compiled:
+def _unified(fn, parts: list[Compiled], signed_nulls: bool = True) -> Compiled:
     """``fn``, whose value is one of ``parts``' (IF, CASE, COALESCE, IFNULL), converted to
     the type MySQL aggregates from theirs (``union_types.merge``: numbers widen to DOUBLE or
     DECIMAL, a signed beside an unsigned integer is a DECIMAL, DATE with DATETIME is DATETIME,
     anything else mixed is a string; a DECIMAL takes the largest scale, when every part's scale
-    is known)."""
+    is known; a NULL part beside unsigned integers is a signed one unless ``signed_nulls`` is
+    off, as for IF())."""
     kinds = [c.kind for c in parts]
     scales = [c.scale for c in parts]
     members = []
     for c in parts:
-        rng = int_range(c) if c.kind == V.INT else None
-        members.append(UT.Member(c.kind, c.scale, bool(rng and rng[2])))
-    kind = UT.merge(members).kind
+        members.append(UT.member(c.kind, c.scale, int_range(c) if c.kind == V.INT else None))
+    kind = UT.merge(members, signed_nulls).kind
     floats = [k for k in kinds if k != V.NULL]
     if kind == V.FLOAT and floats[0].__class__ is V.FloatKind:
         if all(floats[0].same(k) for k in floats):
@@ -1844,14 +1844,17 @@ class _Compiler:
                 return fd(r, p) if fd else None
 
         branch = [t for _, t in ifs] + ([default] if default else [])
-        return _unified(fn, branch if default else branch + [self.const(None)])
+        # (the NULL of a CASE without ELSE is no argument: it leaves an unsigned type alone)
+        return _unified(fn, branch)
 
     def c_If(self, n: exp.If):
         c = self.compile(n.this).fn
         t = self.compile(n.args["true"])
         f = self.compile(n.args["false"]) if n.args.get("false") else self.const(None)
         ft, ff = t.fn, f.fn
-        return _unified(lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p), [t, f])
+        return _unified(
+            lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p), [t, f], signed_nulls=False
+        )
 
     def c_Coalesce(self, n: exp.Coalesce):
         parts = [self.compile(n.this)] + [self.compile(e) for e in n.expressions]

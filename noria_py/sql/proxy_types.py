@@ -199,8 +199,7 @@ def union_leaves(q: exp.Expression) -> list[exp.Expression]:
 
 
 def _member(ct: V.ColumnType) -> UT.Member:
-    rng = V.int_range(ct)
-    return UT.Member(ct.kind, V.column_scale(ct), bool(rng and rng[2]))
+    return UT.member(ct.kind, V.column_scale(ct), V.int_range(ct))
 
 
 def unify_unions(q: exp.Expression, schemas: dict) -> exp.Expression:

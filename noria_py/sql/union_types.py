@@ -22,13 +22,20 @@ _MAX_SCALE = 38
 @dataclass(frozen=True)
 class Member:
     """One branch's column: its kind, its scale (a DECIMAL's digits after the point, a DATETIME's
-    or TIME's fraction digits; None when unknown), for an integer whether it is unsigned, and
-    whether it is a literal (``literal``: see ``literal``)."""
+    or TIME's fraction digits; None when unknown), for an integer whether it is unsigned and
+    whether it is a YEAR, and whether it is a literal (``literal``: see ``literal``)."""
 
     kind: str
     scale: int | None = None
     unsigned: bool = False
     literal: bool = False
+    year: bool = False
+
+
+def member(kind: str, scale: int | None, rng, literal: bool = False) -> Member:
+    """The member of a value of ``kind`` and ``scale`` whose integer range (``int_range``:
+    lowest, highest, unsigned) is ``rng`` (None when unknown or not an integer)."""
+    return Member(kind, scale, bool(rng and rng[2]), literal, rng is V.YEAR_RANGE)
 
 
 def literal(item: exp.Expression) -> bool:
@@ -71,14 +78,21 @@ class Merged:
     dated: bool = False
 
 
-def merge(members: list[Member]) -> Merged:
-    """The merged type; a DECIMAL's scale is None when a branch's is unknown."""
+def merge(members: list[Member], signed_nulls: bool = True) -> Merged:
+    """The merged type; a DECIMAL's scale is None when a branch's is unknown.
+
+    A bare NULL takes no part, except beside unsigned integers: MariaDB merges it there as a
+    signed integer, so ``iu UNION SELECT NULL`` and ``COALESCE(iu, NULL)`` are DECIMALs (YEARs
+    alone stay YEARs). ``signed_nulls=False`` for IF(), which takes its other argument's type
+    whole."""
     known = [m for m in members if m.kind != V.NULL]
     if not known:
         return Merged(V.NULL)
     kinds = {m.kind for m in known}
     if kinds == {V.INT}:
         signs = {m.unsigned for m in known}
+        if signed_nulls and len(known) < len(members) and not all(m.year for m in known):
+            signs.add(False)
         # a signed and an unsigned integer: MariaDB's column is a DECIMAL of no fraction
         return Merged(V.DECIMAL, 0) if len(signs) > 1 else Merged(V.INT)
     if kinds <= V.NUMERIC_KINDS:

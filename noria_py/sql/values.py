@@ -245,13 +245,18 @@ class ColumnType:
         return "TEXT"
 
 
+# A YEAR column's int_range: this very tuple (``is``) tells a YEAR from an expression of the
+# same range (``y + 0`` is a BIGINT UNSIGNED).
+YEAR_RANGE = (0, 2155, True)
+
+
 def int_range(ctype: ColumnType) -> tuple | None:
     """An integer column's (lowest, highest, unsigned) for the expression compiler's overflow
     checks (base storage stops BIGINT UNSIGNED at 2^63 - 1); None for other columns."""
     if ctype.kind != INT:
         return None
     if ctype.mysql_name == "YEAR":
-        return (0, 2155, True)  # MySQL reads a YEAR as unsigned (`y - 3000` overflows)
+        return YEAR_RANGE  # MySQL reads a YEAR as unsigned (`y - 3000` overflows)
     if ctype.mysql_name == "BIT":
         return (0, min((1 << ctype.length) - 1, 2**63 - 1), True)
     lo, hi = _INT_RANGES.get((ctype.mysql_name, ctype.unsigned), (-(2**63), 2**63 - 1))

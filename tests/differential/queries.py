@@ -302,7 +302,8 @@ class QueryGen:
             elif form == "count_distinct":
                 text, kind = f"COUNT(DISTINCT {self.choice(refs)})", INT
             elif form == "sum":
-                text, kind = f"SUM({exprs.int_expr(self.draw(st.integers(0, 1)))})", INT
+                # (SUM of a bare NULL is DOUBLE in MySQL, as arithmetic on it is)
+                text, kind = f"SUM({exprs.arith_operand(self.draw(st.integers(0, 1)))})", INT
             elif form == "avg":
                 text, kind = f"AVG({self.choice(exprs.cols[INT])})", REAL
                 approx = True

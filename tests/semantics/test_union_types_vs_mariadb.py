@@ -159,6 +159,12 @@ def test_union_columns_take_mysqls_merged_type(engines, q):
         "SELECT x, COUNT(*) FROM (SELECT s AS x FROM ut UNION ALL SELECT id FROM ut) q GROUP BY x",
         "SELECT d2 FROM ut UNION ALL SELECT NULL FROM ut UNION ALL SELECT id FROM ut",
         "(SELECT id FROM ut ORDER BY id LIMIT 1) UNION ALL (SELECT d2 FROM ut ORDER BY d2 LIMIT 1)",
+        # a bare NULL beside unsigned integers merges as a signed one: a DECIMAL
+        "SELECT iu AS x FROM ut UNION ALL SELECT NULL FROM ut",
+        "SELECT NULL AS x FROM ut UNION SELECT iu FROM ut",
+        "SELECT y FROM ut UNION ALL SELECT NULL FROM ut UNION ALL SELECT NULL FROM ut",
+        "SELECT x FROM (SELECT iu AS x FROM ut UNION ALL SELECT NULL FROM ut) q WHERE x > 5",
+        "SELECT ti FROM ut UNION ALL SELECT NULL FROM ut",
     ],
 )
 def test_named_unions(engines, sql):
@@ -182,6 +188,11 @@ def test_a_year_is_unsigned(engines):
         "SELECT id, COALESCE(iu, 0) FROM ut WHERE id = 1",
         "SELECT SUM(COALESCE(iu, 0)), MAX(IF(id = 1, iu, ti)) FROM ut",
         "SELECT id, IF(id = 1, d2, ti), COALESCE(d0, d4), IFNULL(s, id), IF(id = 2, dt, ts) FROM ut",
+        # a NULL argument is a signed integer beside an unsigned one, except IF()'s and the
+        # NULL of a CASE without ELSE
+        "SELECT id, COALESCE(iu, NULL), IFNULL(NULL, iu), CASE WHEN id = 1 THEN iu ELSE NULL END,"
+        " CASE WHEN id = 1 THEN iu WHEN id = 2 THEN NULL END, CASE WHEN id = 1 THEN iu END,"
+        " IF(id = 1, iu, NULL), IF(id = 1, NULL, y), COALESCE(ti, NULL) FROM ut",
     ],
 )
 def test_conditionals_merge_types_as_unions_do(engines, sql):
