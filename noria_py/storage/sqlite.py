@@ -946,6 +946,19 @@ class SQLiteStorage:
         except sqlite3.IntegrityError as e:
             bad = changes[0][1] if len(changes) == 1 else None
             raise self._integrity(schema, e, bad) from None
+        if _inline_pk(schema):
+            # MySQL: a key moved above the AUTO_INCREMENT counter moves the counter past it,
+            # so that key is never given out again, even once its row is gone (SQLite's
+            # counter only follows inserts)
+            pk = schema.primary_key[0]
+            moved = [row[pk] for rowid, row in changes if row[pk] != rowid]
+            if moved:
+                top = max(moved)
+                if top > self.next_auto_value(table):
+                    self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (schema.name,))
+                    self.conn.execute(
+                        "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (schema.name, top)
+                    )
 
     def delete_rows(self, table: str, rowids: list[int]) -> None:
         schema = self.schemas[table.lower()]

@@ -74,3 +74,43 @@ def test_auto_increment_option_without_a_counter_to_set():
     else:
         raise AssertionError("AUTO_INCREMENT = n was accepted for a key it cannot set")
     conn.close()
+
+
+MOVED = [
+    "CREATE TABLE mv (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, v VARCHAR(10))",
+    "INSERT INTO mv (v) VALUES ('a'), ('b'), ('c')",
+    "UPDATE mv SET id = 50 WHERE id = 3",  # above the counter: the counter follows
+    "DELETE FROM mv WHERE id = 50",
+    "INSERT INTO mv (v) VALUES ('d')",  # 51, not 4: 50 was given out once
+    "UPDATE mv SET id = id + 100",  # several keys moved at once
+    "DELETE FROM mv WHERE id > 100",
+    "INSERT INTO mv (v) VALUES ('e')",
+    "UPDATE mv SET id = 7 WHERE v = 'e'",  # below the counter: no change
+    "INSERT INTO mv (v) VALUES ('f')",
+]
+
+
+def test_a_key_moved_above_the_counter_is_never_given_again(mariadb_oracle):
+    """MySQL moves the AUTO_INCREMENT counter past a key an UPDATE moved above it, so the key
+    is not given out again once its row is deleted (SQLite's counter follows inserts only)."""
+    conn = mariadb_oracle.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("DROP TABLE IF EXISTS mv")
+            want = []
+            for sql in MOVED:
+                cur.execute(sql)
+                if sql.startswith("INSERT"):
+                    cur.execute("SELECT id, v FROM mv ORDER BY id")
+                    want.append([tuple(r) for r in cur.fetchall()])
+            cur.execute("DROP TABLE IF EXISTS mv")
+    finally:
+        conn.close()
+    ours = noria_py.connect()
+    got = []
+    for sql in MOVED:
+        ours.execute(sql)
+        if sql.startswith("INSERT"):
+            got.append(ours.execute("SELECT id, v FROM mv ORDER BY id").fetchall())
+    assert got == want
+    ours.close()
