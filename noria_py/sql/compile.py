@@ -1385,11 +1385,62 @@ class Compiler:
         inner.set("expressions", picked)
         return inner
 
+    def _in_key_order(self, q: exp.Select) -> exp.Select:
+        """A LIMIT or OFFSET without ORDER BY over one base table: ordered as MySQL reads the
+        rows, so the rows LIMIT keeps are MySQL's (unordered, a view keeps equal rows
+        together): by the primary key (InnoDB's clustered index; an equality on a secondary
+        index reads its rows in that order too), or, for a whole-table scan that a secondary
+        index covers, by that index."""
+        if (
+            q.args.get("order") is not None
+            or not (q.args.get("limit") or q.args.get("offset"))
+            or q.args.get("group") is not None
+            or q.args.get("distinct") is not None
+            or q.args.get("joins")
+            or any(_has_agg(e) for e in q.expressions)
+        ):
+            return q
+        frm = q.args.get("from_")
+        table = frm.this if frm is not None else None
+        if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
+            return q
+        low = table.name.lower()
+        if table.args.get("db") is not None or low in self.views:
+            return q
+        schema = self.storage.schemas.get(low)
+        if schema is None or not schema.primary_key:
+            return q
+        key = list(schema.primary_key)
+        if q.args.get("where") is None and q.find(exp.Star) is None:
+            # a scan of the whole table that a secondary index covers (every column the query
+            # names is in it or in the primary key) reads that index, in its order
+            names = [c.name.lower() for c in schema.columns]
+            used = {c.name.lower() for c in q.find_all(exp.Column)}
+            if used <= set(names):
+                wanted = {names.index(n) for n in used}
+                for index in schema.indexes + schema.uniques:
+                    if wanted <= set(index) | set(key):
+                        key = list(index) + [i for i in key if i not in index]
+                        break
+        ref = table.alias or table.name
+        q = q.copy()
+        q.set(
+            "order",
+            exp.Order(
+                expressions=[
+                    exp.Ordered(this=exp.column(schema.columns[i].name, table=ref), desc=False)
+                    for i in key
+                ]
+            ),
+        )
+        return q
+
     def compile_query(self, q: exp.Expression, nparams: int) -> CompiledQuery:
         q = self._inline_limited_view(q)
         if isinstance(q, exp.Select):
             if q.args.get("from_") is None:
                 raise Unsupported("SELECT without FROM")
+            q = self._in_key_order(q)
             plan = self.plan_select(q, top=True)
             limit, offset = self._limit(q)
         elif isinstance(q, exp.Union):
