@@ -1387,10 +1387,11 @@ class Compiler:
 
     def _in_key_order(self, q: exp.Select) -> exp.Select:
         """A LIMIT or OFFSET without ORDER BY over one base table: ordered as MySQL reads the
-        rows, so the rows LIMIT keeps are MySQL's (unordered, a view keeps equal rows
-        together): by the primary key (InnoDB's clustered index; an equality on a secondary
-        index reads its rows in that order too), or, for a whole-table scan that a secondary
-        index covers, by that index."""
+        rows, so the rows it keeps are MySQL's (unordered, a view keeps equal rows together and
+        puts a changed row last): by the primary key (InnoDB's clustered index; an equality on
+        a secondary index reads its rows in that order too), or, for a whole-table scan that a
+        secondary index covers, by that index. A lookup of one key (an equality on every
+        primary key column) has no order to keep."""
         if (
             q.args.get("order") is not None
             or not (q.args.get("limit") or q.args.get("offset"))
@@ -1411,7 +1412,18 @@ class Compiler:
         if schema is None or not schema.primary_key:
             return q
         key = list(schema.primary_key)
-        if q.args.get("where") is None and q.find(exp.Star) is None:
+        where = q.args.get("where")
+        if where is not None:
+            # an equality on every key column reads one row at most: no order to keep
+            pinned = set()
+            for c in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
+                if isinstance(c, exp.EQ):
+                    for side in (c.this, c.expression):
+                        if isinstance(side, exp.Column):
+                            pinned.add(side.name.lower())
+            if {schema.columns[i].name.lower() for i in key} <= pinned:
+                return q
+        if where is None and q.find(exp.Star) is None:
             # a scan of the whole table that a secondary index covers (every column the query
             # names is in it or in the primary key) reads that index, in its order
             names = [c.name.lower() for c in schema.columns]
