@@ -391,7 +391,7 @@ def int_range(c: Compiled) -> tuple | None:
         if type(v) is int:
             return (v, v, bool(c.rng and c.rng[2]) or v > I64_MAX)
         if v is None and c.kind == V.INT:
-            return (0, 0, False)
+            return (0, 0, bool(c.rng and c.rng[2]))
         return None
     if c.rng is not None:
         return c.rng
@@ -2006,8 +2006,8 @@ class _Compiler:
                 c.scale = typed  # ABS(0.5 / 1): the quotient's type, not its inner digits
             elif type(v) is float and kind == V.FLOAT:
                 c.scale = typed  # PI(): a DOUBLE shown with 6 decimals
-            if name in _UNSIGNED_FUNCTIONS and type(v) is int:
-                c.rng = (v, v, True)
+            if name in _UNSIGNED_FUNCTIONS and (type(v) is int or v is None):
+                c.rng = (v or 0, v or 0, True)  # (CAST(NULL AS UNSIGNED) is unsigned too)
             return c
         scale = _result_scale(name, comps, kind)
         c = self._call_closure(call, fs, kind, scale)

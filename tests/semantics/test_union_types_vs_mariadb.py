@@ -165,6 +165,7 @@ def test_union_columns_take_mysqls_merged_type(engines, q):
         "SELECT y FROM ut UNION ALL SELECT NULL FROM ut UNION ALL SELECT NULL FROM ut",
         "SELECT x FROM (SELECT iu AS x FROM ut UNION ALL SELECT NULL FROM ut) q WHERE x > 5",
         "SELECT ti FROM ut UNION ALL SELECT NULL FROM ut",
+        "SELECT iu FROM ut UNION ALL SELECT CAST(NULL AS UNSIGNED) FROM ut",  # a typed NULL
     ],
 )
 def test_named_unions(engines, sql):
@@ -192,7 +193,8 @@ def test_a_year_is_unsigned(engines):
         # NULL of a CASE without ELSE
         "SELECT id, COALESCE(iu, NULL), IFNULL(NULL, iu), CASE WHEN id = 1 THEN iu ELSE NULL END,"
         " CASE WHEN id = 1 THEN iu WHEN id = 2 THEN NULL END, CASE WHEN id = 1 THEN iu END,"
-        " IF(id = 1, iu, NULL), IF(id = 1, NULL, y), COALESCE(ti, NULL) FROM ut",
+        " IF(id = 1, iu, NULL), IF(id = 1, NULL, y), COALESCE(ti, NULL),"
+        " COALESCE(iu, CAST(NULL AS UNSIGNED)) FROM ut",
     ],
 )
 def test_conditionals_merge_types_as_unions_do(engines, sql):
