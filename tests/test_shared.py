@@ -158,6 +158,23 @@ def test_a_lock_free_read_racing_a_rebuild_is_answered_by_the_new_views(tmp_path
     b.close()
 
 
+def test_a_statement_whose_view_a_rebuild_removed_is_planned_again(tmp_path):
+    # the engine's own path: a statement looked up, then a catch-up inside it rebuilt the views
+    path = str(tmp_path / "replan.db")
+    _setup(path)
+    a = noria_py.connect(path, domains="threads")
+    assert a.execute(ROW, (1,)).fetchall() == [(0,)]
+    eng = a._engine
+    prep = eng._cache[ROW]
+    with eng.lock:
+        eng._runtime.wait_idle()
+        eng._reload_catalog()  # what a catch-up after another process's DDL does
+        assert eng._cache.get(ROW) is None
+        res = eng._run(ROW, prep, (2,))  # a miss through the removed reader
+    assert list(res.rows) == [(0,)]
+    a.close()
+
+
 def test_a_new_connection_follows_the_log_without_a_rebuild(tmp_path, monkeypatch):
     # the log keeps only what some process has not read: a process connecting after it was
     # emptied starts at its true end (and is counted among its readers before it pins its

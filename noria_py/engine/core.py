@@ -578,11 +578,14 @@ class Engine(
             else:
                 res = prep.run(self, params)
         except ReaderGone:
-            if not prep.is_select or self._cache.get(sql) is prep:
-                raise
             # its view was rebuilt since the statement was looked up (a catch-up before the
             # read applied another process's DDL): planned again, on the new graph
-            return self._run(sql, self.prepare(sql), params)
+            fresh = self.prepare(sql) if prep.is_select else prep
+            if fresh is prep:
+                raise E.OperationalError(
+                    "the view this statement reads was removed while it read it", 1105, "HY000"
+                ) from None
+            return self._run(sql, fresh, params)
         except E.DatabaseError as e:
             if not t.strict and prep.is_write and e.errno in _ADJUSTED_OUTSIDE_STRICT:
                 raise _not_strict(e) from e

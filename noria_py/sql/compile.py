@@ -1418,9 +1418,11 @@ class Compiler:
             pinned = set()
             for c in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
                 if isinstance(c, exp.EQ):
-                    for side in (c.this, c.expression):
-                        if isinstance(side, exp.Column):
-                            pinned.add(side.name.lower())
+                    a, b = c.this, c.expression
+                    if isinstance(a, exp.Column) and not b.find(exp.Column):
+                        pinned.add(a.name.lower())
+                    elif isinstance(b, exp.Column) and not a.find(exp.Column):
+                        pinned.add(b.name.lower())
             if {schema.columns[i].name.lower() for i in key} <= pinned:
                 return q
         if where is None and q.find(exp.Star) is None:

@@ -75,6 +75,8 @@ def test_named_cases(oracle):
         ("SELECT g FROM lw LIMIT 4", ()),  # KEY (g) covers it: MySQL reads that index
         ("SELECT id, g FROM lw LIMIT 1, 3", ()),
         ("SELECT v FROM lw LIMIT 9", ()),
+        ("SELECT v FROM lw WHERE id = g + 3 OR id = v LIMIT 3", ()),  # no key pinned
+        ("SELECT v FROM lw WHERE v = g * 4 LIMIT 3", ()),
         ("SELECT v FROM lw WHERE g = ? LIMIT 9", (1,)),
         ("SELECT * FROM lw WHERE id IN (?, ?, ?) LIMIT 5", (6, 1, 3)),
     ]:
