@@ -602,11 +602,7 @@ class SQLiteStorage:
             auto = new.auto_increment
             if auto is not None and _inline_pk(new):
                 top = max((r[auto] for r in rows if r[auto] is not None), default=0)
-                self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (new.name,))
-                self.conn.execute(
-                    "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
-                    (new.name, max(seq or 0, top)),
-                )
+                self._store_counter(new.name, max(seq or 0, top))
         except BaseException:
             self.restore_schemas(saved)
             raise
@@ -955,10 +951,7 @@ class SQLiteStorage:
             if moved:
                 top = max(moved)
                 if top > self.next_auto_value(table):
-                    self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (schema.name,))
-                    self.conn.execute(
-                        "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (schema.name, top)
-                    )
+                    self._store_counter(schema.name, top)
 
     def delete_rows(self, table: str, rowids: list[int]) -> None:
         schema = self.schemas[table.lower()]
@@ -983,11 +976,13 @@ class SQLiteStorage:
         col = schema.columns[schema.primary_key[0]].name
         top = self.conn.execute(f"SELECT MAX({q(col)}) FROM {q(schema.name)}").fetchone()[0]
         seq = max(int(value) - 1, top or 0)
-        self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (schema.name,))
-        self.conn.execute(
-            "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (schema.name, seq)
-        )
+        self._store_counter(schema.name, seq)
         return True
+
+    def _store_counter(self, name: str, seq: int) -> None:
+        """Set the AUTO_INCREMENT counter of the SQLite table ``name``: the last key given."""
+        self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (name,))
+        self.conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq))
 
     def next_auto_value(self, table: str) -> int | None:
         try:
