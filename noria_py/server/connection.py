@@ -758,6 +758,24 @@ class CommandProtocol(asyncio.Protocol):
     def com_ok(self, data: bytes, seq: int) -> list[bytes]:
         return [self.ok()]
 
+    def _lock_free_rows(self, prep, params) -> tuple | None:
+        """A reader lookup answered without the engine lock (the embedded cursor's fast path,
+        dbapi.Cursor.execute), with what a SELECT sets in the session; None when the engine's
+        path must answer: a value MySQL compares as its own type (``BindsOtherwise``), or a view
+        rebuilt meanwhile (``ReaderGone``: that path plans it again)."""
+        try:
+            rows = prep.rows(params)
+        except (BindsOtherwise, ReaderGone):
+            return None
+        session = self.session
+        self.state.questions += 1
+        session.last_rowcount = -1  # ROW_COUNT() after a SELECT
+        txn = session.txn
+        if txn.diag:
+            txn.diag = ()  # a SELECT from a table clears the diagnostics area
+        txn.found_rows = len(rows)
+        return rows
+
     def com_query(self, data: bytes, seq: int) -> Any:
         session = self.session
         hit = self.text_plans.get(data)
@@ -779,18 +797,8 @@ class CommandProtocol(asyncio.Protocol):
             and not (prep.timestamps and zone_differs(session.time_zone()))
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
-            # The embedded cursor's fast path (dbapi.Cursor.execute): a reader lookup.
-            try:
-                rows = prep.rows(params)
-            except ReaderGone:
-                rows = None  # the view was rebuilt meanwhile: the engine's path plans it again
+            rows = self._lock_free_rows(prep, params)
             if rows is not None:
-                self.state.questions += 1
-                session.last_rowcount = -1  # ROW_COUNT() after a SELECT
-                txn = session.txn
-                if txn.diag:
-                    txn.diag = ()  # a SELECT from a table clears the diagnostics area
-                txn.found_rows = len(rows)
                 return plan.shape.text_response(
                     rows, seq, session.status_flags, self.eof_deprecated
                 )
@@ -1081,19 +1089,8 @@ class CommandProtocol(asyncio.Protocol):
             and not (prep.timestamps and zone_differs(session.time_zone()))
             and engine.lock_free_read(session.txn)  # the engine's rule (counts the read)
         ):
-            try:
-                rows = prep.rows(params)
-            except BindsOtherwise:
-                rows = None  # a value MySQL compares as its own type: the engine's path
-            except ReaderGone:
-                rows = None  # the view was rebuilt meanwhile: the engine's path plans it again
+            rows = self._lock_free_rows(prep, params)
             if rows is not None:
-                self.state.questions += 1
-                session.last_rowcount = -1  # ROW_COUNT() after a SELECT
-                txn = session.txn
-                txn.found_rows = len(rows)
-                if txn.diag:
-                    txn.diag = ()  # a SELECT from a table clears the diagnostics area
                 return stmt.shape.binary_response(
                     rows, seq, session.status_flags, self.eof_deprecated
                 )

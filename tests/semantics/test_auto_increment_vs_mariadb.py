@@ -28,35 +28,38 @@ SCRIPT = [
 ]
 
 
-def _ids(cur) -> list:
-    cur.execute("SELECT id, v FROM ai ORDER BY id")
-    return [tuple(r) for r in cur.fetchall()]
-
-
-def test_auto_increment_option_as_mariadb(mariadb_oracle, tmp_path):
-    conn = mariadb_oracle.connect()
-    try:
-        with conn.cursor() as cur:
-            cur.execute("DROP TABLE IF EXISTS ai, plain")
-            want = []
-            for sql in SCRIPT:
-                cur.execute(sql)
-                if sql.startswith("INSERT"):
-                    first = cur.lastrowid  # the first key the statement gave
-                    want.append((_ids(cur), first))
-            cur.execute("DROP TABLE IF EXISTS ai, plain")
-    finally:
-        conn.close()
-    path = str(tmp_path / "ai.db")
-    ours = noria_py.connect(path)
-    cur = ours.cursor()
-    got = []
-    for sql in SCRIPT:
+def _run(cur, script: list, table: str) -> list:
+    """Run ``script`` on a DB-API cursor (MariaDB's or ours); after each INSERT: the table's
+    (id, v) rows and the first key the statement gave."""
+    out = []
+    for sql in script:
         cur.execute(sql)
         if sql.startswith("INSERT"):
             first = cur.lastrowid
-            got.append((_ids(cur), first))
-    assert got == want
+            cur.execute(f"SELECT id, v FROM {table} ORDER BY id")
+            out.append(([tuple(r) for r in cur.fetchall()], first))
+    return out
+
+
+def _on_mariadb(oracle, script: list, table: str, tables: str) -> list:
+    """``_run`` on MariaDB, ``tables`` dropped before and after."""
+    conn = oracle.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {tables}")
+            try:
+                return _run(cur, script, table)
+            finally:
+                cur.execute(f"DROP TABLE IF EXISTS {tables}")
+    finally:
+        conn.close()
+
+
+def test_auto_increment_option_as_mariadb(mariadb_oracle, tmp_path):
+    want = _on_mariadb(mariadb_oracle, SCRIPT, "ai", "ai, plain")
+    path = str(tmp_path / "ai.db")
+    ours = noria_py.connect(path)
+    assert _run(ours.cursor(), SCRIPT, "ai") == want
     ours.close()
     again = noria_py.connect(path)  # the counter is kept in the file
     again.execute("INSERT INTO ai (v) VALUES ('g')")
@@ -93,24 +96,7 @@ MOVED = [
 def test_a_key_moved_above_the_counter_is_never_given_again(mariadb_oracle):
     """MySQL moves the AUTO_INCREMENT counter past a key an UPDATE moved above it, so the key
     is not given out again once its row is deleted (SQLite's counter follows inserts only)."""
-    conn = mariadb_oracle.connect()
-    try:
-        with conn.cursor() as cur:
-            cur.execute("DROP TABLE IF EXISTS mv")
-            want = []
-            for sql in MOVED:
-                cur.execute(sql)
-                if sql.startswith("INSERT"):
-                    cur.execute("SELECT id, v FROM mv ORDER BY id")
-                    want.append([tuple(r) for r in cur.fetchall()])
-            cur.execute("DROP TABLE IF EXISTS mv")
-    finally:
-        conn.close()
+    want = _on_mariadb(mariadb_oracle, MOVED, "mv", "mv")
     ours = noria_py.connect()
-    got = []
-    for sql in MOVED:
-        ours.execute(sql)
-        if sql.startswith("INSERT"):
-            got.append(ours.execute("SELECT id, v FROM mv ORDER BY id").fetchall())
-    assert got == want
+    assert _run(ours.cursor(), MOVED, "mv") == want
     ours.close()
