@@ -21,7 +21,8 @@ replay call only these methods (no checks of operator classes, no private member
   (partial or full, and the indexes its parents need), ``fill_carriers``/``fill_key``/
   ``congruent`` (which drops need probes);
 * upqueries in process (``connect(upqueries="direct")``): ``query(cols, key)`` (the output rows
-  of a key, filling partial state on the way) and ``query_range``;
+  of a key, filling partial state on the way), ``answerer(cols)`` (``query`` by ``cols``
+  planned once: a reader's miss calls it) and ``query_range``;
 * upqueries as messages (``domain.py``): ``on_request`` (answer from its own state or ask the
   parents), ``on_response`` (an answer passing through), ``on_fill`` (an answer filling its own
   state), ``request_fill`` (what a fill asks the parents), ``fold_held`` (a delta meeting
@@ -153,6 +154,15 @@ class Node:
         from .partial import matches
 
         return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+
+    def answerer(self, cols: list[int]):
+        """``key -> records``: ``query(cols, key)`` planned once for ``cols``, for the
+        graph's current shape (a reader keeps it while ``graph.version`` stays the same). A
+        node whose upquery by ``cols`` always takes the same way answers it without deciding
+        that way again per key; the default is ``query`` itself."""
+        cols = list(cols)
+        query = self.query
+        return lambda key: query(cols, key)
 
     def query_many(self, cols: list[int], keys: list[tuple]) -> list:
         """``query`` for several keys at once: the records of every one of ``keys`` (distinct),

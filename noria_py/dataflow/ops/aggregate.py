@@ -744,13 +744,7 @@ class Aggregate(Node):
                 d = dict(zip(cols, ck_tuple(tuple(key))))
                 fk = tuple(d[c] for c in self.fill_cols)
             self._ensure(fk)
-            out = []
-            groups = self.groups
-            for gk in self.fidx.get(fk, ()):
-                g = groups.get(gk)
-                if g is not None and g.rows > 0:
-                    out.append((self._output(gk, g), 1))
-            return out
+            return self._filled_rows((fk,))
         if self.partial:
             # another key than the one this state is filled by: compute from the parent
             scratch = Aggregate(self.parents[0], ng, self.aggs, self.columns, self.kinds)
@@ -761,6 +755,27 @@ class Aggregate(Node):
                 scratch._apply(self.parents[0].contents())
             return [(r, m) for r, m in scratch.contents() if matches(r, cols, key)]
         return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+
+    def answerer(self, cols):
+        """By the fill columns (a reader keyed as this state is), the key's groups, filled
+        first if needed; otherwise ``query``."""
+        cols = list(cols)
+        if not self.partial or cols != self.fill_cols:
+            return Node.answerer(self, cols)
+        query = self.query
+        filled = self.filled
+        ensure = self._ensure
+        filled_rows = self._filled_rows
+
+        def answer(key):
+            if not self.partial or self.fill_cols != cols or self.filled is not filled:
+                return query(cols, key)  # made full (or partial anew) since
+            fk = ck_tuple(key)
+            if fk not in filled:
+                ensure(fk)
+            return filled_rows((fk,))
+
+        return answer
 
     def make_full(self) -> None:
         self.partial = False
@@ -948,6 +963,7 @@ class Aggregate(Node):
         self.request_by_fill_key(df, up, hops, cols, keys, rng)
 
     def _filled_rows(self, fks) -> list:
+        """The output records of fill keys ``fks`` (normalized, filled)."""
         out = []
         groups = self.groups
         for fk in fks:

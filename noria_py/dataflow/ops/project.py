@@ -9,9 +9,10 @@ from __future__ import annotations
 from operator import itemgetter
 
 from ...errors import DataError
-from ..node import Node
+from ..node import NONE, Node
 from ..partial import UNKNOWN, has_unknown, matches
 from ..records import Fault
+from ..sqlrel import pick_rel, pushed, select
 
 
 class Project(Node):
@@ -33,7 +34,7 @@ class Project(Node):
         self.faults = faults  # output columns that keep a Fault instead of raising
         self.faulted = False  # a Fault was ever produced: readers then look for them
         self.source_cols = cols  # input column per output column, None when computed
-        self._rel = None  # (graph version, SqlRel or None, SQL per asked columns): _pushed
+        self._rel = None  # (graph version, SqlRel or None, SQL per asked columns): sqlrel.pushed
         if not cols:
             self._map = lambda r: ()
         elif all(c is not None for c in cols):
@@ -84,20 +85,24 @@ class Project(Node):
         if None in mapped:
             return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
         if cols:
-            pushed = self._pushed()
-            if pushed is not None:
-                from ..sqlrel import select
-
-                rel, sqls = pushed
+            # a pick of columns over base tables (and lookup joins) as one SQL relation
+            # (``sqlrel.pushed``): the upquery reads only the picked columns, by one query
+            got = pushed(self)
+            if got is not None:
+                rel, sqls = got
                 return select(rel.storage, rel, cols, key, sqls)
         return self.on_input(0, self.parents[0].query(mapped, key))
 
-    def _pushed(self):
-        """A pick of columns over base tables (and lookup joins) as one SQL relation
-        (``sqlrel.pushed``): an upquery then reads only the picked columns, by one query."""
-        from ..sqlrel import pushed
-
-        return pushed(self)
+    def answerer(self, cols):
+        """Over a stateful node (its upquery never reads base storage as SQL: ``sql_rel`` is
+        None), the parent's answerer by the picked columns, each of its records projected."""
+        parent = self.parents[0]
+        mapped = [self.source_cols[c] for c in cols]
+        if not cols or None in mapped or parent.materialization == NONE:
+            return Node.answerer(self, cols)
+        inner = parent.answerer(mapped)
+        on_input = self.on_input
+        return lambda key: on_input(0, inner(key))
 
     def query_many(self, cols, keys) -> list:
         src = self.source_cols
@@ -159,8 +164,6 @@ class Project(Node):
         rel = self.parents[0].sql_rel()
         if rel is None:
             return None
-        from ..sqlrel import pick_rel
-
         return pick_rel(rel, self.source_cols)
 
     # --- planning (plan_upqueries.py): a column pick keeps the trace, a computed column breaks it

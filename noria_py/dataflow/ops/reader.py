@@ -166,6 +166,7 @@ class Reader(Node):
         self.partial = False
         self.graph = None
         self.subsumed = 0  # misses answered from a sibling reader's state (no upquery)
+        self._answer = None  # (graph version, the parent's answerer by the key columns)
 
     @property
     def materialization(self):
@@ -182,7 +183,12 @@ class Reader(Node):
         parent = self.parents[0]
         rows = self._from_sibling(key) if len(parent.children) > 1 else None
         if rows is None:
-            rows = parent.query(list(self.key_cols), key)
+            # the parent's upquery by this reader's key, planned once per graph shape
+            version = self.graph.version if self.graph is not None else -1
+            plan = self._answer
+            if plan is None or plan[0] != version:
+                plan = self._answer = (version, parent.answerer(self.key_cols))
+            rows = plan[1](key)
         self._fill_with(key, rows)
         if self.graph is not None:
             self.graph.filled(self, key, len(self.state.get(key, ())))
