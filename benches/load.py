@@ -16,8 +16,11 @@ DATETIME)`` with names holding commas and quotes. They are written once as a CSV
   aggregate, fully materialized, and a parameterized one read before the load, partial);
 - ``csv_spark`` / ``parquet_spark`` (``--spark``): the same files through local Spark, and
   ``csv_spark_views`` / ``parquet_spark_views`` with the views;
-- ``jdbc`` (``--jdbc``): the rows from a MariaDB table (started here on loopback) over JDBC,
-  ``jdbc_views`` with the views, ``jdbc_ranges`` read in four key ranges.
+- ``jdbc`` (``--jdbc``): the rows from a MariaDB table (started here on loopback) at a
+  ``jdbc:mariadb://`` URL, read as by default: by the ``mariadb`` client program, without Spark
+  (``noria_py.mysql_client``); ``jdbc_views`` with the views; ``jdbc_spark`` and
+  ``jdbc_spark_views`` the same through Spark's JDBC reader (``via="spark"``), and
+  ``jdbc_ranges`` through Spark in four key ranges.
 
 Each rate is the best of ``--repeat`` runs (SQLite's own rate varies by half between runs on
 this machine). Each ratio is the load's rate over a baseline's (``ratio_to_sqlite``, ``ratio_to_sqlite_wal``).
@@ -249,11 +252,23 @@ def main(argv=None) -> int:
             runs["jdbc_views"] = lambda: noria_load(
                 n, directory, url, views=True, options={"dbtable": "items", "user": "root"}
             )
-            # read in 4 key ranges in parallel (each its own snapshot: asked for, see README)
+            runs["jdbc_spark"] = lambda: noria_load(
+                n, directory, url, via="spark", options={"dbtable": "items", "user": "root"}
+            )
+            runs["jdbc_spark_views"] = lambda: noria_load(
+                n,
+                directory,
+                url,
+                views=True,
+                via="spark",
+                options={"dbtable": "items", "user": "root"},
+            )
+            # Spark reads in 4 key ranges in parallel (each its own snapshot: asked for)
             runs["jdbc_ranges"] = lambda: noria_load(
                 n,
                 directory,
                 url,
+                via="spark",
                 options={"dbtable": "items", "user": "root", "numPartitions": "4"},
             )
         try:

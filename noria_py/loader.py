@@ -60,7 +60,9 @@ class LoadResult(int):
 
     skipped: int = 0
     problems: tuple[str, ...] = ()
-    via: str = "local"  # who read the source: "local" (Arrow, this process) or "spark"
+    # who read the source: "local" (Arrow, this process), "client" (a MySQL source read by its
+    # client program: noria_py.mysql_client) or "spark"
+    via: str = "local"
 
     def __new__(cls, loaded: int, skipped: int = 0, problems=(), via: str = "local"):
         obj = super().__new__(cls, loaded)
@@ -137,6 +139,13 @@ class _Source:
 
 def _open(source, format: str | None, options: dict, text_columns=frozenset()) -> _Source:  # noqa: A002
     pa = pyarrow_module()
+    from .mysql_client import ClientSource
+
+    if isinstance(source, ClientSource):  # a MySQL or MariaDB table its client program reads
+        return _Source(
+            [c.name for c in source.columns],
+            [_Part("", lambda n: source.batches(pa, n))],
+        )
     kind = _frame_kind(source)
     if kind is not None:
         if options:

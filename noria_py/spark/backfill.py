@@ -184,25 +184,39 @@ def backfill(
     from ..loader import DEFAULT_BATCH_ROWS as LOCAL_BATCH_ROWS
     from ..loader import is_local_source, load
 
-    if via not in (None, "local", "spark"):
-        raise E.ProgrammingError("via must be 'local', 'spark' or None (either, by the source)")
+    if via not in (None, "local", "spark", "client"):
+        raise E.ProgrammingError(
+            "via must be 'local', 'spark', 'client' or None (the one that suits the source)"
+        )
     spark_wanted = spark_master is not None or bool(spark_config)
-    if via == "local" and spark_wanted:
-        raise E.ProgrammingError("a Spark master or configuration needs via='spark'")
+    if via in ("local", "client") and spark_wanted:
+        raise E.ProgrammingError(f"a Spark master or configuration needs via='spark', not {via!r}")
     local = via == "local" or (via is None and not spark_wanted and is_local_source(source, format))
+    client = None
+    if via == "client" or (via is None and not spark_wanted and _is_jdbc(source, format)):
+        # a MySQL or MariaDB source its own client program reads, without Spark
+        from ..mysql_client import plan
+
+        client = plan(os.fspath(source) if source is not None else source, options)
+        if client is None and via == "client":
+            raise E.ProgrammingError(
+                "via='client' reads a jdbc:mysql:// or jdbc:mariadb:// source with the options"
+                " dbtable or query, user and password, with the mariadb (or mysql) client"
+                " program installed, and no BIT or spatial column: give via='spark' otherwise"
+            )
     if create:
         _create(
             engine, table, source, format, options, primary_key, local, spark_master, spark_config
         )
     elif primary_key:
         raise E.ProgrammingError("primary_key goes with create=True")
-    if local:
-        return load(
+    if local or client is not None:
+        res = load(
             engine,
             table,
-            source,
+            source if client is None else client,
             format=format,
-            options=options,
+            options=options if client is None else None,
             on_duplicate=on_duplicate,
             batch_rows=batch_rows or LOCAL_BATCH_ROWS,
             progress=progress,
@@ -211,6 +225,9 @@ def backfill(
             ignore_columns=ignore_columns,
             skip_bad_rows=skip_bad_rows,
         )
+        if client is not None:
+            res.via = "client"
+        return res
     if on_duplicate not in ON_DUPLICATE:
         raise E.ProgrammingError(f"on_duplicate must be one of {', '.join(ON_DUPLICATE)}")
     batch_rows = batch_rows or DEFAULT_BATCH_ROWS
@@ -1713,10 +1730,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--via",
-        choices=("local", "spark"),
+        choices=("local", "client", "spark"),
         help="who reads the source: local (Arrow in this process, no Spark; the default for a"
-        " local file) or spark (the default for JDBC, and whenever --spark-master or"
-        " --spark-conf is given)",
+        " local file), client (a jdbc:mysql:// or jdbc:mariadb:// source read by the mariadb"
+        " or mysql client program, no Spark; the default for one when the program is"
+        " installed and the options are its own) or spark (the default for other JDBC"
+        " sources, and whenever --spark-master or --spark-conf is given)",
     )
     parser.add_argument(
         "--create",
@@ -1903,7 +1922,10 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     rate = rows / elapsed if elapsed > 0 else 0.0
     via = getattr(rows, "via", "spark")
-    how = f"with Spark master {current_master()}" if via == "spark" else "read without Spark"
+    how = {
+        "spark": f"with Spark master {current_master()}",
+        "client": "read without Spark, by the database's client program",
+    }.get(via, "read without Spark")
     print(f"loaded {rows} rows into {args.table} in {elapsed:.1f} s ({rate:,.0f} rows/s) {how}")
     skipped = getattr(rows, "skipped", 0)
     if skipped:

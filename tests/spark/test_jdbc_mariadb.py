@@ -134,8 +134,17 @@ def test_the_table_holds_what_the_test_wrote(mariadb):
     assert mariadb_rows(root) == sorted(ROWS)
 
 
+@pytest.fixture(params=["spark", "client"])
+def via(request):
+    """Who reads the MariaDB source: Spark over JDBC, or the mariadb client program
+    (``noria_py.mysql_client``); both must store every value exactly."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    return request.param
+
+
 @pytest.mark.parametrize("scheme", ["mariadb", "mysql"])
-def test_api_loads_every_value_exactly(spark, mariadb, scheme):
+def test_api_loads_every_value_exactly(via, mariadb, scheme):
     port, root = mariadb
     conn = items_db()
     n = conn.backfill(
@@ -143,13 +152,15 @@ def test_api_loads_every_value_exactly(spark, mariadb, scheme):
         url(port, scheme),
         options={"dbtable": "items", "user": USER, "password": PASSWORD},
         progress=False,
+        via=via,
     )
     assert n == len(ROWS)
+    assert n.via == via
     assert noria_rows(conn) == mariadb_rows(root)
     conn.close()
 
 
-def test_a_query_with_quoted_names(spark, mariadb):
+def test_a_query_with_quoted_names(via, mariadb):
     port, root = mariadb
     conn = items_db()
     query = "SELECT id, `select`, `the name`, `we``ird` FROM items WHERE `select` <> ''"
@@ -158,6 +169,7 @@ def test_a_query_with_quoted_names(spark, mariadb):
         url(port, "mariadb"),
         options={"query": query, "user": USER, "password": PASSWORD},
         progress=False,
+        via=via,
     )
     with root.cursor() as cur:
         cur.execute(
@@ -171,15 +183,17 @@ def test_a_query_with_quoted_names(spark, mariadb):
 
 
 def test_cli_in_process_with_the_password_from_the_environment(
-    spark, mariadb, tmp_path, monkeypatch, capsys
+    via, mariadb, tmp_path, monkeypatch, capsys
 ):
     port, root = mariadb
     db = tmp_path / "app.db"
     items_db(db).close()
     monkeypatch.setenv(jdbc.PASSWORD_ENV, PASSWORD)
     argv = ["items", "--data", str(db), "--jdbc", url(port, "mysql"), "--dbtable", "items"]
-    assert bf.main([*argv, "--user", USER, "--no-progress"]) == 0
-    assert f"loaded {len(ROWS)} rows" in capsys.readouterr().out
+    assert bf.main([*argv, "--user", USER, "--no-progress", "--via", via]) == 0
+    out = capsys.readouterr().out
+    assert f"loaded {len(ROWS)} rows" in out
+    assert ("with Spark master" in out) == (via == "spark"), out
     conn = noria_py.connect(str(db))
     assert noria_rows(conn) == mariadb_rows(root)
     conn.close()
@@ -220,7 +234,8 @@ def test_a_table_with_an_integer_key_is_read_in_key_ranges_when_asked(spark, mar
     conn = noria_py.connect()
     conn.execute("CREATE TABLE nums (id INT PRIMARY KEY, v VARCHAR(10))")
     opts.pop("url")
-    assert conn.backfill("nums", url(port, "mysql"), options=opts, progress=False) == 30
+    n = conn.backfill("nums", url(port, "mysql"), options=opts, progress=False, via="spark")
+    assert n == 30
     assert conn.execute("SELECT * FROM nums ORDER BY id").fetchall() == rows
     conn.close()
 
@@ -244,11 +259,12 @@ def test_cli_subprocess_finds_the_driver_itself(mariadb, tmp_path):
     conn.close()
 
 
-def test_a_wrong_password_is_one_clear_line(spark, mariadb, tmp_path, capsys):
+def test_a_wrong_password_is_one_clear_line(via, mariadb, tmp_path, capsys):
     port, _ = mariadb
     db = tmp_path / "app.db"
     items_db(db).close()
     argv = ["items", "--data", str(db), "--jdbc", url(port, "mariadb"), "--dbtable", "items"]
+    argv += ["--via", via]
     assert bf.main([*argv, "--user", USER, "--password", "wrong", "--no-progress"]) == 1
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -257,7 +273,7 @@ def test_a_wrong_password_is_one_clear_line(spark, mariadb, tmp_path, capsys):
     assert "wrong" not in lines[0]
 
 
-def test_an_unsigned_bigint_beyond_storage_is_an_error_not_a_wrong_value(spark, mariadb):
+def test_an_unsigned_bigint_beyond_storage_is_an_error_not_a_wrong_value(via, mariadb):
     port, _ = mariadb
     conn = noria_py.connect()
     conn.execute("CREATE TABLE huge (id BIGINT UNSIGNED PRIMARY KEY)")
@@ -267,6 +283,7 @@ def test_an_unsigned_bigint_beyond_storage_is_an_error_not_a_wrong_value(spark, 
             url(port, "mariadb"),
             options={"dbtable": "huge", "user": USER, "password": PASSWORD},
             progress=False,
+            via=via,
         )
     assert conn.execute("SELECT COUNT(*) FROM huge").fetchall() == [(0,)]
     conn.close()
@@ -284,7 +301,102 @@ def test_no_driver_anywhere_says_what_to_install(spark, mariadb, monkeypatch):
             url(port, "mariadb"),
             options={"dbtable": "items", "user": USER, "password": PASSWORD},
             progress=False,
+            via="spark",
         )
+    conn.close()
+
+
+# --- the client program's read (noria_py.mysql_client), without Spark ---------------------------
+
+MIX = (
+    "id INT PRIMARY KEY, s VARCHAR(30), l VARCHAR(30) CHARACTER SET latin1, b VARBINARY(12),"
+    " d DOUBLE, f FLOAT, e ENUM('a', 'b c', ''), st SET('x', 'y'), y YEAR, t TEXT,"
+    " ts TIMESTAMP NULL"
+)
+_hostile = st.one_of(
+    st.text(st.sampled_from(list("a\\\t\n\r\x00'\"é€😀 ~")), max_size=6),
+    st.sampled_from(["NULL", "\\N", ""]),
+)
+_latin = st.text(st.sampled_from(list("aé\\\t\r\n\x00")), max_size=6)
+_mix_rows = st.lists(
+    st.tuples(
+        st.one_of(st.none(), _hostile),
+        st.one_of(st.none(), _latin),
+        st.one_of(st.none(), st.binary(max_size=12)),
+        st.one_of(
+            st.none(),
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.sampled_from([0.1, 1 / 3, 1e300, -2.5e-300, 0.30000000000000004]),
+        ),
+        st.one_of(st.none(), st.sampled_from([0.1, -1.5, 3.4e38, 1e-30, 16777217.0])),
+        st.one_of(st.none(), st.sampled_from(["a", "b c", ""])),
+        st.one_of(st.none(), st.sampled_from(["", "x", "y", "x,y"])),
+        st.one_of(st.none(), st.integers(1901, 2155)),
+        st.one_of(st.none(), _hostile),
+        st.one_of(st.none(), st.sampled_from(["2021-03-28 02:30:00", "2038-01-19 03:14:07"])),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=_mix_rows)
+def test_the_client_stores_what_mariadb_holds(mariadb, rows):
+    """Hostile strings (tabs, newlines, carriage returns, NUL, backslashes, the text NULL, empty
+    strings), latin1 text, binary strings, doubles and floats at their limits, ENUM, SET, YEAR,
+    TEXT and TIMESTAMP: read by the client program and stored, every value equal to what
+    MariaDB holds (its own rows, read by pymysql)."""
+    port, root = mariadb
+    with root.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS src.mix")
+        cur.execute(f"CREATE TABLE src.mix ({MIX})")
+        cur.executemany(
+            "INSERT INTO src.mix VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [(i, *r) for i, r in enumerate(rows)],
+        )
+        cur.execute("SELECT * FROM src.mix ORDER BY id")
+        want = [tuple(r) for r in cur.fetchall()]
+    conn = noria_py.connect()
+    conn.execute(f"CREATE TABLE mix ({MIX.replace('TIMESTAMP NULL', 'DATETIME')})")
+    n = conn.backfill(
+        "mix",
+        url(port, "mariadb"),
+        options={"dbtable": "mix", "user": USER, "password": PASSWORD},
+        progress=False,
+    )
+    assert (n, n.via) == (len(rows), "client")
+    got = conn.execute("SELECT * FROM mix ORDER BY id").fetchall()
+    conn.close()
+    assert [tuple(r) for r in got] == want
+
+
+def test_a_bit_column_leaves_the_source_to_spark(mariadb):
+    from noria_py import mysql_client
+
+    port, root = mariadb
+    with root.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS src.bits (id INT PRIMARY KEY, b BIT(3))")
+    opts = {"dbtable": "bits", "user": USER, "password": PASSWORD}
+    assert mysql_client.plan(url(port, "mariadb"), opts) is None
+    assert mysql_client.plan(url(port, "mariadb"), {**opts, "dbtable": "items"}) is not None
+    # an option only Spark's reader knows, or a URL parameter for its driver: Spark reads
+    assert mysql_client.plan(url(port, "mariadb"), {**opts, "sessionInitStatement": "x"}) is None
+    assert mysql_client.plan(url(port, "mariadb") + "?useSSL=false", opts) is None
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE bits (id INT PRIMARY KEY, b BIT(3))")
+    with pytest.raises(noria_py.ProgrammingError, match="via='spark'"):
+        conn.backfill("bits", url(port, "mariadb"), options=opts, progress=False, via="client")
+    conn.close()
+
+
+def test_the_client_names_a_missing_table_in_one_line(mariadb):
+    port, _ = mariadb
+    conn = noria_py.connect()
+    conn.execute("CREATE TABLE nothere (id INT PRIMARY KEY)")
+    opts = {"dbtable": "nothere", "user": USER, "password": PASSWORD}
+    with pytest.raises(OperationalError, match="doesn't exist") as err:
+        conn.backfill("nothere", url(port, "mariadb"), options=opts, progress=False)
+    assert "\n" not in str(err.value)
     conn.close()
 
 
@@ -384,8 +496,12 @@ def test_checked_while_read_fails_and_loads_as_the_separate_check_does(
     )
     conn = noria_py.connect()
     conn.execute(GEN_TARGET)
-    got = _outcome(conn, url(port, "mariadb"), options=opts)
+    got = _outcome(conn, url(port, "mariadb"), options=opts, via="spark")
     assert one_pass == [1]  # the JDBC source was checked while read
+    conn.close()
+    conn = noria_py.connect()
+    conn.execute(GEN_TARGET)
+    by_client = _outcome(conn, url(port, "mariadb"), options=opts, via="client")
     conn.close()
     frame = bf.read_source(url(port, "mariadb"), options=opts)
     conn = noria_py.connect()
@@ -399,6 +515,11 @@ def test_checked_while_read_fails_and_loads_as_the_separate_check_does(
         assert _shown_duplicates(got) == _shown_duplicates(want)
     else:
         assert got == want
+    # the client's read, checked by the local loader, refuses or stores the same
+    if isinstance(want, tuple):
+        assert isinstance(by_client, tuple) and by_client[0] == want[0], (by_client, want)
+    else:
+        assert by_client == want
 
 
 def test_held_batches_spill_to_a_file_and_come_back_in_order():

@@ -1,0 +1,332 @@
+"""Reading a MySQL or MariaDB source with the database's own command-line client, without Spark.
+
+    conn.backfill("items", "jdbc:mariadb://127.0.0.1:3306/app",
+                  options={"dbtable": "items", "user": "app", "password": "secret"})
+
+A ``jdbc:mysql:`` or ``jdbc:mariadb:`` source is read by the ``mariadb`` (or ``mysql``) client
+program when one is installed (Debian's ``mariadb-client``) and the source's options are ones it
+knows (``dbtable`` or ``query``, ``user``, ``password``; Spark's partitioning and fetch-size
+options ask for nothing here); otherwise, or with ``via="spark"``, Spark reads it as before
+(``noria_py.spark.jdbc``). The client streams the rows as tab-separated text at about a million
+rows a second, Arrow splits them, and the local loader (``noria_py.loader``) checks and converts
+every value as it converts a CSV file's text, with the same errors, row numbers and
+``skip_bad_rows``. The source is read by one query, so the rows come from one consistent
+snapshot.
+
+The text is the server's own, exactly as Spark's path reads dates and times (``CAST(.. AS
+CHAR)``): numbers as MySQL writes them, DATE, DATETIME, TIME (beyond a day too) and TIMESTAMP
+(in the server's session time zone) as their text, TINYINT(1) and YEAR as numbers. Strings
+travel as hexadecimal (``HEX(CONVERT(c USING utf8mb4))``; a binary string's own bytes), so no
+tab, newline, backslash, NUL, the text ``NULL`` or an empty string can be mistaken for anything
+else; they are decoded here in one pass per column. The column types come from the client's
+``--column-type-info``; a BIT or spatial column (or one the client cannot name) leaves the
+source to Spark.
+
+The password goes to the client in its environment (``MYSQL_PWD``), never on its command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import urllib.parse
+from dataclasses import dataclass
+
+from . import errors as E
+
+PROGRAMS = ("mariadb", "mysql")
+_SCHEMES = ("jdbc:mysql://", "jdbc:mariadb://")
+# Spark's JDBC options that change nothing for a read by one query (or name the driver)
+_IGNORED = {"driver", "fetchsize", "numpartitions", "partitioncolumn", "lowerbound", "upperbound"}
+_OWN = {"url", "dbtable", "query", "user", "password"} | _IGNORED
+# URL parameters the client can follow (others: Spark's driver reads the source)
+_URL_PARAMS = {"user", "password", "permitmysqlscheme"}
+# the client's names of the types whose text is the value as MySQL writes it
+_PLAIN = {
+    "DECIMAL", "NEWDECIMAL", "TINY", "SHORT", "LONG", "INT24", "LONGLONG", "FLOAT", "DOUBLE",
+    "YEAR", "DATE", "NEWDATE", "TIME", "DATETIME", "TIMESTAMP", "NULL",
+}  # fmt: skip
+_STRINGS = {
+    "VARCHAR", "VAR_STRING", "STRING", "ENUM", "SET",
+    "TINY_BLOB", "BLOB", "MEDIUM_BLOB", "LONG_BLOB", "JSON",
+}  # fmt: skip
+_FIELD = re.compile(r"^Field\s+\d+:\s+`(.*)`\s*$")
+TIMEOUT_S = 60  # connecting and describing the source
+
+
+def program() -> str | None:
+    """The client program on PATH, None when there is none."""
+    for name in PROGRAMS:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@dataclass
+class _Target:
+    host: str
+    port: int
+    database: str | None
+    user: str | None
+    password: str | None
+
+
+def _target(url: str, opts: dict[str, str]) -> _Target | None:
+    """Where a ``jdbc:mysql://`` or ``jdbc:mariadb://`` URL points, with the user and password
+    of ``opts`` (Spark's option names, any case) or the URL's; None when the client cannot
+    follow it (several hosts, parameters it does not know)."""
+    low = url.lower()
+    scheme = next((s for s in _SCHEMES if low.startswith(s)), None)
+    if scheme is None:
+        return None
+    rest = url[len(scheme) :]
+    hostport, _, tail = rest.partition("/")
+    path, _, query = tail.partition("?")
+    if not hostport or "," in hostport or "@" in hostport or hostport.startswith("["):
+        return None
+    host, _, port = hostport.partition(":")
+    try:
+        port_n = int(port) if port else 3306
+    except ValueError:
+        return None
+    params = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    if any(k.lower() not in _URL_PARAMS for k in params):
+        return None
+    lowered = {k.lower(): v for k, v in params.items()}
+    user = opts.get("user", lowered.get("user"))
+    password = opts.get("password", lowered.get("password"))
+    database = urllib.parse.unquote(path) if path else None
+    return _Target(host, port_n, database or None, user, password)
+
+
+@dataclass
+class _Column:
+    name: str
+    how: str  # "plain", "text" or "binary"
+
+
+class ClientSource:
+    """A MySQL or MariaDB source the client program reads (``plan``); ``open`` gives the
+    loader its columns and batches."""
+
+    def __init__(self, prog: str, target: _Target, relation: str, columns: list[_Column]):
+        self.program = prog
+        self.target = target
+        self.relation = relation  # what follows FROM
+        self.columns = columns
+
+    def describe(self) -> str:
+        t = self.target
+        return f"{t.host}:{t.port}/{t.database or ''} ({self.relation})"
+
+    def _command(self, sql: str, *extra: str) -> tuple[list[str], dict]:
+        t = self.target
+        args = [self.program, "--no-defaults", "--protocol=TCP", "-h", t.host, "-P", str(t.port)]
+        args += ["--default-character-set=utf8mb4", *extra]
+        if t.user is not None:
+            args += ["-u", t.user]
+        if t.database is not None:
+            args += ["-D", t.database]
+        args += ["-e", sql]
+        env = dict(os.environ)
+        env.pop("MYSQL_PWD", None)
+        if t.password is not None:
+            env["MYSQL_PWD"] = t.password
+        return args, env
+
+    def query(self) -> str:
+        items = []
+        for c in self.columns:
+            q = quote(c.name)
+            if c.how == "text":
+                items.append(f"HEX(CONVERT({q} USING utf8mb4)) AS {q}")
+            elif c.how == "binary":
+                items.append(f"HEX({q}) AS {q}")
+            else:
+                items.append(q)
+        return f"SELECT {', '.join(items)} FROM {self.relation}"
+
+    def batches(self, pa, batch_rows: int):
+        """The source's rows, record batches of its columns (text, binary or the server's
+        text of the value), ``batch_rows`` at a time or fewer."""
+        import pyarrow.csv as pcsv
+
+        names = [c.name for c in self.columns]
+        args, env = self._command(self.query(), "--batch", "--quick", "--skip-column-names")
+        proc = subprocess.Popen(  # noqa: S603 - our program, our arguments
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        try:
+            reader = pcsv.open_csv(
+                proc.stdout,
+                read_options=pcsv.ReadOptions(
+                    column_names=names, use_threads=False, block_size=1 << 22
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter="\t", quote_char=False, double_quote=False, escape_char=False
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={n: pa.string() for n in names},
+                    null_values=["NULL"],
+                    strings_can_be_null=True,
+                ),
+            )
+        except pa.ArrowInvalid as e:
+            proc.wait()
+            if "Empty CSV" in str(e) and proc.returncode == 0:
+                return  # no rows
+            raise self._failed(proc, e) from None
+        try:
+            pending = []
+            have = 0
+            for batch in reader:
+                pending.append(self._decoded(pa, batch))
+                have += batch.num_rows
+                while have >= batch_rows:
+                    table = pa.Table.from_batches(pending)
+                    yield from table.slice(0, batch_rows).to_batches(max_chunksize=batch_rows)
+                    rest = table.slice(batch_rows)
+                    pending = rest.to_batches() if rest.num_rows else []
+                    have = rest.num_rows
+            if have:
+                yield from pa.Table.from_batches(pending).to_batches(max_chunksize=batch_rows)
+        except pa.ArrowInvalid as e:
+            raise self._failed(proc, e) from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            with contextlib.suppress(OSError):
+                proc.stdout.close()
+        if proc.returncode != 0:
+            raise self._failed(proc, None)
+
+    def _failed(self, proc, error) -> E.OperationalError:
+        try:
+            message = proc.stderr.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            message = ""
+        first = _error_line(message) or str(error or "the client failed")
+        return E.OperationalError(f"cannot read {self.describe()}: {first}")
+
+    def _decoded(self, pa, batch):
+        cols = []
+        for c, arr in zip(self.columns, batch.columns):
+            if c.how == "plain":
+                cols.append(arr)
+            else:
+                cols.append(unhex(pa, arr, c.how == "text"))
+        return pa.RecordBatch.from_arrays(cols, names=[c.name for c in self.columns])
+
+
+def unhex(pa, arr, text: bool):
+    """A string array of hexadecimal digits (and nulls) as the bytes they spell: a binary array,
+    or with ``text`` a string array (the bytes are UTF-8)."""
+    import numpy as np
+
+    n = len(arr)
+    validity, offsets, data = arr.buffers()
+    offs = np.frombuffer(offsets, dtype=np.int32)[arr.offset : arr.offset + n + 1]
+    start, end = int(offs[0]), int(offs[-1])
+    digits = data.to_pybytes()[start:end] if data is not None else b""
+    raw = bytes.fromhex(digits.decode("ascii"))
+    new_offsets = ((offs - start) // 2).astype(np.int32)
+    if validity is not None and arr.offset:
+        validity = pa.array(arr.is_valid()).buffers()[1]  # re-based to offset 0
+    out = pa.Array.from_buffers(
+        pa.binary(),
+        n,
+        [validity, pa.py_buffer(new_offsets.tobytes()), pa.py_buffer(raw)],
+        null_count=arr.null_count,
+    )
+    return out.cast(pa.string()) if text else out
+
+
+def _error_line(message: str) -> str:
+    """The client's error (``ERROR 1146 (42S02) at line 1: Table ... doesn't exist``) among
+    what it wrote, or its first line of text."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip().strip("-")]
+    for ln in lines:
+        if ln.startswith("ERROR"):
+            return ln
+    return lines[0] if lines else ""
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def plan(url: str, options: dict | None) -> ClientSource | None:
+    """The client's read of a MySQL or MariaDB JDBC source, or None when the client cannot read
+    it as Spark would (no client program, an option or URL parameter it does not know, a BIT or
+    spatial column). A source it cannot reach or describe is an OperationalError naming the
+    server's message (the same database would refuse Spark too)."""
+    prog = program()
+    if prog is None or not isinstance(url, str):
+        return None
+    opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
+    if any(k not in _OWN for k in opts):
+        return None
+    target = _target(url, opts)
+    if target is None:
+        return None
+    if target.password is None and os.environ.get("NORIA_JDBC_PASSWORD") is not None:
+        target.password = os.environ["NORIA_JDBC_PASSWORD"]
+    if "dbtable" in opts:
+        relation = opts["dbtable"]
+    elif "query" in opts:
+        relation = f"({opts['query']}) AS __noria_query"
+    else:
+        raise E.ProgrammingError(
+            "a JDBC source needs the dbtable option (or query): options={'dbtable': 'name'}"
+        )
+    source = ClientSource(prog, target, relation, [])
+    columns = _describe(source)
+    if columns is None:
+        return None
+    source.columns = columns
+    return source
+
+
+def _describe(source: ClientSource) -> list[_Column] | None:
+    """The source's columns from the client's ``--column-type-info`` of ``SELECT * ... LIMIT
+    0``; None when one has a type whose text the client does not write exactly."""
+    args, env = source._command(
+        f"SELECT * FROM {source.relation} LIMIT 0", "--table", "--column-type-info"
+    )
+    try:
+        done = subprocess.run(  # noqa: S603 - our program, our arguments
+            args, capture_output=True, env=env, timeout=TIMEOUT_S
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise E.OperationalError(f"cannot read {source.describe()}: {e}") from None
+    if done.returncode != 0:
+        first = _error_line(done.stderr.decode("utf-8", "replace"))
+        first = first or f"the client exited {done.returncode}"
+        raise E.OperationalError(f"cannot read {source.describe()}: {first}")
+    columns: list[_Column] = []
+    name = kind = None
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        m = _FIELD.match(line)
+        if m:
+            name, kind = m.group(1), None
+            continue
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if key == "Type":
+            kind = value
+        elif key == "Collation" and name is not None and kind is not None:
+            binary = value.startswith("binary")
+            if kind in _PLAIN:
+                how = "plain"
+            elif kind in _STRINGS:
+                how = "binary" if binary else "text"
+            else:
+                return None  # BIT, GEOMETRY, or a type the client has no name for
+            columns.append(_Column(name, how))
+            name = kind = None
+    return columns or None
