@@ -119,17 +119,34 @@ class NoriaMySQL(MySQL):
             ),
         }
 
-        def _parse_interval(self, match_interval: bool = True):
-            # sqlglot turns `INTERVAL 0 SECOND` into `INTERVAL '0' SECOND`; MySQL tells them
-            # apart (a string amount of seconds carries microseconds), so keep numbers numbers
+        def _parse_interval(self, match_interval: bool = True, **kw):
+            """``INTERVAL expr unit``, MySQL's only form of it. sqlglot would go on to read
+            ``INTERVAL 1 DAY + '2024-01-01'`` as a sum of two intervals (the second with the
+            next word, an alias, as its unit); to MySQL the string is the date the interval is
+            added to. And sqlglot turns ``INTERVAL 0 SECOND`` into ``INTERVAL '0' SECOND``;
+            MySQL tells them apart (a string amount of seconds carries microseconds), so
+            numbers stay numbers."""
+            start = self._index
+            if match_interval and not self._match(TokenType.INTERVAL):
+                return None
+            at = self._index + (1 if self._curr and self._curr.token_type == TokenType.DASH else 0)
             toks = self._tokens
-            i = self._index
-            if match_interval and self._curr and self._curr.token_type == TokenType.INTERVAL:
-                i += 1
-            if i < len(toks) and toks[i].token_type == TokenType.DASH:
-                i += 1
-            numeric = i < len(toks) and toks[i].token_type == TokenType.NUMBER
-            node = super()._parse_interval(match_interval)
+            numeric = at < len(toks) and toks[at].token_type == TokenType.NUMBER
+            if self._match(TokenType.STRING, advance=False):
+                amount = self._parse_primary()
+            else:
+                amount = self._parse_term()
+            units = self.dialect.VALID_INTERVAL_UNITS
+            if amount is None or (
+                isinstance(amount, exp.Column)
+                and not amount.table
+                and not amount.this.quoted
+                and self._curr is not None
+                and self._curr.text.upper() not in units
+            ):
+                self._retreat(start)  # a column named interval, not an interval
+                return None
+            node = self._parse_interval_span(amount, **kw)
             if (
                 numeric
                 and isinstance(node, exp.Interval)

@@ -137,6 +137,7 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     _name_items(stmt, text, toks)
     _unit_keywords(stmt)
     _interval_calls(stmt)
+    _interval_plus_text(stmt)
     stmt = _rollup(stmt)
     if ignore and isinstance(stmt, exp.Update):
         stmt.meta["ignore"] = True  # UPDATE IGNORE
@@ -432,6 +433,31 @@ def _interval_calls(stmt: exp.Expression) -> None:
         else:
             first.replace(call)
             node.replace(node.this)
+
+
+# what the operand after ``INTERVAL 1 DAY +`` takes in with it, in MySQL's grammar
+_INTERVAL_OPERAND_TAKES = (
+    exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.Is, exp.Like,
+    exp.In, exp.Between,
+)  # fmt: skip
+
+
+def _interval_plus_text(stmt: exp.Expression) -> None:
+    """``INTERVAL 1 DAY + x`` (the interval first) followed by a comparison (``INTERVAL 1 DAY +
+    d = '2024-01-02'``, ``... IS NULL``, ``LIKE``, ``IN``, ``BETWEEN``): in MySQL's grammar the
+    operand after the ``+`` is the whole comparison, so the interval is added to its result
+    (usually NULL), not compared."""
+    for node in list(stmt.find_all(exp.Add)):
+        left = node.this
+        if not isinstance(left, exp.Interval) or left.args.get("unit") is None:
+            continue
+        outer = node.parent
+        while isinstance(outer, _INTERVAL_OPERAND_TAKES) and outer.this is node:
+            taken = outer.copy()
+            taken.set("this", node.expression.copy())
+            moved = exp.Add(this=left.copy(), expression=taken)
+            outer.replace(moved)
+            node, left, outer = moved, moved.this, moved.parent
 
 
 _TOKENIZER = None

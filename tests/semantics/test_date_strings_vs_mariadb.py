@@ -86,3 +86,49 @@ def test_date_and_time_functions_read_strings_as_mysql_does(oracle):
     finally:
         ours.close()
     assert not differ, differ
+
+
+# the interval first: MySQL adds it to what follows the +, and that operand takes in a
+# comparison after it (the interval is then added to the comparison's result)
+INTERVAL_FIRST = (
+    "INTERVAL 1 DAY + '2024-01-01'", "INTERVAL 1 MONTH + '2024-01-31'",
+    "INTERVAL 2 HOUR + '2024-01-01 10:00:00'", "INTERVAL '1 2' DAY_HOUR + '2024-01-01'",
+    "INTERVAL 1 DAY + '2024-01-01' + INTERVAL 1 HOUR", "INTERVAL -1 DAY + s",
+    "INTERVAL 1 DAY + s = '2020-01-02'", "INTERVAL 1 DAY + s > '2020-01-01'",
+    "INTERVAL 1 DAY + s IS NULL", "INTERVAL 1 DAY + s LIKE '2020%'",
+    "INTERVAL 1 DAY + s IN ('2020-01-02')", "INTERVAL 1 DAY + s AND 1",
+    "(INTERVAL 1 DAY + s) = '2020-01-02'", "1 + INTERVAL 1 DAY + '2024-01-01'",
+    "'2024-01-01' + INTERVAL 1 DAY + '2024-01-01'", "INTERVAL 1 DAY + '2024-01-01' d",
+    "INTERVAL 0 SECOND + '2024-01-01 00:00:00.5'",
+)  # fmt: skip
+
+
+def test_an_interval_first_adds_as_mysql_reads_it(oracle):
+    ours = noria_py.connect()
+    setup = [
+        "CREATE TABLE di (id INT PRIMARY KEY, s VARCHAR(40))",
+        "INSERT INTO di VALUES (1, '2020-01-01'), (2, NULL), (3, '2020-01-01 10:00:00')",
+    ]
+    with oracle.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS di")
+        for sql in setup:
+            cur.execute(sql)
+    for sql in setup:
+        ours.execute(sql)
+    differ = []
+    try:
+        for e in INTERVAL_FIRST:
+            q = f"SELECT id, {e} FROM di ORDER BY id"
+            with oracle.cursor() as cur:
+                cur.execute(q)
+                theirs = [tuple(r) for r in cur.fetchall()]
+            try:
+                mine = [tuple(r) for r in ours.execute(q).fetchall()]
+            except noria_py.Error as err:
+                differ.append((e, theirs, repr(err)))
+                continue
+            if [tuple(map(_shown, r)) for r in mine] != [tuple(map(_shown, r)) for r in theirs]:
+                differ.append((e, theirs, mine))
+    finally:
+        ours.close()
+    assert not differ, differ
