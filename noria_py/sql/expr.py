@@ -859,6 +859,14 @@ def _escape_char(e) -> str:
     return text
 
 
+def _bytes_literal(node: exp.Expression, c) -> bool:
+    """Is ``node`` (compiled to ``c``) a binary string literal: ``_binary'..'``, ``X'..'``,
+    ``0x..`` or ``b'..'`` (the parser gives the first three as a HexString)?"""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return c.const and c.kind == V.BYTES and isinstance(node, (exp.HexString, exp.BitString))
+
+
 def _nullif(a, b):
     if a is None:
         return None
@@ -1471,12 +1479,7 @@ class _Compiler:
             a = self._numeric(a)
         if b.hexnum is not None and a.kind in _NUMBER_KINDS:
             b = self._numeric(b)
-        # a binary string literal against a string column takes the column's collation
-        # (s = 0x626f62 finds 'BOB'); against another literal it compares as bytes
-        if a.const and a.kind == V.BYTES and b.kind == V.STR and not b.const:
-            a = self._as_text(a)
-        if b.const and b.kind == V.BYTES and a.kind == V.STR and not a.const:
-            b = self._as_text(b)
+        a, b = self._literal_bytes_as_text(a, b, n.this, n.expression)
         fa, fb = self.shown(a, n.this), self.shown(b, n.expression)
         a_dt = a.kind in (V.DATE, V.DATETIME)
         b_dt = b.kind in (V.DATE, V.DATETIME)
@@ -1516,6 +1519,20 @@ class _Compiler:
 
             return Compiled(first_read, V.INT)
         return Compiled(lambda r, p: f(fa(r, p), fb(r, p)), V.INT)
+
+    def _literal_bytes_as_text(
+        self, a: Compiled, b: Compiled, na: exp.Expression, nb: exp.Expression
+    ) -> tuple[Compiled, Compiled]:
+        """A binary string literal (``_binary'A'``, ``0x41``, ``b'..'``) against a string
+        column takes the column's collation (``s = 0x626f62`` finds 'BOB', ``s LIKE
+        _binary'A%'`` finds 'abc': the column's coercibility wins over a literal's); against
+        another literal or a binary column, and as ``BINARY 'x'`` or ``CAST(.. AS BINARY)``
+        (not literals: their coercibility is the column's), it compares as bytes."""
+        if _bytes_literal(na, a) and b.kind == V.STR and not b.const:
+            a = self._as_text(a)
+        if _bytes_literal(nb, b) and a.kind == V.STR and not a.const:
+            b = self._as_text(b)
+        return a, b
 
     def _as_text(self, c: Compiled) -> Compiled:
         v = c.fn(None, None)
@@ -1745,9 +1762,10 @@ class _Compiler:
 
     def c_Like(self, n: exp.Like):
         this, coll = self._collated(n.this)
-        value = self.compile(this)
+        value, pat = self._literal_bytes_as_text(
+            self.compile(this), self.compile(n.expression), this, n.expression
+        )
         fa = value.fn
-        pat = self.compile(n.expression)
         if coll is None and V.BYTES in (value.kind, pat.kind):
             from . import collation as _C
 
@@ -1779,8 +1797,9 @@ class _Compiler:
             raise Unsupported("ESCAPE")
         this, coll = self._collated(like.this)
         esc = self.compile(n.expression)
-        pat = self.compile(like.expression)
-        value = self.compile(this)
+        value, pat = self._literal_bytes_as_text(
+            self.compile(this), self.compile(like.expression), this, like.expression
+        )
         fa = value.fn
         if coll is None and V.BYTES in (value.kind, pat.kind):
             from . import collation as _C

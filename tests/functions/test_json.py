@@ -368,9 +368,44 @@ def test_random_modify(mariadb_oracle, doc, path, value):
         call("JSON_ARRAY_APPEND", doc, path, value),
         call("JSON_MERGE_PRESERVE", doc, doc),
         call("JSON_MERGE_PATCH", doc, doc),
-        call("JSON_MERGE_PATCH", '{"a": 1, "b": null}', doc),
+        *([] if _nulls_together(doc) else [call("JSON_MERGE_PATCH", '{"a": 1, "b": null}', doc)]),
         call("JSON_SEARCH", doc, "all", "a%"),
     )
+
+
+def _nulls_together(doc: str) -> bool:
+    """Does ``doc`` hold an object with two or more null members? As a JSON_MERGE_PATCH patch,
+    MariaDB 10.11 then leaves some of those members in the result
+    (``test_merge_patch_removes_every_null_member`` has MySQL's answer)."""
+
+    def walk(v) -> bool:
+        if isinstance(v, dict):
+            if sum(1 for x in v.values() if x is None) >= 2:
+                return True
+            return any(walk(x) for x in v.values())
+        if isinstance(v, list):
+            return any(walk(x) for x in v)
+        return False
+
+    try:
+        return walk(json.loads(doc))
+    except ValueError:
+        return False
+
+
+def test_merge_patch_removes_every_null_member():
+    """RFC 7396, as MySQL implements it: each null member of an object patch removes that
+    member. MariaDB 10.11 answers '{"b": 2}' for the first and '{"b": null}' for the second."""
+    import noria_py
+
+    conn = noria_py.connect()
+    rows = conn.execute(
+        'SELECT JSON_MERGE_PATCH(\'{"a": 1, "b": 2}\', \'{"b": null, "a": null}\'),'
+        ' JSON_MERGE_PATCH(\'{"a": 1, "b": null}\', \'{"b": null, "a": null}\'),'
+        ' JSON_MERGE_PATCH(\'{"a": 1, "b": 2, "c": 3}\', \'{"c": null, "a": null}\')'
+    ).fetchall()
+    assert rows == [("{}", "{}", '{"b": 2}')]
+    conn.close()
 
 
 def test_json_value_and_merge_patch_in_queries(mariadb_oracle):

@@ -102,6 +102,24 @@ def test_introducer_forms_as_in_mariadb(sides, sql):
     _both(sides, sql)
 
 
+def test_a_binary_literal_takes_the_columns_collation_in_like(sides):
+    """``t LIKE _binary'A'`` over a text column: the column's collation (coercibility 2) wins
+    over the literal's (4), so it matches 'a' as ``t = _binary'A'`` does; a binary column, two
+    literals, or ``BINARY 'x'`` and ``CAST('x' AS BINARY)`` (no literals) compare as bytes."""
+    _both(sides, "DELETE FROM intro")
+    _both(
+        sides,
+        "INSERT INTO intro VALUES (1, 'A', 'A', 'Ab'), (2, 'a', 'a', 'ab'), (3, 'b', 'b', 'b')",
+    )
+    for cond in (
+        "t LIKE _binary'A'", "t LIKE _binary'A%'", "v LIKE _binary'A'", "t LIKE 0x4125",
+        "v LIKE _binary'a%' ESCAPE '!'", "b LIKE 'A'", "b LIKE _binary'a'", "t = _binary'AB'",
+        "t = BINARY 'ab'", "t = CAST('ab' AS BINARY)", "t LIKE BINARY 'a%'", "t = (0x4142)",
+    ):  # fmt: skip
+        _both(sides, f"SELECT id FROM intro WHERE {cond} ORDER BY id")
+    _both(sides, "SELECT id, t LIKE _binary'A%', _binary'a' LIKE 'A' FROM intro ORDER BY id")
+
+
 def test_another_set_on_non_ascii_text_is_refused_not_misread():
     # MariaDB reads the bytes in that set (_latin1'é' is 'Ã©'): refused, never answered as 'é'
     conn = noria_py.connect()
