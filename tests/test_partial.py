@@ -310,3 +310,48 @@ def test_a_join_asked_on_both_sides_asks_the_side_returning_fewer_rows(options, 
         else:
             assert qr > 3 * ql and rr / qr < rl / ql
     conn.close()
+
+
+def test_a_readers_planned_upquery_follows_its_aggregate_made_full_and_evicted():
+    """A reader keeps its parent's answerer (``Node.answerer``) per graph shape: when another
+    query makes the shared aggregate full, and when evictions empty it, the next misses are
+    still answered as SQLite answers them, and the plan is made again for the new shape."""
+    conn = noria_py.connect(memory_limit="2KB")
+    lite = sqlite3.connect(":memory:")
+    for db in (conn, lite):
+        db.execute("CREATE TABLE s (id INT PRIMARY KEY, title VARCHAR(20))")
+        db.execute("CREATE TABLE v (uid INT, sid INT)")
+    stories = [(i, f"story {i}") for i in range(60)]
+    votes = [(u, i) for i in range(60) for u in range(i % 4)]
+    for db in (conn, lite):
+        db.executemany("INSERT INTO s VALUES (?, ?)", stories)
+        db.executemany("INSERT INTO v VALUES (?, ?)", votes)
+    keyed = (
+        "SELECT s.id, s.title, COUNT(v.sid) FROM s LEFT JOIN v ON v.sid = s.id"
+        " WHERE s.id = ? GROUP BY s.id, s.title"
+    )
+
+    def agree(keys):
+        for k in keys:
+            got = conn.execute(keyed, (k,)).fetchall()
+            assert got == lite.execute(keyed, (k,)).fetchall(), k
+
+    agree(range(0, 20))
+    graph = conn.engine.graph
+    assert graph.evictor.evictions > 0  # the budget holds a few keys: misses after evictions
+    agree(range(0, 20))
+    reader = next(n for n in graph.nodes.values() if n.kind == "reader")
+    aggregate = next(n for n in graph.nodes.values() if n.kind == "aggregate")
+    planned = reader._answer
+    assert planned is not None and planned[0] == graph.version and aggregate.partial
+    # another query over the same aggregate, without the key: the aggregate may become full
+    whole = keyed.replace(" WHERE s.id = ?", "") + " ORDER BY s.id"
+    assert conn.execute(whole).fetchall() == lite.execute(whole).fetchall()
+    assert not aggregate.partial  # shared, and full now
+    for i in range(60, 70):  # writes, some to keys never read
+        for db in (conn, lite):
+            db.execute("INSERT INTO s VALUES (?, ?)", (i, f"story {i}"))
+            db.execute("INSERT INTO v VALUES (?, ?)", (1, i - 30))
+    agree(range(15, 70))
+    assert reader._answer[0] == graph.version and reader._answer is not planned
+    conn.close()
