@@ -356,6 +356,13 @@ def _same(got, ref, ordered: bool) -> bool:
     return sorted(got[0], key=repr) == sorted(ref[0], key=repr)
 
 
+def _as_int(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
 def _typed(template: str, items) -> bool:
     """Are the values of the column's type (or NULL)? Base storage binds a parameter of
     another type in an IN list as it is (a string against an INT column compares as text), the
@@ -463,13 +470,16 @@ def test_shared_in_reader_under_writes(ops, ordered):
         if ordered
         else "SELECT id, name, v FROM t WHERE id IN ({})"
     )
-    as_written = set()  # literal lists with NULL: not lifted (the text is its own query)
+    # literal lists with NULL, or with a string that is no integer's own text (' 5', 'x': MySQL
+    # compares it as a number, not as the key it looks like), are answered as written (the text
+    # is its own query)
+    as_written = set()
     for op in ops:
         if op[0] == "lookup":
             _, items, literal = op
             if literal:
                 sql, params = template.format(", ".join(_sql_literal(v) for v in items)), ()
-                if None in items:
+                if None in items or any(isinstance(v, str) and v != str(_as_int(v)) for v in items):
                     as_written.add(sql)
             elif _typed(template, items):
                 sql, params = template.format(", ".join("?" * len(items))), tuple(items)

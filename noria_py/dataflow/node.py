@@ -164,6 +164,18 @@ class Node:
         query = self.query
         return lambda key: query(cols, key)
 
+    def _answerer_through(self, cols: list[int], parent_cols: list[int]):
+        """``answerer`` of a one-input stateless node whose upquery by ``cols`` asks its parent
+        by ``parent_cols`` and passes the answer through ``on_input``: over a stateful parent
+        (whose upquery is never one SQL relation), the parent's answerer composed with this
+        node's ``on_input``; otherwise ``query``, which looks for that relation per key."""
+        parent = self.parents[0]
+        if not cols or parent.materialization == NONE:
+            return Node.answerer(self, cols)
+        inner = parent.answerer(parent_cols)
+        on_input = self.on_input
+        return lambda key: on_input(0, inner(key))
+
     def query_many(self, cols: list[int], keys: list[tuple]) -> list:
         """``query`` for several keys at once: the records of every one of ``keys`` (distinct),
         in no particular order (each carries its key in ``cols``). A node that can answer them

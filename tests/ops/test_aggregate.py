@@ -185,6 +185,7 @@ words = st.sampled_from([None, "a", "A", "b", "B", "ab"])
 @given(st.lists(st.tuples(words, words), max_size=25), st.booleans())
 @example([("x", "a"), ("x", "A"), ("x", "b"), ("x", "B")], True)  # equal extremes: which shows
 @example([("x", "b"), ("x", "B"), ("x", "a"), ("x", "A")], True)
+@example([("b", None), ("B", "a"), ("b", "A")], True)  # one group, two spellings: in order
 def test_evaluate_equals_the_maintained_aggregate(rows, strings):
     """``evaluate`` (a range read's post-lookup aggregate) gives what the maintained operator
     holds after the same insertions, in the same order (which spelling of equal strings MIN and

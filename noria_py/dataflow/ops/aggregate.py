@@ -563,41 +563,48 @@ class Aggregate(Node):
 
     def _add_to(self, groups: dict, batch, once: bool = False) -> set:
         """Add ``batch`` to ``groups``; the group keys it touched. Records are gathered by
-        their group values as spelled first, so each spelling's key is computed once and each
-        accumulator takes its group's records in one call. ``once``: ``groups`` is built from
-        this batch of insertions alone (``_Group``)."""
+        group, in the order they come (MIN and MAX show the first of equal strings they
+        meet, whatever spelling of the group it came with), each spelling's key computed once,
+        and each accumulator takes its group's records in one call. ``once``: ``groups`` is
+        built from this batch of insertions alone (``_Group``)."""
         ng = self.ngroup
-        touched = set()
         gk = self._gk
         sg = self._string_groups
         index = self.partial and groups is self.groups
-        spelled: dict = {}
+        keys: dict = {}  # group values as spelled -> the group's key
+        by_key: dict = {}  # the group's key -> its records, in order
         for rec in batch:
             raw = rec[0][:ng]
-            recs = spelled.get(raw)
+            key = keys.get(raw)
+            if key is None:
+                key = keys[raw] = gk(rec[0])
+            recs = by_key.get(key)
             if recs is None:
-                spelled[raw] = [rec]
+                by_key[key] = [rec]
             else:
                 recs.append(rec)
-        for raw, recs in spelled.items():
-            row = recs[0][0]
-            key = gk(row)
-            touched.add(key)
+        for key, recs in by_key.items():
             g = groups.get(key)
             if g is None:
                 g = groups[key] = _Group(self.aggs, once)
                 if index:
-                    self.fidx.setdefault(self._fkey(row), set()).add(key)
+                    self.fidx.setdefault(self._fkey(recs[0][0]), set()).add(key)
             m = 0
             for rec in recs:
                 m += rec[1]
             g.rows += m
             g.out = None
-            if sg and m:
-                _count_rep(g, raw, m)
+            if sg:
+                spellings: dict = {}
+                for row, n in recs:
+                    raw = row[:ng]
+                    spellings[raw] = spellings.get(raw, 0) + n
+                for raw, n in spellings.items():
+                    if n:
+                        _count_rep(g, raw, n)
             for acc in g.accs:
                 acc.add_all(recs)
-        return touched
+        return set(by_key)
 
     def key_gate(self, port: int, carriers: dict):
         """A partial aggregate drops a record of a missing fill key silently (when it needs

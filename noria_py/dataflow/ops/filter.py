@@ -79,6 +79,10 @@ class Filter(Node):
                 return select(rel.storage, rel, cols, key, sqls)
         return self.on_input(0, self.parents[0].query(cols, key))
 
+    def answerer(self, cols):
+        """The parent's answerer by the same columns, filtered (``Node._answerer_through``)."""
+        return self._answerer_through(cols, list(cols))
+
     def sql_rel(self):
         """The input's SQL relation with this predicate as SQL conditions (``sqlrel``), when it
         is a conjunction of ``#i = <integer>`` on integer columns and NULL tests, whose SQL

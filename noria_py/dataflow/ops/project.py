@@ -9,7 +9,7 @@ from __future__ import annotations
 from operator import itemgetter
 
 from ...errors import DataError
-from ..node import NONE, Node
+from ..node import Node
 from ..partial import UNKNOWN, has_unknown, matches
 from ..records import Fault
 from ..sqlrel import pick_rel, pushed, select
@@ -94,15 +94,12 @@ class Project(Node):
         return self.on_input(0, self.parents[0].query(mapped, key))
 
     def answerer(self, cols):
-        """Over a stateful node (its upquery never reads base storage as SQL: ``sql_rel`` is
-        None), the parent's answerer by the picked columns, each of its records projected."""
-        parent = self.parents[0]
+        """By picked columns: the parent's answerer by their input columns, each record
+        projected (``Node._answerer_through``)."""
         mapped = [self.source_cols[c] for c in cols]
-        if not cols or None in mapped or parent.materialization == NONE:
+        if None in mapped:
             return Node.answerer(self, cols)
-        inner = parent.answerer(mapped)
-        on_input = self.on_input
-        return lambda key: on_input(0, inner(key))
+        return self._answerer_through(cols, mapped)
 
     def query_many(self, cols, keys) -> list:
         src = self.source_cols
