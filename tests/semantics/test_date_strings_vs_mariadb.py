@@ -60,24 +60,34 @@ def oracle(mariadb_oracle):
     conn.close()
 
 
-def test_date_and_time_functions_read_strings_as_mysql_does(oracle):
+def _on_both(oracle, table: str, setup: list[str]):
+    """A new engine and the oracle, each with ``table`` made by the ``setup`` statements."""
     ours = noria_py.connect()
-    rows = ", ".join(f"({i}, '{t}')" for i, t in enumerate(TEXTS))
-    setup = ["CREATE TABLE ds (id INT PRIMARY KEY, s VARCHAR(40))", f"INSERT INTO ds VALUES {rows}"]
     with oracle.cursor() as cur:
-        cur.execute("DROP TABLE IF EXISTS ds")
+        cur.execute(f"DROP TABLE IF EXISTS {table}")
         for sql in setup:
             cur.execute(sql)
     for sql in setup:
         ours.execute(sql)
+    return ours
+
+
+def _answers(oracle, ours, q: str) -> tuple[list, list]:
+    """(MariaDB's rows, ours) of ``q``."""
+    with oracle.cursor() as cur:
+        cur.execute(q)
+        theirs = [tuple(r) for r in cur.fetchall()]
+    return theirs, [tuple(r) for r in ours.execute(q).fetchall()]
+
+
+def test_date_and_time_functions_read_strings_as_mysql_does(oracle):
+    rows = ", ".join(f"({i}, '{t}')" for i, t in enumerate(TEXTS))
+    setup = ["CREATE TABLE ds (id INT PRIMARY KEY, s VARCHAR(40))", f"INSERT INTO ds VALUES {rows}"]
+    ours = _on_both(oracle, "ds", setup)
     differ = []
     try:
         for call in CALLS:
-            q = f"SELECT id, {call} FROM ds ORDER BY id"
-            with oracle.cursor() as cur:
-                cur.execute(q)
-                theirs = cur.fetchall()
-            mine = ours.execute(q).fetchall()
+            theirs, mine = _answers(oracle, ours, f"SELECT id, {call} FROM ds ORDER BY id")
             for (i, a), (_, b) in zip(theirs, mine):
                 if (call, TEXTS[i]) in SKIP:
                     continue
@@ -104,28 +114,18 @@ INTERVAL_FIRST = (
 
 
 def test_an_interval_first_adds_as_mysql_reads_it(oracle):
-    ours = noria_py.connect()
     setup = [
         "CREATE TABLE di (id INT PRIMARY KEY, s VARCHAR(40))",
         "INSERT INTO di VALUES (1, '2020-01-01'), (2, NULL), (3, '2020-01-01 10:00:00')",
     ]
-    with oracle.cursor() as cur:
-        cur.execute("DROP TABLE IF EXISTS di")
-        for sql in setup:
-            cur.execute(sql)
-    for sql in setup:
-        ours.execute(sql)
+    ours = _on_both(oracle, "di", setup)
     differ = []
     try:
         for e in INTERVAL_FIRST:
-            q = f"SELECT id, {e} FROM di ORDER BY id"
-            with oracle.cursor() as cur:
-                cur.execute(q)
-                theirs = [tuple(r) for r in cur.fetchall()]
             try:
-                mine = [tuple(r) for r in ours.execute(q).fetchall()]
+                theirs, mine = _answers(oracle, ours, f"SELECT id, {e} FROM di ORDER BY id")
             except noria_py.Error as err:
-                differ.append((e, theirs, repr(err)))
+                differ.append((e, repr(err)))
                 continue
             if [tuple(map(_shown, r)) for r in mine] != [tuple(map(_shown, r)) for r in theirs]:
                 differ.append((e, theirs, mine))
