@@ -151,10 +151,12 @@ def backfill(
     """Load ``table`` from ``source``; return the number of rows handed to the engine.
 
     ``via``: ``"local"`` reads a local file (CSV, Parquet, JSON lines), a pandas DataFrame or a
-    pyarrow Table in this process with Arrow, without Spark (``noria_py.loader``); ``"spark"``
-    reads through Spark; None (the default) picks local for those sources unless a Spark master
-    or configuration is given, and Spark for everything else (JDBC, ORC, Avro, remote paths,
-    Spark DataFrames). Both follow the same rules.
+    pyarrow Table in this process with Arrow, without Spark (``noria_py.loader``); ``"client"``
+    reads a ``jdbc:mysql://`` or ``jdbc:mariadb://`` source with the database's client program,
+    without Spark (``noria_py.mysql_client``); ``"spark"`` reads through Spark; None (the
+    default) picks local for those sources and the client for such a JDBC source it can read,
+    unless a Spark master or configuration is given, and Spark for everything else (other JDBC
+    sources, ORC, Avro, remote paths, Spark DataFrames). All follow the same rules.
 
     ``source``: a path (Parquet file or directory, CSV with a header, JSON, ORC), a JDBC URL
     (``options={"dbtable": ...}`` or ``{"query": ...}``) or a pyspark DataFrame. ``format``
