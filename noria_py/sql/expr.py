@@ -860,11 +860,28 @@ def _escape_char(e) -> str:
 
 
 def _bytes_literal(node: exp.Expression, c) -> bool:
-    """Is ``node`` (compiled to ``c``) a binary string literal: ``_binary'..'``, ``X'..'``,
-    ``0x..`` or ``b'..'`` (the parser gives the first three as a HexString)?"""
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return c.const and c.kind == V.BYTES and isinstance(node, (exp.HexString, exp.BitString))
+    """Is ``node`` (compiled to ``c``) a binary string constant of a literal's coercibility (4):
+    ``_binary'..'``, ``X'..'``, ``0x..``, ``b'..'`` or a function of constants such as
+    ``UNHEX('41')`` or ``CHAR(65)``, but not one made binary by ``BINARY 'x'``, ``CAST(.. AS
+    BINARY)`` or ``CONVERT(.. USING binary)`` (coercibility 2, a column's)?"""
+    if not (c.const and c.kind == V.BYTES):
+        return False
+    for sub in node.walk():
+        if isinstance(sub, exp.Cast):
+            to = sub.args.get("to")
+            if getattr(to, "this", None) in (exp.DType.BINARY, exp.DType.VARBINARY):
+                return False
+            if _converts_to_binary(to):
+                return False
+    return True
+
+
+def _converts_to_binary(to) -> bool:
+    """Is a cast's type ``CONVERT(.. USING binary)``'s (the character set binary)?"""
+    return (
+        getattr(to, "this", None) == exp.DType.CHARACTER_SET
+        and str(to.args.get("kind") or "").lower() == "binary"
+    )
 
 
 def _nullif(a, b):
@@ -2366,6 +2383,8 @@ def cast_call(n: exp.Cast) -> tuple[str, list[exp.Expression]] | None:
     name = _CAST_NAMES.get(tname)
     if name is None:
         return None
+    if _converts_to_binary(to):
+        name = "CAST_BINARY"  # CONVERT(x USING binary): a binary string, as CAST(x AS BINARY)
     params = []
     for x in to.expressions:
         inner = x.this if isinstance(x, exp.DataTypeParam) else x

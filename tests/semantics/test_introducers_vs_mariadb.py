@@ -104,8 +104,10 @@ def test_introducer_forms_as_in_mariadb(sides, sql):
 
 def test_a_binary_literal_takes_the_columns_collation_in_like(sides):
     """``t LIKE _binary'A'`` over a text column: the column's collation (coercibility 2) wins
-    over the literal's (4), so it matches 'a' as ``t = _binary'A'`` does; a binary column, two
-    literals, or ``BINARY 'x'`` and ``CAST('x' AS BINARY)`` (no literals) compare as bytes."""
+    over the literal's (4), so it matches 'a' as ``t = _binary'A'`` does, and so do binary
+    strings made of constants (``UNHEX('41')``, ``CHAR(65)``); a binary column, two literals,
+    or ``BINARY 'x'``, ``CAST('x' AS BINARY)`` and ``CONVERT('x' USING binary)`` (a column's
+    coercibility, 2) compare as bytes."""
     _both(sides, "DELETE FROM intro")
     _both(
         sides,
@@ -115,9 +117,12 @@ def test_a_binary_literal_takes_the_columns_collation_in_like(sides):
         "t LIKE _binary'A'", "t LIKE _binary'A%'", "v LIKE _binary'A'", "t LIKE 0x4125",
         "v LIKE _binary'a%' ESCAPE '!'", "b LIKE 'A'", "b LIKE _binary'a'", "t = _binary'AB'",
         "t = BINARY 'ab'", "t = CAST('ab' AS BINARY)", "t LIKE BINARY 'a%'", "t = (0x4142)",
+        "t = UNHEX('4142')", "t = CHAR(65, 66)", "t = CONCAT(_binary'AB')",
+        "t = CONVERT('ab' USING binary)", "t = CONCAT(BINARY 'ab')", "t LIKE UNHEX('4125')",
     ):  # fmt: skip
         _both(sides, f"SELECT id FROM intro WHERE {cond} ORDER BY id")
     _both(sides, "SELECT id, t LIKE _binary'A%', _binary'a' LIKE 'A' FROM intro ORDER BY id")
+    _both(sides, "SELECT CONVERT('ab' USING binary) = 'AB', HEX(CONVERT('é' USING binary))")
 
 
 def test_another_set_on_non_ascii_text_is_refused_not_misread():
