@@ -1668,6 +1668,11 @@ class _Compiler:
         if fa.kind == V.DECIMAL:
             fa = Compiled(self.shown(fa, n.this), fa.kind, fa.const, None, fa.scale)
         items = [self.compile(e) for e in n.expressions]
+        if fa.kind == V.STR and not fa.const:  # s IN (_binary'a'): the column's collation
+            items = [
+                self._as_text(it) if _bytes_literal(e, it) else it
+                for e, it in zip(n.expressions, items)
+            ]
         if fa.hexnum is not None and items and all(it.kind in _NUMBER_KINDS for it in items):
             fa = self._numeric(fa)  # 0x41 IN (65): compared as its number
         if fa.kind in _NUMBER_KINDS:
@@ -1732,8 +1737,8 @@ class _Compiler:
 
     def c_Between(self, n: exp.Between):
         x = self.compile(n.this)
-        lo = self.compile(n.args["low"])
-        hi = self.compile(n.args["high"])
+        x, lo = self._literal_bytes_as_text(x, self.compile(n.args["low"]), n.this, n.args["low"])
+        x, hi = self._literal_bytes_as_text(x, self.compile(n.args["high"]), n.this, n.args["high"])
         fx, fl, fh = x.fn, lo.fn, hi.fn
         if x.kind in (V.DATE, V.DATETIME):
             if lo.const:
@@ -1917,8 +1922,9 @@ class _Compiler:
         return out
 
     def c_Nullif(self, n):
-        a = self.compile(n.this)
-        b = self.compile(n.expression)
+        a, b = self._literal_bytes_as_text(
+            self.compile(n.this), self.compile(n.expression), n.this, n.expression
+        )
         fa, fb = a.fn, b.fn
         return Compiled(lambda r, p: _nullif(fa(r, p), fb(r, p)), a.kind)
 
@@ -1995,12 +2001,14 @@ class _Compiler:
         if fn.collation and any(isinstance(a, exp.Collate) for a in args):
             coll, args = argument_collation(args, lambda a: self.compile(a).kind, name)
         comps = [self.compile(a) for a in args]
-        if name in _NUMERIC_ARGUMENTS:
+        if name in _NUMERIC_ARGUMENTS and not (
+            name in ("GREATEST", "LEAST") and any(c.kind == V.STR for c in comps)
+        ):  # (GREATEST('abc', 0x41) compares strings: the hex literal is one there)
             comps = [self._numeric(c) if c.hexnum is not None else c for c in comps]
         elif any(c.kind == V.STR and not c.const for c in comps):
             # a binary string literal beside a string column takes its character set:
             # CONCAT(s, 0x21) is text (CONCAT(0x41) alone stays binary)
-            comps = [self._as_text(c) if c.const and c.kind == V.BYTES else c for c in comps]
+            comps = [self._as_text(c) if _bytes_literal(a, c) else c for c, a in zip(comps, args)]
         kinds = [c.kind for c in comps]
         if name in _SHOWS_ARGUMENTS:  # a DECIMAL turned into text is shown at its scale
             comps = [

@@ -119,10 +119,18 @@ def test_a_binary_literal_takes_the_columns_collation_in_like(sides):
         "t = BINARY 'ab'", "t = CAST('ab' AS BINARY)", "t LIKE BINARY 'a%'", "t = (0x4142)",
         "t = UNHEX('4142')", "t = CHAR(65, 66)", "t = CONCAT(_binary'AB')",
         "t = CONVERT('ab' USING binary)", "t = CONCAT(BINARY 'ab')", "t LIKE UNHEX('4125')",
+        "t IN (_binary'AB', 'x')", "t IN (0x4142)", "t IN (BINARY 'ab')",
+        "t BETWEEN _binary'AA' AND _binary'AC'", "NULLIF(t, _binary'AB') IS NULL",
+        "NULLIF(t, BINARY 'ab') IS NULL",
     ):  # fmt: skip
         _both(sides, f"SELECT id FROM intro WHERE {cond} ORDER BY id")
     _both(sides, "SELECT id, t LIKE _binary'A%', _binary'a' LIKE 'A' FROM intro ORDER BY id")
     _both(sides, "SELECT CONVERT('ab' USING binary) = 'AB', HEX(CONVERT('é' USING binary))")
+    _both(
+        sides,
+        "SELECT id, GREATEST(t, _binary'AB'), LEAST(t, 0x41), GREATEST('abc', 0x41),"
+        " GREATEST(0x41, 1), NULLIF(t, _binary'AB') FROM intro ORDER BY id",
+    )
 
 
 def test_another_set_on_non_ascii_text_is_refused_not_misread():
