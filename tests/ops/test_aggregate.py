@@ -59,13 +59,23 @@ def reference(rows: Counter):
     return out
 
 
+def shown(records: Counter) -> Counter:
+    """Records of ``make()``'s aggregate with AVG as MySQL shows it: the quotient keeps more
+    digits inside (``V.decimal_quotient``) and is shown rounded to the argument's scale + 4."""
+    out = Counter()
+    for row, m in records.items():
+        out[row[:6] + (V.display_round(row[6], 4),) + row[7:]] += m
+    return out
+
+
 @given(valid_history(st.tuples(st.integers(0, 2), small), max_size=40), st.integers(0, 40))
+@example([((1, 0), 1), ((1, 0), 1), ((1, 1), 1)], 0)  # AVG 1/3: 0.333333333 inside, 0.3333 shown
 def test_matches_recomputation_under_any_split(history, split):
     a = make()
     out = a.on_input(0, history[:split]) + a.on_input(0, history[split:])
     net = +bag(history)
-    assert bag(out) == reference(net)
-    assert bag(a.contents()) == reference(net)
+    assert shown(bag(out)) == reference(net)
+    assert shown(bag(a.contents())) == reference(net)
     b = make()
     one = []
     for rec in history:
