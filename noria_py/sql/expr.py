@@ -938,18 +938,22 @@ def _to_kind(kind: str):
     return None
 
 
-def _unified(fn, parts: list[Compiled], signed_nulls: bool = True) -> Compiled:
+def _unified(fn, parts: list[Compiled], signed_nulls: bool = True, nodes=None) -> Compiled:
     """``fn``, whose value is one of ``parts``' (IF, CASE, COALESCE, IFNULL), converted to
     the type MySQL aggregates from theirs (``union_types.merge``: numbers widen to DOUBLE or
     DECIMAL, a signed beside an unsigned integer is a DECIMAL, DATE with DATETIME is DATETIME,
     anything else mixed is a string; a DECIMAL takes the largest scale, when every part's scale
     is known; a NULL part beside unsigned integers is a signed one unless ``signed_nulls`` is
-    off, as for IF())."""
+    off, as for IF()). ``nodes``, the parts' expressions, tell literals: a binary literal
+    beside a text column makes text (``COALESCE(s, _binary'x')``), as in a UNION."""
     kinds = [c.kind for c in parts]
     scales = [c.scale for c in parts]
     members = []
-    for c in parts:
-        members.append(UT.member(c.kind, c.scale, int_range(c) if c.kind == V.INT else None))
+    for i, c in enumerate(parts):
+        node = nodes[i] if nodes is not None else None
+        lit = c.const if c.kind == V.STR else node is not None and _bytes_literal(node, c)
+        rng = int_range(c) if c.kind == V.INT else None
+        members.append(UT.member(c.kind, c.scale, rng, lit))
     kind = UT.merge(members, signed_nulls).kind
     floats = [k for k in kinds if k != V.NULL]
     if kind == V.FLOAT and floats[0].__class__ is V.FloatKind:
@@ -1885,8 +1889,9 @@ class _Compiler:
                 return fd(r, p) if fd else None
 
         branch = [t for _, t in ifs] + ([default] if default else [])
+        nodes = [i.args["true"] for i in n.args["ifs"]] + ([n.args["default"]] if default else [])
         # (the NULL of a CASE without ELSE is no argument: it leaves an unsigned type alone)
-        return _unified(fn, branch)
+        return _unified(fn, branch, nodes=nodes)
 
     def c_If(self, n: exp.If):
         c = self.compile(n.this).fn
@@ -1894,7 +1899,10 @@ class _Compiler:
         f = self.compile(n.args["false"]) if n.args.get("false") else self.const(None)
         ft, ff = t.fn, f.fn
         return _unified(
-            lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p), [t, f], signed_nulls=False
+            lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p),
+            [t, f],
+            signed_nulls=False,
+            nodes=[n.args["true"], n.args.get("false") or exp.Null()],
         )
 
     def c_Coalesce(self, n: exp.Coalesce):
@@ -1908,7 +1916,7 @@ class _Compiler:
                     return v
             return None
 
-        out = _unified(fn, parts)
+        out = _unified(fn, parts, nodes=[n.this, *n.expressions])
         if out.kind == V.INT:
             # the value is one of the arguments': its range spans theirs (COALESCE(count, 0)
             # stays non-negative, so subtracting two of them cannot overflow)

@@ -131,6 +131,14 @@ def test_a_binary_literal_takes_the_columns_collation_in_like(sides):
         "SELECT id, GREATEST(t, _binary'AB'), LEAST(t, 0x41), GREATEST('abc', 0x41),"
         " GREATEST(0x41, 1), NULLIF(t, _binary'AB') FROM intro ORDER BY id",
     )
+    # a binary literal as another branch of COALESCE, IF or CASE beside a text column: text
+    _both(
+        sides,
+        "SELECT id, COALESCE(t, _binary'x') = 'AB', IF(id > 1, t, _binary'x') = 'ab',"
+        " CASE WHEN id > 2 THEN _binary'x' ELSE t END = 'AB', IFNULL(t, 0x41) = 'ab',"
+        " COALESCE(_binary'a', 'b'), IF(id > 1, 0x41, t), COALESCE(t, BINARY 'x') = 'AB'"
+        " FROM intro ORDER BY id",
+    )
 
 
 def test_another_set_on_non_ascii_text_is_refused_not_misread():
