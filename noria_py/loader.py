@@ -144,7 +144,7 @@ def _open(source, format: str | None, options: dict, text_columns=frozenset()) -
     if isinstance(source, ClientSource):  # a MySQL or MariaDB table its client program reads
         return _Source(
             [c.name for c in source.columns],
-            [_Part("", lambda n: source.batches(pa, n))],
+            [_Part("", lambda _n: source.batches(pa))],
         )
     kind = _frame_kind(source)
     if kind is not None:

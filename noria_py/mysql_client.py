@@ -110,8 +110,8 @@ class _Column:
 
 
 class ClientSource:
-    """A MySQL or MariaDB source the client program reads (``plan``); ``open`` gives the
-    loader its columns and batches."""
+    """A MySQL or MariaDB source the client program reads (``plan``): the loader takes its
+    ``columns`` and ``batches``."""
 
     def __init__(self, prog: str, target: _Target, relation: str, columns: list[_Column]):
         self.program = prog
@@ -150,9 +150,9 @@ class ClientSource:
                 items.append(q)
         return f"SELECT {', '.join(items)} FROM {self.relation}"
 
-    def batches(self, pa, batch_rows: int):
+    def batches(self, pa):
         """The source's rows, record batches of its columns (text, binary or the server's
-        text of the value), ``batch_rows`` at a time or fewer."""
+        text of the value), as the client's output arrives."""
         import pyarrow.csv as pcsv
 
         names = [c.name for c in self.columns]
@@ -181,19 +181,8 @@ class ClientSource:
                 return  # no rows
             raise self._failed(proc, e) from None
         try:
-            pending = []
-            have = 0
-            for batch in reader:
-                pending.append(self._decoded(pa, batch))
-                have += batch.num_rows
-                while have >= batch_rows:
-                    table = pa.Table.from_batches(pending)
-                    yield from table.slice(0, batch_rows).to_batches(max_chunksize=batch_rows)
-                    rest = table.slice(batch_rows)
-                    pending = rest.to_batches() if rest.num_rows else []
-                    have = rest.num_rows
-            if have:
-                yield from pa.Table.from_batches(pending).to_batches(max_chunksize=batch_rows)
+            for batch in reader:  # (the loader cuts them into its own batches: loader._batches)
+                yield self._decoded(pa, batch)
         except pa.ArrowInvalid as e:
             raise self._failed(proc, e) from None
         finally:
@@ -274,8 +263,6 @@ def plan(url: str, options: dict | None) -> ClientSource | None:
     target = _target(url, opts)
     if target is None:
         return None
-    if target.password is None and os.environ.get("NORIA_JDBC_PASSWORD") is not None:
-        target.password = os.environ["NORIA_JDBC_PASSWORD"]
     if "dbtable" in opts:
         relation = opts["dbtable"]
     elif "query" in opts:

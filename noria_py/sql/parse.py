@@ -137,7 +137,7 @@ def parse(sql: str) -> tuple[exp.Expression, int]:
     _name_items(stmt, text, toks)
     _unit_keywords(stmt)
     _interval_calls(stmt)
-    _interval_plus_text(stmt)
+    _interval_first_operand(stmt)
     stmt = _rollup(stmt)
     if ignore and isinstance(stmt, exp.Update):
         stmt.meta["ignore"] = True  # UPDATE IGNORE
@@ -442,7 +442,7 @@ _INTERVAL_OPERAND_TAKES = (
 )  # fmt: skip
 
 
-def _interval_plus_text(stmt: exp.Expression) -> None:
+def _interval_first_operand(stmt: exp.Expression) -> None:
     """``INTERVAL 1 DAY + x`` (the interval first) followed by a comparison (``INTERVAL 1 DAY +
     d = '2024-01-02'``, ``... IS NULL``, ``LIKE``, ``IN``, ``BETWEEN``): in MySQL's grammar the
     operand after the ``+`` is the whole comparison, so the interval is added to its result

@@ -573,6 +573,7 @@ class Aggregate(Node):
         index = self.partial and groups is self.groups
         keys: dict = {}  # group values as spelled -> the group's key
         by_key: dict = {}  # the group's key -> its records, in order
+        spelled: dict = {}  # string groups: group values as spelled -> their net count
         for rec in batch:
             raw = rec[0][:ng]
             key = keys.get(raw)
@@ -583,6 +584,8 @@ class Aggregate(Node):
                 by_key[key] = [rec]
             else:
                 recs.append(rec)
+            if sg:
+                spelled[raw] = spelled.get(raw, 0) + rec[1]
         for key, recs in by_key.items():
             g = groups.get(key)
             if g is None:
@@ -594,16 +597,11 @@ class Aggregate(Node):
                 m += rec[1]
             g.rows += m
             g.out = None
-            if sg:
-                spellings: dict = {}
-                for row, n in recs:
-                    raw = row[:ng]
-                    spellings[raw] = spellings.get(raw, 0) + n
-                for raw, n in spellings.items():
-                    if n:
-                        _count_rep(g, raw, n)
             for acc in g.accs:
                 acc.add_all(recs)
+        for raw, n in spelled.items():
+            if n:
+                _count_rep(groups[keys[raw]], raw, n)
         return set(by_key)
 
     def key_gate(self, port: int, carriers: dict):
