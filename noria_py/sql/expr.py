@@ -876,6 +876,17 @@ def _bytes_literal(node: exp.Expression, c) -> bool:
     return True
 
 
+def _text_of(c: Compiled) -> Compiled:
+    """A binary string value as text (its bytes read as UTF-8)."""
+    f = c.fn
+
+    def fn(r, p):
+        v = f(r, p)
+        return bytes(v).decode("utf-8", "replace") if v is not None else None
+
+    return Compiled(fn, V.STR)
+
+
 def _converts_to_binary(to) -> bool:
     """Is a cast's type ``CONVERT(.. USING binary)``'s (the character set binary)?"""
     return (
@@ -1553,6 +1564,13 @@ class _Compiler:
             a = self._as_text(a)
         if _bytes_literal(nb, b) and a.kind == V.STR and not a.const:
             b = self._as_text(b)
+        literals = getattr(self.scope, "literals", None)
+        if literals:
+            # a derived table's column of a literal's coercibility keeps it
+            if a.kind == V.BYTES and a.col in literals and b.kind == V.STR and not b.const:
+                a = _text_of(a)
+            if b.kind == V.BYTES and b.col in literals and a.kind == V.STR and not a.const:
+                b = _text_of(b)
         return a, b
 
     def _as_text(self, c: Compiled) -> Compiled:

@@ -687,6 +687,15 @@ def _quantified_subqueries(stmt: exp.Expression) -> None:
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
+def _deterministic(call: exp.Anonymous) -> bool:
+    """Is ``call`` a function known to give the same value for the same arguments?"""
+    from . import functions as F
+
+    F.load_all()
+    fn = F.REGISTRY.get(str(call.this).upper())
+    return fn is not None and bool(fn.deterministic)
+
+
 def _quantified(cmp: exp.Expression, q: exp.Expression, sub) -> exp.Expression | None:
     """``x op ANY (S)`` and ``x op ALL (S)`` with MySQL's three-valued answer, as EXISTS over
     S's one column (``v``): ANY is 1 when some ``x op v`` holds, else NULL when S has a row and
@@ -698,7 +707,9 @@ def _quantified(cmp: exp.Expression, q: exp.Expression, sub) -> exp.Expression |
     if not isinstance(sub, exp.Query):
         return None
     left = cmp.this
-    if isinstance(left, exp.Tuple) or left.find(exp.Rand, exp.Subquery, exp.Anonymous):
+    if isinstance(left, exp.Tuple) or left.find(exp.Rand, exp.Subquery):
+        return None
+    if any(not _deterministic(a) for a in left.find_all(exp.Anonymous)):
         return None
     first = sub
     while isinstance(first, (exp.SetOperation, exp.Subquery)):

@@ -51,6 +51,8 @@ def select_scope(sel: exp.Select, schemas: dict, ctes: dict | None = None):
     scales = [V.column_scale(c) for c in ctypes]
     scope = Scope(cols, scales, [V.int_range(c) for c in ctypes])
     scope.schemas, scope.ctes = schemas, ctes  # (a scalar subquery's scope is built from them)
+    # derived tables' string columns of a literal's coercibility (see ColumnType.literal)
+    scope.literals = frozenset(i for i, ct in enumerate(ctypes) if getattr(ct, "literal", 0))
     return scope, ctypes
 
 
@@ -148,7 +150,17 @@ def query_columns(
                 return None
             if merged.kind == V.DECIMAL and merged.scale is None:
                 return None
-            out.append((name, _computed(merged.kind, merged.scale)))
+            ct = _computed(merged.kind, merged.scale)
+            # a UNION of text and binary strings: how its column compares with a string is
+            # MariaDB's plan's choice (the same query answers case-sensitively or not
+            # depending on the tables' sizes), unknown; a binary literal in every branch
+            # keeps a literal's coercibility
+            strings = {_family(ct.kind) for ct in cts if ct.kind != V.NULL}
+            if strings == {V.STR, V.BYTES} or i in q.meta.get("mixed_strings", ()):
+                ct.literal = None
+            else:
+                ct.literal = all(b.literal for b in cts if b.kind != V.NULL)
+            out.append((name, ct))
         return out
     if not isinstance(q, exp.Select):
         return None
@@ -185,8 +197,26 @@ def query_columns(
         scale = _scale(inner, scope) if kind == V.DECIMAL else None
         if kind == V.DECIMAL and scale is None:
             return None  # its digits unknown: not read back as a DECIMAL of some scale
-        out.append((name, _computed(kind, scale)))
+        ct = _computed(kind, scale)
+        ct.literal = kind in (V.STR, V.BYTES) and _literal_string(inner, scope)
+        out.append((name, ct))
     return out
+
+
+def _family(kind) -> str:
+    return kind if kind in (V.STR, V.BYTES) else "other"
+
+
+def _literal_string(e: exp.Expression, scope) -> bool:
+    """Is ``e`` a string constant of a literal's coercibility (``'x'``, ``_binary'x'``,
+    ``UNHEX('78')``; not ``BINARY 'x'``)?"""
+    from .expr import _bytes_literal, compile_expr
+
+    try:
+        c = compile_expr(e, scope, allow_params=True)
+    except Exception:  # noqa: BLE001 - not typed: not a literal here
+        return False
+    return _bytes_literal(e, c) if c.kind == V.BYTES else bool(c.const)
 
 
 def union_leaves(q: exp.Expression) -> list[exp.Expression]:
@@ -277,6 +307,10 @@ def _unify(top: exp.Expression, schemas: dict) -> None:
             for t, b in zip(typed, leaves)
         ]
         target = UT.merge(members)
+        if {m.kind for m in members} >= {V.STR, V.BYTES}:
+            # text and binary branches: known after the casts below only by this mark (see
+            # query_columns)
+            top.meta.setdefault("mixed_strings", set()).add(i)
         if target.kind == V.STR:
             for m, b in zip(members, leaves):
                 if m.kind == V.BYTES:

@@ -30,6 +30,8 @@ from ..errors import Error
 from . import functions as F
 from . import values as V
 from .expr import (
+    Scope,
+    _bytes_literal,
     _interval_parts,
     argument_collation,
     canonical_call,
@@ -41,7 +43,14 @@ from .expr import (
     shown_value,
     unknown_function,
 )
-from .proxy_types import converter, over_aggregates, select_scope, with_columns
+from .proxy_types import (
+    converter,
+    over_aggregates,
+    query_columns,
+    select_scope,
+    union_leaves,
+    with_columns,
+)
 
 PREFIX = "nf_"
 
@@ -207,9 +216,68 @@ def to_sqlite(tree: exp.Expression, schemas: dict | None = None, stored: bool = 
     return Rewritten(out.sql(dialect="sqlite"), r.param_kinds)
 
 
+def _default_collation() -> str:
+    from . import collation as _C
+
+    return _C.current().name
+
+
+_UNTYPED_UNION: list = []  # (see _typed_sides)
+
+
+def _refused(what: str) -> Error:
+    return E.NotSupportedError(f"This version doesn't yet support '{what}'")
+
+
+def _apply_string_sides(node: exp.Expression, actions: list) -> None:
+    """Rewrite the (already rewritten) sides of a comparison as ``_string_operands`` decided:
+    ``(side, position, (how, collation))`` where ``side`` is ``this``, ``expression`` or
+    ``query`` (the subquery's select item), ``position`` the value within a row (None: the
+    whole side), and ``how`` ``collate`` (compare under that collation), ``blob`` (the text's
+    UTF-8 bytes) or ``text`` (the bytes as UTF-8 text)."""
+    for side, pos, (how, name) in actions:
+        target = node.args.get(side)
+        if side == "query":
+            inner = target.this if isinstance(target, exp.Subquery) else target
+            i = 0 if pos is None else pos
+            for leaf in union_leaves(inner):  # (each branch of a UNION)
+                items = list(leaf.expressions)
+                item = items[i]
+                if isinstance(item, exp.Alias):
+                    item.set("this", _string_side(item.this, how, name))
+                else:
+                    items[i] = _string_side(item, how, name)
+                    leaf.set("expressions", items)
+            continue
+        while isinstance(target, exp.Paren) and pos is not None:
+            target = target.this
+        if pos is not None and isinstance(target, exp.Tuple):
+            values = list(target.expressions)
+            values[pos] = _string_side(values[pos], how, name)
+            target.set("expressions", values)
+            continue
+        node.set(side, _string_side(target, how, name))
+
+
+def _string_side(e: exp.Expression, how: str, name: str | None) -> exp.Expression:
+    if how == "collate":
+        return exp.Collate(
+            this=exp.Paren(this=e), expression=exp.Identifier(this=name, quoted=True)
+        )
+    return exp.Cast(this=e, to=exp.DataType.build("BLOB" if how == "blob" else "TEXT"))
+
+
 def _plain_hex_item(node: exp.Expression) -> bool:
     """A hex literal that is a whole select-list item: SQLite's blob is MySQL's binary string."""
     parent = node.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    if parent is not None and parent.meta.get("string_operands"):
+        return True  # an operand of a comparison of strings (see _string_operands)
+    if isinstance(parent, exp.Min) and isinstance(parent.parent, exp.Anonymous):
+        # a scalar subquery's one value (see _one_row_subqueries)
+        if str(parent.parent.this).upper() == PREFIX.upper() + "ONE_ROW":
+            parent = parent.parent.parent
     if isinstance(parent, exp.Alias):
         parent = parent.parent
     return isinstance(node, exp.HexString) and isinstance(parent, exp.Select)
@@ -281,6 +349,7 @@ class _Rewriter:
         self.param_kinds: dict[int, str] = {}
         self.ctes: dict = {}  # the columns of the CTEs in scope, by name
         self.stored = False  # (to_sqlite's ``stored``)
+        self.outer: list = []  # the scopes of the queries around the one being visited
 
     def run(self, tree: exp.Expression) -> exp.Expression:
         return self._visit(tree, None, False)
@@ -301,11 +370,16 @@ class _Rewriter:
             # typed before anything below is rewritten (a derived table's columns, a CTE's)
             outer = self.ctes
             self.ctes = with_columns(node, self.schemas, outer)
+            pushed = scope is not None
+            if pushed:
+                self.outer.append(scope)  # its columns, for a correlated subquery's comparisons
             try:
                 scope = select_scope(node, self.schemas, self.ctes)
                 self._children(node, scope, lambda key: key == "expressions")
             finally:
                 self.ctes = outer
+                if pushed:
+                    self.outer.pop()
             return node
         if (
             isinstance(node, (exp.Sum, exp.Avg))
@@ -367,19 +441,173 @@ class _Rewriter:
             kind = _resolved_kind(node, scope)
             if kind.__class__ is V.MemberKind:  # an ENUM/SET read as a number: refused
                 member_in_string_context(node, scope[0])
+        strings = None  # how SQLite must see two string operands (typed before rewriting)
         if isinstance(node, _COMPARISONS) and scope is not None:
             self._collations_agree(node, scope)
             self._note_param_kinds(node, scope)
-        elif isinstance(node, exp.In) and isinstance(node.this, exp.Column) and scope is not None:
-            # col IN (?, ...) compares each parameter with the column as col = ? does (an
-            # ENUM/SET column: a number is a position): bound as the column's type, and
-            # known to literal lifting (engine.lifts_as_written)
-            for e in node.expressions:
-                if isinstance(e, exp.Placeholder):
-                    self._note_param(node.this, e, scope, True)
+            strings = self._string_operands(node, scope)
+        elif isinstance(node, exp.In) and scope is not None:
+            if isinstance(node.this, exp.Column):
+                # col IN (?, ...) compares each parameter with the column as col = ? does (an
+                # ENUM/SET column: a number is a position): bound as the column's type, and
+                # known to literal lifting (engine.lifts_as_written)
+                for e in node.expressions:
+                    if isinstance(e, exp.Placeholder):
+                        self._note_param(node.this, e, scope, True)
+            if node.args.get("query") is not None:
+                strings = self._string_operands(node, scope)
         child_top = top and isinstance(node, exp.Alias)
         self._children(node, scope, lambda key: child_top)
+        if strings:
+            _apply_string_sides(node, strings)
         return self._replace(node)
+
+    # -- string comparisons SQLite makes natively ----------------------------------------------
+    def _string_operands(self, node: exp.Expression, scope) -> list | None:
+        """A comparison left to SQLite (one side a subquery, or a column of an outer query)
+        between strings: what each side needs so that SQLite compares as MySQL does, as
+        ``(side, position, how)`` (see ``_apply_string_sides``), typed before the sides are
+        rewritten.
+
+        - Two text strings compare under their collation. SQLite takes a column's own; a
+          computed value (``LOWER(s)``, a subquery's value) has none, and SQLite would compare
+          its bytes: the left side gets the collation explicitly.
+        - A text string against a binary string literal (``_binary'x'``, ``X'78'``,
+          ``UNHEX('78')``, also as a subquery's or a derived table's value) compares under the
+          text's collation: the literal's coercibility yields (unless the text is a literal
+          too).
+        - A text string against another binary string compares as bytes (the text as its
+          UTF-8 bytes): a scalar subquery's value, or a column beside a subquery's. SQLite would
+          find a text and a blob never equal.
+
+        Refused (1235) where MariaDB answers the same comparison differently by where it
+        stands (WHERE or the select list) or by its plan: a text string that is not a literal
+        against a binary one that is not either, through ``IN``/``ANY``/``ALL`` (subquery) or
+        with a column of an outer query; and a UNION's column whose branches mix text and
+        binary strings."""
+        if isinstance(node, exp.In):
+            left, right = node.this, node.args["query"]
+            rkey = "query"
+        else:
+            left, right = node.this, node.expression
+            rkey = "expression"
+        lefts = self._typed_sides(left, scope)
+        rights = self._typed_sides(right, scope)
+        strings = (V.STR, V.BYTES)
+        for sides, other in ((lefts, rights), (rights, lefts)):
+            if sides is _UNTYPED_UNION and other and any(o and o[0] in strings for o in other):
+                raise _refused("comparison of a string with a UNION's column of unknown type")
+        if not lefts or not rights or len(lefts) != len(rights):
+            return None
+        if all(
+            a is not None and b is not None and a[0] in strings and b[0] in strings
+            for a, b in zip(lefts, rights)
+        ):
+            # a hex literal operand is a binary string here, as SQLite's blob is
+            node.meta["string_operands"] = True
+        actions = []
+        for i, (a, b) in enumerate(zip(lefts, rights)):
+            if a is None or b is None or a[0] not in strings or b[0] not in strings:
+                continue
+            pos = None if len(lefts) == 1 else i
+            if a[1] is None or b[1] is None:
+                raise _refused("comparison of a string with a UNION of text and binary strings")
+            if a[0] == b[0] == V.STR:
+                if a[2] is None:  # no collation of its own: compare under the other's
+                    actions.append(("this", pos, ("collate", b[2] or _default_collation())))
+            elif a[0] != b[0]:
+                text_left = a[0] == V.STR
+                text, binary = (a, b) if text_left else (b, a)
+                if binary[1] and not text[1]:
+                    actions.append((rkey if text_left else "this", pos, ("text", None)))
+                    if a[2] is None:
+                        actions.append(("this", pos, ("collate", text[2] or _default_collation())))
+                    continue
+                if not text[1] and (rkey == "query" or a[3] or b[3]):
+                    where = "an outer query's column" if a[3] or b[3] else "IN (subquery)"
+                    raise _refused(f"comparison of a text and a binary string with {where}")
+                actions.append(("this" if text_left else rkey, pos, ("blob", None)))
+        return actions or None
+
+    def _typed_sides(self, e: exp.Expression, scope) -> list | None:
+        """Each value ``e`` stands for (several for a row or a subquery's several columns) as
+        ``(kind, literal, collation, outer)``: ``literal`` when it has a literal's coercibility
+        (None: a UNION's column mixing text and binary strings), ``collation`` the name of a
+        plain column's own (None for a computed value), ``outer`` when it reads a column of a
+        query around this one; an entry is None where the value cannot be typed here
+        (``_UNTYPED_UNION``: a UNION that cannot be)."""
+        while isinstance(e, exp.Paren):
+            e = e.this
+        if isinstance(e, exp.Tuple):
+            return [self._typed_value(x, scope) for x in e.expressions]
+        if isinstance(e, (exp.Subquery, exp.Select)):
+            inner = e.this if isinstance(e, exp.Subquery) else e
+            if isinstance(inner, exp.SetOperation):
+                try:
+                    cols = query_columns(inner, self.schemas, self.ctes)
+                except Exception:  # noqa: BLE001 - not typed
+                    cols = None
+                if cols is None:
+                    return _UNTYPED_UNION
+                return [(ct.kind, ct.literal, None, False) for _name, ct in cols]
+            if not isinstance(inner, exp.Select):
+                return None
+            try:
+                found = select_scope(inner, self.schemas, self.ctes)
+            except Exception:  # noqa: BLE001 - not typed: left as it is
+                return None
+            if found is None:
+                return None
+            out = []
+            for item in inner.expressions:
+                value = item.this if isinstance(item, exp.Alias) else item
+                if (
+                    isinstance(value, exp.Anonymous)
+                    and str(value.this).upper() == PREFIX.upper() + "ONE_ROW"
+                ):
+                    value = value.expressions[1].this  # (see _one_row_subqueries)
+                if isinstance(value, exp.Star):
+                    return None
+                typed = self._typed_value(value, found)
+                # a subquery's value is not a column SQLite compares under its collation
+                out.append(None if typed is None else (typed[0], typed[1], None, typed[3]))
+            return out
+        return [self._typed_value(e, scope)]
+
+    def _typed_value(self, e: exp.Expression, scope):
+        while isinstance(e, exp.Paren):
+            e = e.this
+        sc, ctypes = scope
+        if isinstance(e, exp.Column):
+            for depth, (s, types) in enumerate([(sc, ctypes)] + self.outer[::-1]):
+                try:
+                    i, kind = s.resolve(e)
+                except Exception:  # noqa: BLE001 - not this query's: an outer one's
+                    continue
+                outer = depth > 0
+                if i >= len(types) or types[i].computed:
+                    return (kind, i < len(types) and types[i].literal, None, outer)
+                return (kind, False, types[i].collation or _default_collation(), outer)
+            return None
+        c = None
+        for n in range(len(self.outer) + 1):
+            try:
+                c = compile_expr(e, self._with_outer(sc, n) if n else sc, allow_params=True)
+                break
+            except Exception:  # noqa: BLE001 - not typed here (an outer query's column?)
+                continue
+        if c is None:
+            return None
+        literal = _bytes_literal(e, c) if c.kind == V.BYTES else c.const
+        return (c.kind, literal, None, n > 0)
+
+    def _with_outer(self, sc, n: int):
+        """``sc``'s columns, then those of the ``n`` innermost queries around it: a scope to
+        type (only) an expression over a correlated column."""
+        cols = list(sc.columns)
+        for outer, _types in self.outer[::-1][:n]:
+            cols += outer.columns
+        return Scope(cols)
 
     @staticmethod
     def _collations_agree(node: exp.Expression, scope) -> None:

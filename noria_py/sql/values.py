@@ -193,7 +193,7 @@ class ColumnType:
 
     __slots__ = (
         "kind", "mysql_name", "unsigned", "length", "precision", "scale", "values", "computed",
-        "collation",
+        "collation", "literal",
     )  # fmt: skip
 
     def __init__(
@@ -214,6 +214,10 @@ class ColumnType:
         # a text column declared with another collation than the engine's: its name (base
         # storage declares it; queries comparing the column say COLLATE, see engine)
         self.collation: str | None = None
+        # a derived table's string column of a literal's coercibility (``_binary'x'``):
+        # compared with a text column, it takes that column's collation (None: a UNION's,
+        # whose coercibility is not known)
+        self.literal: bool | None = False
         self.mysql_name = mysql_name
         self.unsigned = unsigned
         self.length = length
