@@ -225,6 +225,39 @@ def _default_collation() -> str:
 _UNTYPED_UNION: list = []  # (see _typed_sides)
 
 
+def _aggregated(left, typed_rights: list, pairwise: list) -> list:
+    """BETWEEN and an IN list compare all their values one way, which MySQL decides over all
+    of them: the strongest coercibility (a column's or a computed value's before a literal's)
+    wins, and among the strongest a binary string makes it bytes, else text under the text's
+    collation. The actions (as ``_string_operands``'s) that make SQLite compare so; the
+    ``pairwise`` ones when some value is not a string or not typed."""
+    values = [("this", left)]
+    for rkey, typed in typed_rights:
+        if not typed or len(typed) != 1:
+            return pairwise
+        values.append((rkey, typed[0]))
+    if any(v is None or v[0] not in (V.STR, V.BYTES) or v[1] is None for _k, v in values):
+        return pairwise
+    strongest = min(4 if v[1] else 2 for _k, v in values)
+    top = [v for _k, v in values if (4 if v[1] else 2) == strongest]
+    if any(v[0] == V.BYTES for v in top):
+        texts = [v for _k, v in values if v[0] == V.STR and not v[1]]
+        if texts and any(v[3] for _k, v in values):
+            raise _refused("comparison of a text and a binary string with an outer query's column")
+        return [(k, None, ("blob", None)) for k, v in values if v[0] == V.STR]
+    actions = [(k, None, ("text", None)) for k, v in values if v[0] == V.BYTES]
+    if left[2] is None:
+        name = next((v[2] for v in top if v[2]), None) or _default_collation()
+        actions.append(("this", None, ("collate", name)))
+    return actions
+
+
+def _native_like(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Escape):
+        return isinstance(node.this, exp.Like)
+    return isinstance(node, exp.Like) and not isinstance(node.parent, exp.Escape)
+
+
 def _refused(what: str) -> Error:
     return E.NotSupportedError(f"This version doesn't yet support '{what}'")
 
@@ -236,6 +269,12 @@ def _apply_string_sides(node: exp.Expression, actions: list) -> None:
     whole side), and ``how`` ``collate`` (compare under that collation), ``blob`` (the text's
     UTF-8 bytes) or ``text`` (the bytes as UTF-8 text)."""
     for side, pos, (how, name) in actions:
+        if isinstance(side, tuple):  # (an IN list's value)
+            key, i = side
+            values = list(node.args[key])
+            values[i] = _string_side(values[i], how, name)
+            node.set(key, values)
+            continue
         target = node.args.get(side)
         if side == "query":
             inner = target.this if isinstance(target, exp.Subquery) else target
@@ -259,7 +298,19 @@ def _apply_string_sides(node: exp.Expression, actions: list) -> None:
         node.set(side, _string_side(target, how, name))
 
 
+def _value_family(kind) -> str | None:
+    if kind in (V.INT, V.DECIMAL, V.FLOAT) or kind.__class__ is V.FloatKind:
+        return "num"
+    if kind in (V.DATE, V.DATETIME, V.TIME):
+        return "temporal"
+    if kind in (V.STR, V.BYTES):
+        return kind
+    return None
+
+
 def _string_side(e: exp.Expression, how: str, name: str | None) -> exp.Expression:
+    if how == "double":
+        return _call("CAST_DOUBLE", [e])
     if how == "collate":
         return exp.Collate(
             this=exp.Paren(this=e), expression=exp.Identifier(this=name, quoted=True)
@@ -274,6 +325,8 @@ def _plain_hex_item(node: exp.Expression) -> bool:
         parent = parent.parent
     if parent is not None and parent.meta.get("string_operands"):
         return True  # an operand of a comparison of strings (see _string_operands)
+    if isinstance(parent, exp.Anonymous) and str(parent.this).upper() == PREFIX.upper() + "LIKE_AS":
+        return True  # a string to LIKE (see _like)
     if isinstance(parent, exp.Min) and isinstance(parent.parent, exp.Anonymous):
         # a scalar subquery's one value (see _one_row_subqueries)
         if str(parent.parent.this).upper() == PREFIX.upper() + "ONE_ROW":
@@ -454,13 +507,54 @@ class _Rewriter:
                 for e in node.expressions:
                     if isinstance(e, exp.Placeholder):
                         self._note_param(node.this, e, scope, True)
-            if node.args.get("query") is not None:
-                strings = self._string_operands(node, scope)
+            strings = self._string_operands(node, scope)
+        elif isinstance(node, exp.Between) and scope is not None:
+            strings = self._string_operands(node, scope)
+        elif scope is not None and _native_like(node):
+            return self._like(node, scope)
         child_top = top and isinstance(node, exp.Alias)
         self._children(node, scope, lambda key: child_top)
         if strings:
             _apply_string_sides(node, strings)
         return self._replace(node)
+
+    def _like(self, node: exp.Expression, scope) -> exp.Expression:
+        """``v LIKE p [ESCAPE e]`` left to SQLite (a subquery or an outer query's column in
+        it) as ``LIKE_AS(v, p, e, collation)``: MySQL's LIKE under the collation MySQL picks
+        (the value's, a binary literal pattern yielding to it; bytes when a binary string that
+        is not a literal is on either side), where SQLite's own LIKE folds only ASCII letters
+        and knows no collation."""
+        like = node if isinstance(node, exp.Like) else node.this
+        escape = node.expression if isinstance(node, exp.Escape) else exp.Null()
+        value, pattern = like.this, like.expression
+        name = None
+        if isinstance(value, exp.Collate):
+            e = value.expression
+            name = e.name if hasattr(e, "name") else str(e)
+            value = value.this
+        a = (self._typed_sides(value, scope) or [None])[0]
+        b = (self._typed_sides(pattern, scope) or [None])[0]
+        if name is None:
+            name = _default_collation()
+            if a is not None and b is not None and V.BYTES in (a[0], b[0]):
+                text = a if a[0] == V.STR else b if b[0] == V.STR else None
+                binary = b if text is a else a
+                if text is None or not (binary[1] and not text[1]):
+                    name = "binary"
+                    if text is not None and not text[1] and (a[3] or b[3]):
+                        # (MariaDB compares these as text in a correlated subquery)
+                        raise _refused(
+                            "LIKE of a text and a binary string with an outer query's column"
+                        )
+                elif text[2]:
+                    name = text[2]
+            elif a is not None and a[0] == V.STR and a[2]:
+                name = a[2]
+        call = _call("LIKE_AS", [value, pattern, escape, exp.Literal.string(name)])
+        self._children(call, scope, lambda key: False)
+        if like.args.get("negate") or node.args.get("negate"):
+            return exp.Not(this=call)
+        return call
 
     # -- string comparisons SQLite makes natively ----------------------------------------------
     def _string_operands(self, node: exp.Expression, scope) -> list | None:
@@ -486,30 +580,77 @@ class _Rewriter:
         with a column of an outer query; and a UNION's column whose branches mix text and
         binary strings."""
         if isinstance(node, exp.In):
-            left, right = node.this, node.args["query"]
-            rkey = "query"
+            query = node.args.get("query")
+            if query is not None:
+                rights = [("query", query)]
+            else:
+                rights = [(("expressions", i), e) for i, e in enumerate(node.expressions)]
+        elif isinstance(node, exp.Between):
+            rights = [("low", node.args.get("low")), ("high", node.args.get("high"))]
         else:
-            left, right = node.this, node.expression
-            rkey = "expression"
-        lefts = self._typed_sides(left, scope)
-        rights = self._typed_sides(right, scope)
+            rights = [("expression", node.expression)]
+        lefts = self._typed_sides(node.this, scope)
         strings = (V.STR, V.BYTES)
-        for sides, other in ((lefts, rights), (rights, lefts)):
-            if sides is _UNTYPED_UNION and other and any(o and o[0] in strings for o in other):
-                raise _refused("comparison of a string with a UNION's column of unknown type")
-        if not lefts or not rights or len(lefts) != len(rights):
-            return None
-        if all(
-            a is not None and b is not None and a[0] in strings and b[0] in strings
-            for a, b in zip(lefts, rights)
-        ):
+        all_strings = True
+        actions: list = []
+        typed_rights = []
+        for rkey, right in rights:
+            typed = self._typed_sides(right, scope)
+            typed_rights.append((rkey, typed))
+            for sides, other in ((lefts, typed), (typed, lefts)):
+                if sides is _UNTYPED_UNION and other and any(o and o[0] in strings for o in other):
+                    raise _refused("comparison of a string with a UNION's column of unknown type")
+            if not lefts or not typed or len(lefts) != len(typed):
+                all_strings = False
+                continue
+            all_strings = all_strings and all(
+                a is not None and b is not None and a[0] in strings and b[0] in strings
+                for a, b in zip(lefts, typed)
+            )
+            for act in self._string_pairs(lefts, typed, rkey):
+                if act not in actions:
+                    actions.append(act)
+        if all_strings:
             # a hex literal operand is a binary string here, as SQLite's blob is
             node.meta["string_operands"] = True
+        if len(rights) > 1 and lefts and len(lefts) == 1:
+            actions = _aggregated(lefts[0], typed_rights, actions)
+        done: dict = {}
+        for side, pos, how in actions:
+            hows = done.setdefault((side, pos), set())
+            hows.add(how)
+            blob = ("blob", None) in hows
+            if (blob and len(hows) > 1) or len({h for h in hows if h[0] == "collate"}) > 1:
+                # (``x IN (a, b)`` with ``a`` compared as text and ``b`` as bytes)
+                raise _refused("comparison of a string with both text and binary strings")
+        return actions or None
+
+    @staticmethod
+    def _string_pairs(lefts: list, rights: list, rkey) -> list:
+        """``_string_operands``'s actions for the left side's values against one right side's."""
+        strings = (V.STR, V.BYTES)
         actions = []
         for i, (a, b) in enumerate(zip(lefts, rights)):
-            if a is None or b is None or a[0] not in strings or b[0] not in strings:
+            if a is None or b is None:
                 continue
             pos = None if len(lefts) == 1 else i
+            families = {_value_family(a[0]), _value_family(b[0])}
+            if families == {"num", V.STR}:
+                # a number and a text string compare as doubles (``'1abc'`` is 1, ``' 2'``
+                # is 2), where SQLite would read only a text that is wholly a number
+                actions.append(("this", pos, ("double", None)))
+                actions.append((rkey, pos, ("double", None)))
+                continue
+            if (
+                families == {"temporal", V.STR}
+                and not (a[0] == V.STR and a[1])
+                and not (b[0] == V.STR and b[1])
+            ):
+                # MySQL reads the text as a date (``'2024-1-3'``); SQLite compares the stored
+                # text with it as text
+                raise _refused("comparison of a date or time with a text string here")
+            if a[0] not in strings or b[0] not in strings:
+                continue
             if a[1] is None or b[1] is None:
                 raise _refused("comparison of a string with a UNION of text and binary strings")
             if a[0] == b[0] == V.STR:
@@ -527,7 +668,7 @@ class _Rewriter:
                     where = "an outer query's column" if a[3] or b[3] else "IN (subquery)"
                     raise _refused(f"comparison of a text and a binary string with {where}")
                 actions.append(("this" if text_left else rkey, pos, ("blob", None)))
-        return actions or None
+        return actions
 
     def _typed_sides(self, e: exp.Expression, scope) -> list | None:
         """Each value ``e`` stands for (several for a row or a subquery's several columns) as

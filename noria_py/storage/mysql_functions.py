@@ -242,10 +242,34 @@ def register(conn: sqlite3.Connection) -> None:
     window(PREFIX + "DAVG_TEXT", 1, _DecimalAvgText)
     conn.create_aggregate(PREFIX + "GROUP_CONCAT_ORDERED", -1, _GroupConcatOrdered)
     conn.create_function(PREFIX + "ONE_ROW", 2, _one_row, deterministic=True)
+    conn.create_function(PREFIX + "LIKE_AS", 4, _like_as, deterministic=True)
     conn.create_function(PREFIX + "DECIMAL_BITS", 1, _decimal_bits, deterministic=True)
     for name, coll in C.COLLATIONS.items():
         conn.create_collation(name, _collation_cmp(coll))
     conn.create_collation(DECIMAL_COLLATION, decimal_cmp)
+
+
+_LIKE_MATCHERS: dict = {}
+
+
+def _like_as(value, pattern, escape, collation: str):
+    """``value LIKE pattern ESCAPE escape`` under ``collation`` (``transpile._like``)."""
+    if value is None or pattern is None:
+        return None
+    from ..sql.expr import _escape_char, _str, like_matcher
+
+    key = (pattern, escape, collation)
+    m = _LIKE_MATCHERS.get(key)
+    if m is None:
+        try:
+            esc = _escape_char(escape)
+        except Error as e:
+            failed(e)
+            raise
+        if len(_LIKE_MATCHERS) > 10000:
+            _LIKE_MATCHERS.clear()
+        m = _LIKE_MATCHERS[key] = like_matcher(_str(pattern), esc, C.get(collation))
+    return 1 if m(value if isinstance(value, str) else _str(value)) else 0
 
 
 def _one_row(n, v):
