@@ -579,6 +579,8 @@ class _Rewriter:
         against a binary one that is not either, through ``IN``/``ANY``/``ALL`` (subquery) or
         with a column of an outer query; and a UNION's column whose branches mix text and
         binary strings."""
+        if self._own_plain_operands(node, scope):
+            return None  # (see _native_ok: a wide DECIMAL's literal is already its text)
         if isinstance(node, exp.In):
             query = node.args.get("query")
             if query is not None:
@@ -624,6 +626,24 @@ class _Rewriter:
                 # (``x IN (a, b)`` with ``a`` compared as text and ``b`` as bytes)
                 raise _refused("comparison of a string with both text and binary strings")
         return actions or None
+
+    @staticmethod
+    def _own_plain_operands(node: exp.Expression, scope) -> bool:
+        """Are all of a comparison's operands columns of this query, literals or parameters
+        (what ``_native_ok`` decides on)?"""
+        operands = [node.this, node.args.get("expression"), node.args.get("query")]
+        operands += list(node.expressions) + [node.args.get("low"), node.args.get("high")]
+        for o in operands:
+            if o is None:
+                continue
+            if not isinstance(o, _SIMPLE):
+                return False
+            if isinstance(o, exp.Column):
+                try:
+                    scope[0].resolve(o)
+                except Exception:  # noqa: BLE001 - an outer query's column
+                    return False
+        return True
 
     @staticmethod
     def _string_pairs(lefts: list, rights: list, rkey) -> list:
