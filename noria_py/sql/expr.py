@@ -823,21 +823,28 @@ def like_matcher(pattern: str, escape: str | None = "\\", coll=None):
     return lambda v: rx.fullmatch(units(coll, v)) is not None
 
 
-_like_cache: dict[str, object] = {}
+_like_cache: dict[tuple, object] = {}
+
+
+def like_cached(pattern, escape: str = "\\", coll=None):
+    """``like_matcher`` for a pattern met while rows are read (a pattern that is not constant),
+    kept for the next row with the same pattern, escape and collation."""
+    if not isinstance(pattern, str):
+        pattern = V.format_value(pattern)
+    key = (pattern, escape, coll)
+    m = _like_cache.get(key)
+    if m is None:
+        if len(_like_cache) > 10000:
+            _like_cache.clear()
+        m = _like_cache[key] = like_matcher(pattern, escape, coll)
+    return m
 
 
 def _like(v, pattern):
     if v is None or pattern is None:
         return None
-    if not isinstance(pattern, str):
-        pattern = V.format_value(pattern)
-    m = _like_cache.get(pattern)
-    if m is None:
-        if len(_like_cache) > 10000:
-            _like_cache.clear()
-        m = _like_cache[pattern] = like_matcher(pattern)
     s = v if isinstance(v, str) else V.format_value(v)
-    return 1 if m(s) else 0
+    return 1 if like_cached(pattern)(s) else 0
 
 
 def _str(v):

@@ -249,26 +249,18 @@ def register(conn: sqlite3.Connection) -> None:
     conn.create_collation(DECIMAL_COLLATION, decimal_cmp)
 
 
-_LIKE_MATCHERS: dict = {}
-
-
 def _like_as(value, pattern, escape, collation: str):
     """``value LIKE pattern ESCAPE escape`` under ``collation`` (``transpile._like``)."""
     if value is None or pattern is None:
         return None
-    from ..sql.expr import _escape_char, _str, like_matcher
+    from ..sql.expr import _escape_char, _str, like_cached
 
-    key = (pattern, escape, collation)
-    m = _LIKE_MATCHERS.get(key)
-    if m is None:
-        try:
-            esc = _escape_char(escape)
-        except Error as e:
-            failed(e)
-            raise
-        if len(_LIKE_MATCHERS) > 10000:
-            _LIKE_MATCHERS.clear()
-        m = _LIKE_MATCHERS[key] = like_matcher(_str(pattern), esc, C.get(collation))
+    try:
+        esc = _escape_char(escape)
+    except Error as e:
+        failed(e)
+        raise
+    m = like_cached(pattern, esc, C.get(collation))
     return 1 if m(value if isinstance(value, str) else _str(value)) else 0
 
 

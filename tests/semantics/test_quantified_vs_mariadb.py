@@ -12,13 +12,12 @@ IN (SELECT x FROM t)``) was reported ambiguous (1052).
 
 from __future__ import annotations
 
-import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import noria_py
-from noria_py import errors as E
+from . import two_tables
+from .two_tables import compare
 
 A = "CREATE TABLE qa (id INT PRIMARY KEY, x INT, s VARCHAR(10))"
 B = "CREATE TABLE qb (id INT PRIMARY KEY, x INT, s VARCHAR(10))"
@@ -57,36 +56,8 @@ def oracle(mariadb_oracle):
     conn.close()
 
 
-def answers(run, sql: str):
-    try:
-        return [tuple(r) for r in run(sql)]
-    except (E.Error, pymysql.MySQLError) as e:
-        return ("error", e.args[0] if isinstance(e, pymysql.MySQLError) else e.errno)
-
-
 def load(oracle, a_rows, b_rows):
-    conn = noria_py.connect()
-    with oracle.cursor() as cur:
-        cur.execute("DROP TABLE IF EXISTS qa, qb")
-        for ddl in (A, B):
-            cur.execute(ddl)
-            conn.execute(ddl)
-        for table, rows in (("qa", a_rows), ("qb", b_rows)):
-            if rows:
-                cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s)", rows)
-                conn.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)", rows)
-    return conn
-
-
-def compare(oracle, conn, sql: str) -> None:
-    def mariadb(q):
-        with oracle.cursor() as cur:
-            cur.execute(q)
-            return cur.fetchall()
-
-    want = answers(mariadb, sql)
-    got = answers(lambda q: conn.execute(q).fetchall(), sql)
-    assert got == want, sql
+    return two_tables.load(oracle, [("qa", A, a_rows), ("qb", B, b_rows)])
 
 
 @settings(
