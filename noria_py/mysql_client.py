@@ -56,6 +56,62 @@ _STRINGS = {
 _FIELD = re.compile(r"^Field\s+\d+:\s+`(.*)`\s*$")
 TIMEOUT_S = 60  # connecting and describing the source
 
+# The column types a table created from a MySQL source takes as they are (information_schema's
+# COLUMN_TYPE); the others (ENUM, SET, JSON, BIT, spatial, ...) are typed from their values
+# like any other source's text or binary strings.
+OWN_TYPES = {
+    "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric",
+    "float", "double", "date", "datetime", "timestamp", "time", "year", "char", "varchar",
+    "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary", "tinyblob", "blob",
+    "mediumblob", "longblob",
+}  # fmt: skip
+_TABLE_NAME = re.compile(r"^(?:(`(?:[^`]|``)+`|[\w$]+)\.)?(`(?:[^`]|``)+`|[\w$]+)$")
+
+
+@dataclass(slots=True)
+class SourceColumn:
+    """A MySQL or MariaDB source column's own definition (from its ``information_schema``)."""
+
+    sql: str | None  # the column type, as CREATE TABLE takes it (None: typed from its values)
+    kind: str  # information_schema's DATA_TYPE (lower case): int, varchar, ...
+    nullable: bool
+    key: int | None  # its place in the primary key (from 1), None if not in it
+
+
+def columns_query(dbtable: str) -> str | None:
+    """The query of ``information_schema`` that describes the table ``dbtable`` names
+    (``name``, ``db.name``, either quoted), a row per column (``source_column`` reads it), in
+    the table's column order; None when ``dbtable`` names no table (a subquery)."""
+    from .sql.literals import sql_literal
+
+    m = _TABLE_NAME.match(dbtable.strip())
+    if m is None:
+        return None
+
+    def unquote(part: str) -> str:
+        return part[1:-1].replace("``", "`") if part.startswith("`") else part
+
+    schema = sql_literal(unquote(m.group(1))) if m.group(1) else "DATABASE()"
+    return (
+        "SELECT c.COLUMN_NAME AS name, c.DATA_TYPE AS kind, c.COLUMN_TYPE AS type,"
+        " c.IS_NULLABLE AS nullable, k.ORDINAL_POSITION AS pk"
+        " FROM information_schema.COLUMNS c LEFT JOIN information_schema.KEY_COLUMN_USAGE k"
+        " ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME"
+        " AND k.COLUMN_NAME = c.COLUMN_NAME AND k.CONSTRAINT_NAME = 'PRIMARY'"
+        f" WHERE c.TABLE_SCHEMA = {schema} AND c.TABLE_NAME = {sql_literal(unquote(m.group(2)))}"
+        " ORDER BY c.ORDINAL_POSITION"
+    )
+
+
+def source_column(kind, column_type, nullable, pk) -> SourceColumn:
+    """A row of ``columns_query`` as a ``SourceColumn``: a TIMESTAMP (an instant in MySQL,
+    loaded as the server's text of it) becomes a DATETIME of the same digits."""
+    kind = str(kind).lower()
+    sql = str(column_type) if kind in OWN_TYPES else None
+    if kind == "timestamp":
+        sql = "datetime" + sql[len("timestamp") :]
+    return SourceColumn(sql, kind, nullable == "YES", int(pk) if pk is not None else None)
+
 
 def program() -> str | None:
     """The client program on PATH, None when there is none."""
@@ -113,11 +169,19 @@ class ClientSource:
     """A MySQL or MariaDB source the client program reads (``plan``): the loader takes its
     ``columns`` and ``batches``."""
 
-    def __init__(self, prog: str, target: _Target, relation: str, columns: list[_Column]):
+    def __init__(
+        self,
+        prog: str,
+        target: _Target,
+        relation: str,
+        columns: list[_Column],
+        dbtable: str | None = None,
+    ):
         self.program = prog
         self.target = target
         self.relation = relation  # what follows FROM
         self.columns = columns
+        self.dbtable = dbtable  # the dbtable option (None: a query)
 
     def describe(self) -> str:
         t = self.target
@@ -193,6 +257,93 @@ class ClientSource:
                 proc.stdout.close()
         if proc.returncode != 0:
             raise self._failed(proc, None)
+
+    def _rows(self, sql: str) -> list[list[str | None]]:
+        """The rows of a short query (a description, not the data), every value asked for as
+        ``HEX(..)`` in ``sql`` so that no character can split a row: decoded here."""
+        args, env = self._command(sql, "--batch", "--skip-column-names")
+        try:
+            done = subprocess.run(  # noqa: S603 - our program, our arguments
+                args, capture_output=True, env=env, timeout=TIMEOUT_S
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise E.OperationalError(f"cannot read {self.describe()}: {e}") from None
+        if done.returncode != 0:
+            first = _error_line(done.stderr.decode("utf-8", "replace"))
+            first = first or f"the client exited {done.returncode}"
+            raise E.OperationalError(f"cannot read {self.describe()}: {first}")
+        out = []
+        for line in done.stdout.decode("ascii").splitlines():
+            out.append(
+                [
+                    None if v == "NULL" else bytes.fromhex(v).decode("utf-8")
+                    for v in line.split("\t")
+                ]
+            )
+        return out
+
+    def table_columns(self) -> dict[str, SourceColumn]:
+        """The columns of the table ``dbtable`` names, by name, from its ``information_schema``
+        (empty for a query or a subquery)."""
+        sql = columns_query(self.dbtable) if self.dbtable is not None else None
+        if sql is None:
+            return {}
+        hexed = ", ".join(
+            f"HEX(CONVERT(CAST({c} AS CHAR) USING utf8mb4))"
+            for c in ("name", "kind", "type", "nullable", "pk")
+        )
+        described = f"SELECT {hexed} FROM ({sql}) AS d"
+        return {r[0]: source_column(*r[1:]) for r in self._rows(described)}
+
+    def longest(self, names: list[str], binary: set[str]) -> dict[str, int | None]:
+        """The longest value of each of columns ``names``: in characters, in bytes for those
+        in ``binary`` (None: the source has no value there)."""
+        if not names:
+            return {}
+        items = []
+        for name in names:
+            fn = "LENGTH" if name in binary else "CHAR_LENGTH"
+            items.append(f"HEX(CAST(MAX({fn}({quote(name)})) AS CHAR))")
+        (row,) = self._rows(f"SELECT {', '.join(items)} FROM {self.relation}")
+        return {n: int(v) if v is not None else None for n, v in zip(names, row)}
+
+    def create_table_sql(self, table: str, primary_key=()) -> str | None:
+        """A ``CREATE TABLE`` for ``table`` with the source table's own columns, NOT NULLs and
+        primary key (``primary_key``, when given, names the key instead), as Spark's read
+        makes it (``noria_py.spark.backfill.spark_create_table_sql``) but without Spark: a
+        column whose type is not taken as it is (ENUM, SET, JSON, ...) is a text or binary
+        string typed by its longest value. None when the source is not one table (a query)."""
+        from .loader import binary_column_type, text_column_type
+
+        own = self.table_columns()
+        if not own or {c.name for c in self.columns} != set(own):
+            return None
+        names = {c.name.lower() for c in self.columns}
+        missing = [k for k in primary_key if k.lower() not in names]
+        if missing:
+            raise E.ProgrammingError(
+                f"the source has no column {', '.join(missing)} for the primary key"
+            )
+        if not primary_key:
+            primary_key = [n for _k, n in sorted((c.key, n) for n, c in own.items() if c.key)]
+        keys = {k.lower() for k in primary_key}
+        typed = [c for c in self.columns if own[c.name].sql is None]
+        if any(c.how == "plain" for c in typed):
+            return None  # (a number or time type no rule here knows)
+        binary = {c.name for c in typed if c.how == "binary"}
+        longest = self.longest([c.name for c in typed], binary)
+        defs = []
+        for c in self.columns:
+            mine = own[c.name]
+            sql = mine.sql
+            if sql is None:
+                n = longest[c.name]
+                sql = binary_column_type(n) if c.name in binary else text_column_type(n)
+            nullable = mine.nullable and c.name.lower() not in keys
+            defs.append(f"{quote(c.name)} {sql}{'' if nullable else ' NOT NULL'}")
+        if primary_key:
+            defs.append("PRIMARY KEY (" + ", ".join(quote(k) for k in primary_key) + ")")
+        return f"CREATE TABLE {quote(table)} (\n  " + ",\n  ".join(defs) + "\n)"
 
     def _failed(self, proc, error) -> E.OperationalError:
         try:
@@ -271,7 +422,7 @@ def plan(url: str, options: dict | None) -> ClientSource | None:
         raise E.ProgrammingError(
             "a JDBC source needs the dbtable option (or query): options={'dbtable': 'name'}"
         )
-    source = ClientSource(prog, target, relation, [])
+    source = ClientSource(prog, target, relation, [], opts.get("dbtable"))
     columns = _describe(source)
     if columns is None:
         return None
@@ -305,7 +456,7 @@ def _describe(source: ClientSource) -> list[_Column] | None:
         key, _, value = line.partition(":")
         value = value.strip()
         if key == "Type":
-            kind = value
+            kind = value.split(" (", 1)[0]  # "BLOB (format=json)": a JSON column's text
         elif key == "Collation" and name is not None and kind is not None:
             binary = value.startswith("binary")
             if kind in _PLAIN:

@@ -208,7 +208,16 @@ def backfill(
             )
     if create:
         _create(
-            engine, table, source, format, options, primary_key, local, spark_master, spark_config
+            engine,
+            table,
+            source,
+            format,
+            options,
+            primary_key,
+            local,
+            spark_master,
+            spark_config,
+            client,
         )
     elif primary_key:
         raise E.ProgrammingError("primary_key goes with create=True")
@@ -403,7 +412,18 @@ def _small_partitions(df, rows: int, width: int):
     return df
 
 
-def _create(engine, table, source, format, options, primary_key, local, master, config) -> None:  # noqa: A002
+def _create(
+    engine,
+    table,
+    source,
+    format,  # noqa: A002
+    options,
+    primary_key,
+    local,
+    master,
+    config,
+    client=None,
+) -> None:
     from ..loader import create_table_sql, is_local_source
 
     if engine.storage.schemas.get(table.lower()) is not None:
@@ -412,7 +432,11 @@ def _create(engine, table, source, format, options, primary_key, local, master, 
             E.ER_TABLE_EXISTS_ERROR,
             "42S01",
         )
-    if local or is_local_source(source, format):
+    # a MySQL or MariaDB table its client program reads: typed by the client too, without Spark
+    sql = client.create_table_sql(table, primary_key) if client is not None else None
+    if sql is not None:
+        pass
+    elif local or is_local_source(source, format):
         sql = create_table_sql(
             table, source, format=format, options=options, primary_key=primary_key
         )

@@ -30,13 +30,11 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import re
 import zipfile
-from dataclasses import dataclass
 from typing import Any
 
 from .. import errors as E
-from ..sql.literals import sql_literal
+from ..mysql_client import SourceColumn, columns_query, source_column
 from .session import get_session
 
 MARIADB_DRIVER = "org.mariadb.jdbc.Driver"
@@ -226,58 +224,20 @@ def read(spark, opts: dict[str, str]):
     return spark.read.format("jdbc").options(**opts).load()
 
 
-@dataclass(slots=True)
-class SourceColumn:
-    """A MySQL or MariaDB source column's own definition (from its ``information_schema``)."""
-
-    sql: str | None  # the column type, as CREATE TABLE takes it (None: typed from Spark's)
-    kind: str  # information_schema's DATA_TYPE (lower case): int, varchar, ...
-    nullable: bool
-    key: int | None  # its place in the primary key (from 1), None if not in it
-
-
-# The column types a created table takes from a MySQL source as they are; the others (ENUM,
-# SET, JSON, BIT, spatial) are typed from Spark's schema like any other source.
-_OWN_TYPES = {
-    "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric",
-    "float", "double", "date", "datetime", "timestamp", "time", "year", "char", "varchar",
-    "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary", "tinyblob", "blob",
-    "mediumblob", "longblob",
-}  # fmt: skip
-_TABLE_NAME = re.compile(r"^(?:(`(?:[^`]|``)+`|[\w$]+)\.)?(`(?:[^`]|``)+`|[\w$]+)$")
-
-
 def table_columns(spark, opts: dict[str, str]) -> dict[str, SourceColumn]:
     """The columns of the MySQL or MariaDB table a JDBC source's ``dbtable`` names, by name
     (empty for another database, a ``query`` or a subquery)."""
     key = _key(opts, "dbtable")
     if not is_mysql(opts["url"]) or key is None:
         return {}
-    m = _TABLE_NAME.match(opts[key].strip())
-    if m is None:
+    query = columns_query(opts[key])
+    if query is None:
         return {}
-
-    def unquote(part: str) -> str:
-        return part[1:-1].replace("``", "`") if part.startswith("`") else part
-
-    schema = sql_literal(unquote(m.group(1))) if m.group(1) else "DATABASE()"
-    query = (
-        "SELECT c.COLUMN_NAME AS name, c.DATA_TYPE AS kind, c.COLUMN_TYPE AS type,"
-        " c.IS_NULLABLE AS nullable, k.ORDINAL_POSITION AS pk"
-        " FROM information_schema.COLUMNS c LEFT JOIN information_schema.KEY_COLUMN_USAGE k"
-        " ON k.TABLE_SCHEMA = c.TABLE_SCHEMA AND k.TABLE_NAME = c.TABLE_NAME"
-        " AND k.COLUMN_NAME = c.COLUMN_NAME AND k.CONSTRAINT_NAME = 'PRIMARY'"
-        f" WHERE c.TABLE_SCHEMA = {schema} AND c.TABLE_NAME = {sql_literal(unquote(m.group(2)))}"
-    )
     asked = {k: v for k, v in opts.items() if k.lower() not in ("dbtable", "query")}
     asked["query"] = query
     out = {}
     for row in spark.read.format("jdbc").options(**asked).load().collect():
-        kind = str(row["kind"]).lower()
-        sql = str(row["type"]) if kind in _OWN_TYPES else None
-        if kind == "timestamp":  # an instant in MySQL; loaded as the server's text of it
-            sql = "datetime" + sql[len("timestamp") :]
-        out[row["name"]] = SourceColumn(sql, kind, row["nullable"] == "YES", row["pk"])
+        out[row["name"]] = source_column(row["kind"], row["type"], row["nullable"], row["pk"])
     return out
 
 

@@ -199,14 +199,26 @@ def test_cli_in_process_with_the_password_from_the_environment(
     conn.close()
 
 
-def test_create_takes_the_tables_own_types_and_primary_key(spark, mariadb, tmp_path, capsys):
+def test_create_takes_the_tables_own_types_and_primary_key(
+    via, mariadb, tmp_path, capsys, monkeypatch
+):
+    """Created from the source's own definition, through Spark or (without starting Spark) by
+    the client program."""
     port, root = mariadb
+    if via == "client":
+
+        def no_spark(*_a, **_k):
+            raise AssertionError("Spark asked to type a table the client reads")
+
+        monkeypatch.setattr(bf, "spark_create_table_sql", no_spark)
+        monkeypatch.setattr(jdbc, "session_for", no_spark)
     db = tmp_path / "new.db"
     argv = ["items", "--data", str(db), "--jdbc", url(port, "mariadb"), "--dbtable", "src.items"]
-    argv += ["--user", USER, "--password", PASSWORD, "--no-progress", "--create"]
+    argv += ["--user", USER, "--password", PASSWORD, "--no-progress", "--create", "--via", via]
     assert bf.main(argv) == 0
     out = capsys.readouterr().out
     assert f"loaded {len(ROWS)} rows" in out
+    assert ("with Spark master" in out) == (via == "spark"), out
     # TIME, DATETIME(6) and BIGINT UNSIGNED, which Spark's types lose, and the key
     for part in ("`id` bigint unsigned not null", "`dur` time", "`at6` datetime(6)"):
         assert part in out.lower(), out
@@ -214,6 +226,54 @@ def test_create_takes_the_tables_own_types_and_primary_key(spark, mariadb, tmp_p
     conn = noria_py.connect(str(db))
     assert noria_rows(conn) == mariadb_rows(root)
     conn.close()
+
+
+TYPED = (
+    "k2 INT NOT NULL, id BIGINT UNSIGNED NOT NULL, s VARCHAR(30), l CHAR(3) CHARACTER SET latin1,"
+    " b VARBINARY(12), bl BLOB, d DOUBLE, f FLOAT, n DECIMAL(9,3) NOT NULL, e ENUM('a', 'b c', ''),"
+    " st SET('x', 'y'), y YEAR, t MEDIUMTEXT, ts TIMESTAMP(3) NULL, dur TIME(2), day DATE,"
+    " j JSON, u UUID, ip INET6, PRIMARY KEY (k2, id)"
+)
+
+
+def test_create_by_the_client_matches_create_through_spark(spark, mariadb, tmp_path):
+    """The client program types a new table as Spark's read does: the source's own column
+    types, NOT NULLs and (composite) key; ENUM, SET, UUID and INET6 as text by their longest
+    value; a JSON column (the client names it a BLOB "format=json") read as text. The table
+    then holds every value MariaDB does."""
+    from noria_py import mysql_client
+
+    port, root = mariadb
+    with root.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS src.typed")
+        cur.execute(f"CREATE TABLE src.typed ({TYPED})")
+        cur.execute(
+            "INSERT INTO src.typed VALUES (1, 2, 'x\ty', 'é', X'00ff', X'01', 1.5, 0.25, -1.5,"
+            " 'b c', 'x,y', 2001, %s, '2021-01-01 00:00:00.123', '-800:00:00.5', '2020-02-29',"
+            " '{\"a\": [1, \"é\"]}', '123e4567-e89b-12d3-a456-426655440000', '::1'),"
+            " (1, 3, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL,"
+            " NULL, NULL, NULL, NULL)",
+            ("é" * 300,),
+        )
+        cur.execute("SELECT * FROM src.typed ORDER BY k2, id")
+        want = [tuple(r) for r in cur.fetchall()]
+    opts = {"dbtable": "typed", "user": USER, "password": PASSWORD}
+    client = mysql_client.plan(url(port, "mariadb"), opts)
+    assert client is not None  # JSON, UUID and INET6 are text the client reads
+    by_client = client.create_table_sql("typed")
+    by_spark = bf.spark_create_table_sql("typed", url(port, "mariadb"), options=opts)
+    assert by_client == by_spark
+    assert "PRIMARY KEY (`k2`, `id`)" in by_client
+    conn = noria_py.connect(str(tmp_path / "typed.db"))
+    n = conn.backfill("typed", url(port, "mariadb"), options=opts, progress=False, create=True)
+    assert (n, n.via) == (2, "client")
+    got = conn.execute("SELECT * FROM typed ORDER BY k2, id").fetchall()
+    conn.close()
+    # (the UUID and INET6 values are stored as their text; the TIMESTAMP as the server's text)
+    assert [tuple(r) for r in got] == [
+        tuple(str(v) if i in (17, 18) and v is not None else v for i, v in enumerate(r))
+        for r in want
+    ]
 
 
 def test_a_table_with_an_integer_key_is_read_in_key_ranges_when_asked(spark, mariadb):

@@ -96,13 +96,14 @@ class AggSpec:
         """A fresh accumulator; ``once``: for one batch of insertions, never retracted
         (``Aggregate.evaluate``)."""
         if not once:
-            make = self._make
-            if make is None:
-                make = self._make = self._accumulator()
-            return make(self)
+            return (self._make or self._set_make())(self)
         if self.func in ("MIN", "MAX"):
             return _ExtremeOnce(self)
         return self._accumulator()(self)
+
+    def _set_make(self):
+        make = self._make = self._accumulator()
+        return make
 
     def _accumulator(self):
         """The accumulator class of this aggregate (``new``)."""
@@ -462,7 +463,10 @@ class _Group:
 
     def __init__(self, aggs: list[AggSpec], once: bool = False):
         self.rows = 0
-        self.accs = [a.new(once) for a in aggs]
+        if once:
+            self.accs = [a.new(True) for a in aggs]
+        else:  # (AggSpec.new inlined: one call less per aggregate on every new group)
+            self.accs = [(a._make or a._set_make())(a) for a in aggs]
         self.out = None  # the output row last emitted for this group (None: not known)
         # grouped by strings: how many rows carry each spelling of the group's values (one
         # group holds 'Bob' and 'bob' under a case-insensitive collation; it shows one of them)
@@ -772,15 +776,66 @@ class Aggregate(Node):
         ensure = self._ensure
         filled_rows = self._filled_rows
 
+        fill_one = self._fill_one
+
         def answer(key):
             if not self.partial or self.fill_cols != cols or self.filled is not filled:
                 return query(cols, key)  # made full (or partial anew) since
             fk = ck_tuple(key)
             if fk not in filled:
+                out = fill_one(fk)
+                if out is not None:
+                    return out
                 ensure(fk)
             return filled_rows((fk,))
 
         return answer
+
+    def _fill_one(self, fk: tuple):
+        """A missing fill key ``fk`` (normalized) filled from its grouped query (see
+        ``_grouped_fill``) and its output records, as ``_ensure`` then ``_filled_rows`` would
+        give them, in one pass; None (nothing done) when the grouped query is not planned yet,
+        cannot be used now, or cannot give exact states (then ``_ensure`` fills it)."""
+        plan = self._grouped
+        if not plan:
+            return None
+        g, rel = plan
+        if rel.stale() or rel.pending():
+            return None
+        groups = g.run(rel.storage, fk)
+        if groups is None:
+            return None
+        self.filled.add(fk)
+        index = self.fidx.get(fk)
+        if index is None:
+            index = self.fidx[fk] = set()
+        if groups:
+            mine = self.groups
+            gk = self._gk
+            sg = self._string_groups
+            aggs = self.aggs
+            for raw, n, states in groups:
+                key = gk(raw)
+                grp = mine.get(key)
+                if grp is None:
+                    grp = mine[key] = _Group(aggs)
+                    index.add(key)
+                else:
+                    grp.out = None
+                grp.rows += n
+                if sg and n:
+                    _count_rep(grp, raw, n)
+                for acc, st in zip(grp.accs, states):
+                    acc.absorb(n, st)
+        if self.graph is not None:
+            self.graph.filled(self, fk, len(index))
+        if len(index) == 1:
+            for key in index:
+                grp = self.groups.get(key)
+                if grp is not None and grp.rows > 0:
+                    return [(self._output(key, grp), 1)]
+                return []
+        return self._filled_rows((fk,))
 
     def make_full(self) -> None:
         self.partial = False
