@@ -163,6 +163,46 @@ def _target(url: str, opts: dict[str, str]) -> _Target | None:
 class _Column:
     name: str
     how: str  # "plain", "text" or "binary"
+    kind: str = ""  # the client's name of its type: LONG, NEWDECIMAL, VAR_STRING, ...
+    length: int = 0  # its display length (a DECIMAL's digits, point and sign)
+    decimals: int = 0  # its digits after the point (of a DECIMAL, a time's fraction)
+    flags: frozenset = frozenset()  # NOT_NULL, UNSIGNED, ...
+
+
+# the client's integer types
+_INTEGERS = {
+    "TINY": "tinyint", "SHORT": "smallint", "INT24": "mediumint", "LONG": "int",
+    "LONGLONG": "bigint",
+}  # fmt: skip
+_TIMES = {"DATE": "date", "NEWDATE": "date", "DATETIME": "datetime", "TIMESTAMP": "datetime"}
+
+
+def _wire_type(c: _Column) -> str | None:
+    """The column type of a query's column from what the client says of it (its type, length,
+    decimals and flags), as MySQL would make it (a TIMESTAMP as a DATETIME of the same digits,
+    loaded as the server's text of it); None for a string (typed by its values) or a type
+    without a rule here."""
+    unsigned = " unsigned" if "UNSIGNED" in c.flags else ""
+    if c.kind in _INTEGERS:
+        return _INTEGERS[c.kind] + unsigned
+    if c.kind in ("DECIMAL", "NEWDECIMAL"):
+        scale = c.decimals
+        precision = c.length - (1 if scale else 0) - (0 if unsigned else 1)
+        if not 0 < precision <= 65 or not 0 <= scale <= min(30, precision):
+            return None
+        return f"decimal({precision},{scale}){unsigned}"
+    if c.kind == "DOUBLE":
+        return "double"
+    if c.kind == "FLOAT":
+        return "float"
+    if c.kind == "YEAR":
+        return "year"
+    fraction = f"({c.decimals})" if 0 < c.decimals <= 6 else ""
+    if c.kind == "TIME":
+        return "time" + fraction
+    if c.kind in _TIMES:
+        return _TIMES[c.kind] + ("" if c.kind in ("DATE", "NEWDATE") else fraction)
+    return None
 
 
 class ClientSource:
@@ -312,11 +352,22 @@ class ClientSource:
         primary key (``primary_key``, when given, names the key instead), as Spark's read
         makes it (``noria_py.spark.backfill.spark_create_table_sql``) but without Spark: a
         column whose type is not taken as it is (ENUM, SET, JSON, ...) is a text or binary
-        string typed by its longest value. None when the source is not one table (a query)."""
+        string typed by its longest value. A query's columns are typed from the client's
+        description of them (``_wire_type``: its types, lengths, decimals and NOT NULLs, as
+        MySQL makes a table of a query), with no key unless ``primary_key`` names one. None
+        when a column has a type without a rule here (then Spark types the source)."""
         from .loader import binary_column_type, text_column_type
 
         own = self.table_columns()
-        if not own or {c.name for c in self.columns} != set(own):
+        if not own:
+            # a query (or a view's subquery): typed from what the client says of its columns
+            own = {
+                c.name: SourceColumn(
+                    _wire_type(c) if c.how == "plain" else None, "", "NOT_NULL" not in c.flags, None
+                )
+                for c in self.columns
+            }
+        if {c.name for c in self.columns} != set(own):
             return None
         names = {c.name.lower() for c in self.columns}
         missing = [k for k in primary_key if k.lower() not in names]
@@ -447,24 +498,33 @@ def _describe(source: ClientSource) -> list[_Column] | None:
         first = first or f"the client exited {done.returncode}"
         raise E.OperationalError(f"cannot read {source.describe()}: {first}")
     columns: list[_Column] = []
-    name = kind = None
+    column = None
     for line in done.stdout.decode("utf-8", "replace").splitlines():
         m = _FIELD.match(line)
         if m:
-            name, kind = m.group(1), None
+            column = _Column(m.group(1), "")
+            columns.append(column)
             continue
         key, _, value = line.partition(":")
         value = value.strip()
+        if column is None:
+            continue
         if key == "Type":
-            kind = value.split(" (", 1)[0]  # "BLOB (format=json)": a JSON column's text
-        elif key == "Collation" and name is not None and kind is not None:
+            column.kind = value.split(" (", 1)[0]  # "BLOB (format=json)": a JSON column's text
+        elif key == "Collation":
             binary = value.startswith("binary")
-            if kind in _PLAIN:
-                how = "plain"
-            elif kind in _STRINGS:
-                how = "binary" if binary else "text"
+            if column.kind in _PLAIN:
+                column.how = "plain"
+            elif column.kind in _STRINGS:
+                column.how = "binary" if binary else "text"
             else:
                 return None  # BIT, GEOMETRY, or a type the client has no name for
-            columns.append(_Column(name, how))
-            name = kind = None
-    return columns or None
+        elif key == "Length" and value.isdigit():
+            column.length = int(value)
+        elif key == "Decimals" and value.isdigit():
+            column.decimals = int(value)
+        elif key == "Flags":
+            column.flags = frozenset(value.split())
+    if not columns or any(not c.how for c in columns):
+        return None
+    return columns

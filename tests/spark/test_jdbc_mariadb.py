@@ -276,6 +276,60 @@ def test_create_by_the_client_matches_create_through_spark(spark, mariadb, tmp_p
     ]
 
 
+def test_create_from_a_query_by_the_client(mariadb, monkeypatch):
+    """A query's columns typed from the client's description of them, without Spark: its
+    integer types (UNSIGNED kept), DECIMAL digits, DATETIME and TIME fractions, DATE, YEAR and
+    NOT NULLs as MariaDB reports them (a derived table's columns may all be NULL there, but for
+    an expression that never is); strings by their longest value; the key given."""
+    from noria_py import mysql_client
+
+    port, root = mariadb
+
+    def no_spark(*_a, **_k):
+        raise AssertionError("Spark asked to type a query the client reads")
+
+    monkeypatch.setattr(bf, "spark_create_table_sql", no_spark)
+    with root.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS src.typed")
+        cur.execute(f"CREATE TABLE src.typed ({TYPED})")
+        cur.execute(
+            "INSERT INTO src.typed (k2, id, s, n, ts, dur, day, y) VALUES"
+            " (1, 9223372036854775807, 'a', 12.5, '2021-01-01 00:00:00.5', '-1:00:00.25',"
+            " '2024-02-29', 2024), (2, 0, NULL, 0, NULL, NULL, NULL, NULL)"
+        )
+    query = (
+        "SELECT k2 * 10 AS k, id, s, n, -n AS neg, ts, dur, day, y, n * 2 AS n2,"
+        " CAST(k2 AS UNSIGNED) AS u, COUNT(*) OVER () AS c, CONCAT(s, '!') AS t FROM typed"
+    )
+    opts = {"query": query, "user": USER, "password": PASSWORD}
+    sql = mysql_client.plan(url(port, "mariadb"), opts).create_table_sql("q", ["k"])
+    for part in (
+        "`k` bigint NOT NULL",
+        "`id` bigint unsigned,",
+        "`n` decimal(9,3),",
+        "`neg` decimal(9,3),",
+        "`ts` datetime(3),",
+        "`dur` time(2),",
+        "`day` date,",
+        "`y` year,",
+        "`u` bigint unsigned,",
+        "`c` bigint NOT NULL",
+        "`t` VARCHAR(255),",
+        "PRIMARY KEY (`k`)",
+    ):
+        assert part in sql, (part, sql)
+    conn = noria_py.connect()
+    n = conn.backfill(
+        "q", url(port, "mariadb"), options=opts, progress=False, create=True, primary_key=["k"]
+    )
+    assert (n, n.via) == (2, "client")
+    with root.cursor() as cur:
+        cur.execute(f"SELECT * FROM ({query.replace('typed', 'src.typed')}) AS q ORDER BY k")
+        want = [tuple(r) for r in cur.fetchall()]
+    assert [tuple(r) for r in conn.execute("SELECT * FROM q ORDER BY k").fetchall()] == want
+    conn.close()
+
+
 def test_a_table_with_an_integer_key_is_read_in_key_ranges_when_asked(spark, mariadb):
     port, root = mariadb
     rows = [(i * 3 - 40, f"v{i}") for i in range(30)]
