@@ -1769,7 +1769,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="create the table from the source's columns and types (INT/BIGINT, DECIMAL(p,s)"
         " from the digits a CSV file holds, DOUBLE, VARCHAR(255) or TEXT by the longest value,"
         " DATE, DATETIME[(6)], ...; a MySQL or MariaDB table over JDBC keeps its own types"
-        " and primary key); the CREATE TABLE is printed",
+        " and primary key, and a query's columns take the types the server reports, typed"
+        " without Spark when the client program reads the source); the CREATE TABLE is"
+        " printed",
     )
     parser.add_argument(
         "--primary-key",
