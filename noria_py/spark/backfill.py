@@ -434,13 +434,11 @@ def _create(
         )
     # a MySQL or MariaDB table its client program reads: typed by the client too, without Spark
     sql = client.create_table_sql(table, primary_key) if client is not None else None
-    if sql is not None:
-        pass
-    elif local or is_local_source(source, format):
+    if sql is None and (local or is_local_source(source, format)):
         sql = create_table_sql(
             table, source, format=format, options=options, primary_key=primary_key
         )
-    else:
+    elif sql is None:
         sql = spark_create_table_sql(
             table,
             source,
