@@ -418,11 +418,21 @@ class _Converted:
         return total
 
 
+# columns shorter than this are listed by Arrow itself: through NumPy, pyarrow imports pandas
+# (about 0.3 s), which a small load would spend on nothing else
+NUMPY_MIN_VALUES = 50_000
+
+
 def _pylist(column) -> list:
-    """An Arrow array's values as a list (through NumPy for integers without NULLs: faster)."""
+    """An Arrow array's values as a list (through NumPy for long columns of integers without
+    NULLs: faster)."""
     if isinstance(column, list):
         return column
-    if column.null_count == 0 and pyarrow_module().types.is_integer(column.type):
+    if (
+        len(column) >= NUMPY_MIN_VALUES
+        and column.null_count == 0
+        and pyarrow_module().types.is_integer(column.type)
+    ):
         return column.to_numpy().tolist()
     return column.to_pylist()
 
