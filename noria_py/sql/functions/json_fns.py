@@ -477,7 +477,8 @@ def _compare(a: list[Step], ai: int, b: list, bi: int, vt: str, sizes: list, raw
     while ai < na:
         s = a[ai]
         if bi >= nb:
-            while vt != "a" and not s.is_key and not s.wild and s.hi is None and s.lo == 0:
+            # an index step of 0, or a range from 0, takes a non-array as its one element
+            while vt != "a" and not s.is_key and not s.wild and s.lo == 0:
                 ai += 1
                 if ai >= na:
                     return 0
@@ -499,7 +500,7 @@ def _compare(a: list[Step], ai: int, b: list, bi: int, vt: str, sizes: list, raw
                     fits = s.lo == bval
                 else:
                     fits = s.lo == bval - sizes[bi]
-            elif not s.wild and s.hi is None and s.lo == 0:
+            elif not s.wild and s.lo == 0:  # (a range from 0 too, as MariaDB's)
                 autowrap = True
         elif bk:
             fits = s.wild or (s.raw == bval if raw else s.key == bkey)
