@@ -298,10 +298,10 @@ class ClientSource:
         if proc.returncode != 0:
             raise self._failed(proc, None)
 
-    def _rows(self, sql: str) -> list[list[str | None]]:
-        """The rows of a short query (a description, not the data), every value asked for as
-        ``HEX(..)`` in ``sql`` so that no character can split a row: decoded here."""
-        args, env = self._command(sql, "--batch", "--skip-column-names")
+    def _output(self, sql: str, *extra: str) -> bytes:
+        """What the client prints for a short query (a description, not the data) run with
+        options ``extra``; an OperationalError naming the server's message if it fails."""
+        args, env = self._command(sql, *extra)
         try:
             done = subprocess.run(  # noqa: S603 - our program, our arguments
                 args, capture_output=True, env=env, timeout=TIMEOUT_S
@@ -312,15 +312,16 @@ class ClientSource:
             first = _error_line(done.stderr.decode("utf-8", "replace"))
             first = first or f"the client exited {done.returncode}"
             raise E.OperationalError(f"cannot read {self.describe()}: {first}")
-        out = []
-        for line in done.stdout.decode("ascii").splitlines():
-            out.append(
-                [
-                    None if v == "NULL" else bytes.fromhex(v).decode("utf-8")
-                    for v in line.split("\t")
-                ]
-            )
-        return out
+        return done.stdout
+
+    def _rows(self, sql: str) -> list[list[str | None]]:
+        """The rows of a short query, every value asked for as ``HEX(..)`` in ``sql`` so that
+        no character can split a row: decoded here."""
+        text = self._output(sql, "--batch", "--skip-column-names").decode("ascii")
+        return [
+            [None if v == "NULL" else bytes.fromhex(v).decode("utf-8") for v in line.split("\t")]
+            for line in text.splitlines()
+        ]
 
     def table_columns(self) -> dict[str, SourceColumn]:
         """The columns of the table ``dbtable`` names, by name, from its ``information_schema``
@@ -484,22 +485,12 @@ def plan(url: str, options: dict | None) -> ClientSource | None:
 def _describe(source: ClientSource) -> list[_Column] | None:
     """The source's columns from the client's ``--column-type-info`` of ``SELECT * ... LIMIT
     0``; None when one has a type whose text the client does not write exactly."""
-    args, env = source._command(
+    out = source._output(
         f"SELECT * FROM {source.relation} LIMIT 0", "--table", "--column-type-info"
     )
-    try:
-        done = subprocess.run(  # noqa: S603 - our program, our arguments
-            args, capture_output=True, env=env, timeout=TIMEOUT_S
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise E.OperationalError(f"cannot read {source.describe()}: {e}") from None
-    if done.returncode != 0:
-        first = _error_line(done.stderr.decode("utf-8", "replace"))
-        first = first or f"the client exited {done.returncode}"
-        raise E.OperationalError(f"cannot read {source.describe()}: {first}")
     columns: list[_Column] = []
     column = None
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    for line in out.decode("utf-8", "replace").splitlines():
         m = _FIELD.match(line)
         if m:
             column = _Column(m.group(1), "")

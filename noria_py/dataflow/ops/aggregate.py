@@ -542,17 +542,24 @@ class Aggregate(Node):
         if fk in self.filled:
             return
         groups = self._grouped_fill(fk)
-        if groups is None:
-            rows = self.parents[0].query(self.fill_cols, fk)
+        if groups is not None:
+            self._add_groups(fk, groups)
+            return
+        rows = self.parents[0].query(self.fill_cols, fk)
         self.filled.add(fk)
-        if fk not in self.fidx:
-            self.fidx[fk] = set()
-        if groups is None:
-            self._apply(rows)
-        elif groups:
-            self._absorb(groups, fk)
+        self.fidx.setdefault(fk, set())
+        self._apply(rows)
         if self.graph is not None:
             self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
+
+    def _add_groups(self, fk: tuple, groups) -> None:
+        """Fill key ``fk`` filled with a grouped query's ``groups`` (see ``_grouped_fill``)."""
+        self.filled.add(fk)
+        index = self.fidx.setdefault(fk, set())
+        if groups:
+            self._absorb(groups, fk)
+        if self.graph is not None:
+            self.graph.filled(self, fk, len(index))
 
     def _apply(self, batch) -> None:
         """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built)."""
@@ -776,66 +783,15 @@ class Aggregate(Node):
         ensure = self._ensure
         filled_rows = self._filled_rows
 
-        fill_one = self._fill_one
-
         def answer(key):
             if not self.partial or self.fill_cols != cols or self.filled is not filled:
                 return query(cols, key)  # made full (or partial anew) since
             fk = ck_tuple(key)
             if fk not in filled:
-                out = fill_one(fk)
-                if out is not None:
-                    return out
                 ensure(fk)
             return filled_rows((fk,))
 
         return answer
-
-    def _fill_one(self, fk: tuple):
-        """A missing fill key ``fk`` (normalized) filled from its grouped query (see
-        ``_grouped_fill``) and its output records, as ``_ensure`` then ``_filled_rows`` would
-        give them, in one pass; None (nothing done) when the grouped query is not planned yet,
-        cannot be used now, or cannot give exact states (then ``_ensure`` fills it)."""
-        plan = self._grouped
-        if not plan:
-            return None
-        g, rel = plan
-        if rel.stale() or rel.pending():
-            return None
-        groups = g.run(rel.storage, fk)
-        if groups is None:
-            return None
-        self.filled.add(fk)
-        index = self.fidx.get(fk)
-        if index is None:
-            index = self.fidx[fk] = set()
-        if groups:
-            mine = self.groups
-            gk = self._gk
-            sg = self._string_groups
-            aggs = self.aggs
-            for raw, n, states in groups:
-                key = gk(raw)
-                grp = mine.get(key)
-                if grp is None:
-                    grp = mine[key] = _Group(aggs)
-                    index.add(key)
-                else:
-                    grp.out = None
-                grp.rows += n
-                if sg and n:
-                    _count_rep(grp, raw, n)
-                for acc, st in zip(grp.accs, states):
-                    acc.absorb(n, st)
-        if self.graph is not None:
-            self.graph.filled(self, fk, len(index))
-        if len(index) == 1:
-            for key in index:
-                grp = self.groups.get(key)
-                if grp is not None and grp.rows > 0:
-                    return [(self._output(key, grp), 1)]
-                return []
-        return self._filled_rows((fk,))
 
     def make_full(self) -> None:
         self.partial = False
