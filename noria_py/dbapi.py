@@ -188,9 +188,10 @@ class Cursor:
             raise E.ProgrammingError("Cannot operate on a closed database.", 2000, "HY000")
 
     def execute(self, sql: str, params: Sequence = ()) -> Cursor:
-        if self._closed or self.connection._closed:
+        conn = self.connection
+        if self._closed or conn._closed:
             self._check()
-        if self.connection._router is not None and self._upstream(sql, params):
+        if conn._router is not None and self._upstream(sql, params):
             return self
         eng = self._engine
         if (self.read_your_writes or eng.read_your_writes) and (
@@ -201,25 +202,27 @@ class Cursor:
             eng.sync()
         prep = eng._cache.get(sql)
         args = params
-        if prep is None and not params and eng.lift_literals:
-            # a literal lookup (WHERE id = 42): its parameterized form's statement, when the
-            # engine has it and the literals bind as they compare (Engine.execute, lifted)
-            lifted = eng.lifted(sql)
-            if lifted is not None:
-                prep = eng._cache.get(lifted[0])
-                args = lifted[1]
-                if prep is not None and not lifts_as_written(prep, args):
-                    prep = None
+        if prep is None:
+            if not params and eng.lift_literals:
+                # a literal lookup (WHERE id = 42): its parameterized form's statement, when
+                # the engine has it and the literals bind as they compare (Engine.execute)
+                lifted = eng.lifted(sql)
+                if lifted is not None:
+                    prep = eng._cache.get(lifted[0])
+                    args = lifted[1]
+                    if prep is not None and not lifts_as_written(prep, args):
+                        prep = None
+            if prep is None:
+                return self._execute(sql, params)
         t = eng._txn_default
         if (
-            prep is not None
-            and args.__class__ in (tuple, list)
-            and prep.__class__ is SelectPrepared
+            prep.__class__ is SelectPrepared
             and prep.simple
-            and not (prep.timestamps and self.connection._session is not None)
+            and args.__class__ in (tuple, list)
             and len(args) == prep.param_count
+            and not (prep.timestamps and conn._session is not None)
             # the engine's rule (counts the read); read_your_writes synced above
-            and eng.lock_free_read(t, queued_ok=True)
+            and eng.lock_free_read(t, True)
         ):
             try:
                 rows = prep.rows(args)
@@ -242,13 +245,13 @@ class Cursor:
                 rows = None  # the lifted form failed: the engine's path answers as written
             if rows is not None:
                 t.row_count = -1  # ROW_COUNT() after a SELECT
-                t.found_rows = len(rows)
+                t.found_rows = n = len(rows)
                 if t.diag:
                     t.diag = ()  # a SELECT from a table clears the diagnostics area
                 fc = prep.float_columns
                 self._rows = client_rows(rows, fc) if fc else rows
                 self._pos = 0
-                self.rowcount = len(rows)
+                self.rowcount = n
                 d = prep.description
                 if d is None:
                     d = prep.description = _description(
@@ -256,6 +259,12 @@ class Cursor:
                     )
                 self.description = d
                 return self
+        return self._execute(sql, params)
+
+    def _execute(self, sql: str, params: Sequence) -> Cursor:
+        """``execute`` by the engine's path (not a lock-free lookup of a cached statement)."""
+        eng = self._engine
+        t = eng._txn_default
         if params.__class__ not in (tuple, list) and (
             not isinstance(params, Sequence) or isinstance(params, (str, bytes))
         ):

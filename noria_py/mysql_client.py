@@ -11,7 +11,9 @@ options ask for nothing here); otherwise, or with ``via="spark"``, Spark reads i
 rows a second, Arrow splits them, and the local loader (``noria_py.loader``) checks and converts
 every value as it converts a CSV file's text, with the same errors, row numbers and
 ``skip_bad_rows``. The source is read by one query, so the rows come from one consistent
-snapshot.
+snapshot: a checked load too large for the loader to hold its checked batches reads the rows
+twice, the second time from a temporary copy of the client's output (``keep_copy``), so it
+loads the rows it checked without asking the server again.
 
 The text is the server's own, exactly as Spark's path reads dates and times (``CAST(.. AS
 CHAR)``): numbers as MySQL writes them, DATE, DATETIME, TIME (beyond a day too) and TIMESTAMP
@@ -32,6 +34,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import urllib.parse
 from dataclasses import dataclass
 
@@ -222,6 +225,10 @@ class ClientSource:
         self.relation = relation  # what follows FROM
         self.columns = columns
         self.dbtable = dbtable  # the dbtable option (None: a query)
+        # keep a copy of the client's output for a second read (the loader's checking pass
+        # is followed by its loading pass: ``batches``)
+        self.keep_copy = False
+        self._copy = None
 
     def describe(self) -> str:
         t = self.target
@@ -256,17 +263,53 @@ class ClientSource:
 
     def batches(self, pa):
         """The source's rows, record batches of its columns (text, binary or the server's
-        text of the value), as the client's output arrives."""
-        import pyarrow.csv as pcsv
-
-        names = [c.name for c in self.columns]
+        text of the value), as the client's output arrives. With ``keep_copy`` the output is
+        also kept in a temporary file, and the next call reads that copy instead of asking the
+        server again: a loader's second pass reads the very rows its first pass checked, from
+        one snapshot, without the server's and the client's work."""
+        copy, self._copy = self._copy, None
+        if copy is not None:
+            try:
+                copy.seek(0)
+                yield from self._parsed(pa, copy, None)
+            finally:
+                copy.close()
+            return
         args, env = self._command(self.query(), "--batch", "--quick", "--skip-column-names")
         proc = subprocess.Popen(  # noqa: S603 - our program, our arguments
             args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )
+        tee = _Tee(proc.stdout) if self.keep_copy else None
+        try:
+            yield from self._parsed(pa, tee or proc.stdout, proc)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            with contextlib.suppress(OSError):
+                proc.stdout.close()
+            if tee is not None and (proc.returncode != 0 or not tee.ended):
+                tee.drop()  # a read stopped early or failed: no copy of part of it
+        if proc.returncode != 0:
+            raise self._failed(proc, None)
+        if tee is not None and tee.file is not None:
+            self._copy = tee.file
+
+    def drop_copy(self) -> None:
+        """Delete the copy ``keep_copy`` kept of the last read (the loader is done)."""
+        copy, self._copy = self._copy, None
+        if copy is not None:
+            copy.close()
+
+    def _parsed(self, pa, stream, proc):
+        """The record batches of the client's output read from ``stream`` (the client
+        ``proc``'s output, or a copy of it when ``proc`` is None)."""
+        import pyarrow.csv as pcsv
+
+        names = [c.name for c in self.columns]
         try:
             reader = pcsv.open_csv(
-                proc.stdout,
+                stream,
                 read_options=pcsv.ReadOptions(
                     column_names=names, use_threads=False, block_size=1 << 22
                 ),
@@ -280,6 +323,10 @@ class ClientSource:
                 ),
             )
         except pa.ArrowInvalid as e:
+            if proc is None:
+                if "Empty CSV" in str(e):
+                    return
+                raise E.OperationalError(f"cannot read {self.describe()}: {e}") from None
             proc.wait()
             if "Empty CSV" in str(e) and proc.returncode == 0:
                 return  # no rows
@@ -288,15 +335,9 @@ class ClientSource:
             for batch in reader:  # (the loader cuts them into its own batches: loader._batches)
                 yield self._decoded(pa, batch)
         except pa.ArrowInvalid as e:
+            if proc is None:
+                raise E.OperationalError(f"cannot read {self.describe()}: {e}") from None
             raise self._failed(proc, e) from None
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            with contextlib.suppress(OSError):
-                proc.stdout.close()
-        if proc.returncode != 0:
-            raise self._failed(proc, None)
 
     def _output(self, sql: str, *extra: str) -> bytes:
         """What the client prints for a short query (a description, not the data) run with
@@ -413,6 +454,40 @@ class ClientSource:
             else:
                 cols.append(unhex(pa, arr, c.how == "text"))
         return pa.RecordBatch.from_arrays(cols, names=[c.name for c in self.columns])
+
+
+class _Tee:
+    """The client's output as Arrow reads it, copied into a temporary file as it passes (while
+    the copy stays under half the free space where temporary files go; beyond that the copy is
+    dropped and a second read asks the server again)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 - kept open for the second read
+        self.limit = shutil.disk_usage(tempfile.gettempdir()).free // 2
+        self.size = 0
+        self.ended = False
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.raw.read(n)
+        if not data:
+            self.ended = True
+        elif self.file is not None:
+            self.size += len(data)
+            if self.size > self.limit:
+                self.drop()
+            else:
+                self.file.write(data)
+        return data
+
+    @property
+    def closed(self) -> bool:
+        return self.raw.closed
+
+    def drop(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
 
 def unhex(pa, arr, text: bool):

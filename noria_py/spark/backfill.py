@@ -222,20 +222,29 @@ def backfill(
     elif primary_key:
         raise E.ProgrammingError("primary_key goes with create=True")
     if local or client is not None:
-        res = load(
-            engine,
-            table,
-            source if client is None else client,
-            format=format,
-            options=options if client is None else None,
-            on_duplicate=on_duplicate,
-            batch_rows=batch_rows or LOCAL_BATCH_ROWS,
-            progress=progress,
-            validate=validate,
-            on_batch=on_batch,
-            ignore_columns=ignore_columns,
-            skip_bad_rows=skip_bad_rows,
-        )
+        if client is not None:
+            # a checked load reads its source twice when the checked batches outgrow the
+            # loader's cache: the second time from a copy of the client's output, so the
+            # rows loaded are the rows checked, and the server is asked once
+            client.keep_copy = validate or skip_bad_rows
+        try:
+            res = load(
+                engine,
+                table,
+                source if client is None else client,
+                format=format,
+                options=options if client is None else None,
+                on_duplicate=on_duplicate,
+                batch_rows=batch_rows or LOCAL_BATCH_ROWS,
+                progress=progress,
+                validate=validate,
+                on_batch=on_batch,
+                ignore_columns=ignore_columns,
+                skip_bad_rows=skip_bad_rows,
+            )
+        finally:
+            if client is not None:
+                client.drop_copy()
         if client is not None:
             res.via = "client"
         return res

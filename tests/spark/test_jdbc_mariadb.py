@@ -484,6 +484,53 @@ def test_the_client_stores_what_mariadb_holds(mariadb, rows):
     assert [tuple(r) for r in got] == want
 
 
+def test_a_load_beyond_the_loaders_cache_loads_the_rows_it_checked(mariadb, monkeypatch):
+    """A checked load whose batches do not fit the loader's cache reads its source twice (a
+    checking pass, then a loading pass): the second read is a copy of the client's output,
+    not a second query, so the server is asked once and the rows loaded are the rows checked
+    even if the source changes between the passes. The copy is deleted after the load."""
+    from noria_py import loader, mysql_client
+
+    port, root = mariadb
+    with root.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS src.snap")
+        cur.execute("CREATE TABLE src.snap LIKE src.items")
+        cur.execute("INSERT INTO src.snap SELECT * FROM src.items")
+    monkeypatch.setattr(loader, "CACHE_BYTES", 1)  # nothing held: the loading pass reads again
+    reads, sources, queries = [], [], []
+    real_batches = mysql_client.ClientSource.batches
+    real_command = mysql_client.ClientSource._command
+
+    def batches(self, pa):
+        sources.append(self)
+        yield from real_batches(self, pa)
+        reads.append(len(reads) + 1)
+        if len(reads) == 1:  # the source changes between the two passes
+            with root.cursor() as cur:
+                cur.execute("UPDATE src.snap SET price = 1, `the name` = 'changed'")
+                cur.execute("INSERT INTO src.snap (id) VALUES (424242)")
+
+    def command(self, sql, *extra):
+        queries.append(sql)
+        return real_command(self, sql, *extra)
+
+    monkeypatch.setattr(mysql_client.ClientSource, "batches", batches)
+    monkeypatch.setattr(mysql_client.ClientSource, "_command", command)
+    conn = items_db()
+    n = conn.backfill(
+        "items",
+        url(port, "mariadb"),
+        options={"dbtable": "snap", "user": USER, "password": PASSWORD},
+        progress=False,
+    )
+    assert (n, n.via) == (len(ROWS), "client")
+    assert reads == [1, 2]
+    assert len([q for q in queries if q == sources[0].query()]) == 1  # one read of the rows
+    assert noria_rows(conn) == mariadb_rows(root)  # as checked: src.items, unchanged
+    assert sources[0]._copy is None
+    conn.close()
+
+
 def test_a_bit_column_leaves_the_source_to_spark(mariadb):
     from noria_py import mysql_client
 
