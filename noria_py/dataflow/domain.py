@@ -247,6 +247,13 @@ class Dataflow:
             then()
             return
         pend = self.pending.setdefault(node.id, {})
+        if not any(fk in pend for fk in missing) and node.fill_now(missing):
+            # filled at once, no fill of them under way: no upquery, nothing to wait for
+            then()
+            graph = self.graph
+            for fk in missing:
+                graph.filled(node, fk, node.fill_size(fk))
+            return
         waiter = _Waiter(missing, then)
         start = []
         for fk in missing:

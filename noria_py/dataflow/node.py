@@ -25,7 +25,8 @@ replay call only these methods (no checks of operator classes, no private member
   planned once: a reader's miss calls it) and ``query_range``;
 * upqueries as messages (``domain.py``): ``on_request`` (answer from its own state or ask the
   parents), ``on_response`` (an answer passing through), ``on_fill`` (an answer filling its own
-  state), ``request_fill`` (what a fill asks the parents), ``fold_held`` (a delta meeting
+  state), ``fill_now`` (a fill made at once, without messages, when the node can),
+  ``request_fill`` (what a fill asks the parents), ``fold_held`` (a delta meeting
   answers held here), ``placement`` (its domain);
 * base storage: ``sql_rel`` (itself as one SQL relation, so a fill is one query),
   ``build_from_storage`` (a full state from one query), ``key_gate`` (whether a record of some
@@ -358,6 +359,17 @@ class Node:
         filled (``df.answered`` says which keys are still waited for, ``df.done`` wakes what
         waited). Called by ``Dataflow`` for a ``resp`` message back at its asker."""
         raise RuntimeError(f"no fills at {self}")
+
+    def fill_now(self, fks: list) -> bool:
+        """Fill keys ``fks`` of this partial state at once, without messages (from base
+        storage as of the writes that have reached this node), if it can: ``df.need`` asks
+        first when no other fill of these keys is under way. False (the default) when it
+        cannot; ``request_fill`` then asks the parents."""
+        return False
+
+    def fill_size(self, fk) -> int:
+        """The rows filled key ``fk`` holds, for the eviction bookkeeping (``graph.filled``)."""
+        return 0
 
     def request_fill(self, df, up, fks: list) -> None:
         """Send the upqueries (one upquery ``up``) that fill keys ``fks`` of this partial state:

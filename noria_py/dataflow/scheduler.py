@@ -102,9 +102,21 @@ class InlineScheduler(Scheduler):
         self.running = False
 
     def send(self, src, dst, port, kind, payload) -> None:
-        self.queue.append((src, dst, port, kind, payload))
-        if not self.running:
-            self.run()
+        queue = self.queue
+        if self.running or queue:
+            queue.append((src, dst, port, kind, payload))
+            if not self.running:
+                self.run()
+            return
+        # the first message with nothing queued: delivered at once, then what it sent
+        self.running = True
+        try:
+            self.delivered += 1
+            self.dataflow.deliver(src, dst, port, kind, payload)
+            while queue:
+                self._deliver(queue.popleft())
+        finally:
+            self.running = False
 
     def run(self) -> None:
         if self.running:

@@ -922,25 +922,36 @@ class Aggregate(Node):
         if getattr(graph, "lookup_joins", False) and self.parents[0].base_tables() is not None:
             start_reading(self, graph)
 
-    def request_fill(self, df, up, fks: list) -> None:
-        """Fill keys ``fks``: at once by one grouped query over base storage when base storage
+    def fill_now(self, fks: list) -> bool:
+        """Fill keys ``fks`` at once by one grouped query over base storage when base storage
         holds exactly the writes that have reached this aggregate (none is still on its way
-        here: ``reading_at`` its ``view``), else by an upquery to the parent."""
-        if self.view is not None:
-            with reading_at(self.view):
-                got = [self._grouped_fill(fk) for fk in fks]
-            if all(g is not None for g in got):
-                for fk in fks:
-                    self.filled.add(fk)
-                    if fk not in self.fidx:
-                        self.fidx[fk] = set()
-                for fk, groups in zip(fks, got):
-                    if groups:
-                        self._absorb(groups, fk)
-                for fk in fks:
-                    df.done(self, fk)
-                    df.graph.filled(self, fk, len(self.fidx.get(fk, ())))
-                return
+        here: ``reading_at`` its ``view``); False when it cannot."""
+        if self.view is None:
+            return False
+        with reading_at(self.view):
+            got = [self._grouped_fill(fk) for fk in fks]
+        if not all(g is not None for g in got):
+            return False
+        for fk in fks:
+            self.filled.add(fk)
+            if fk not in self.fidx:
+                self.fidx[fk] = set()
+        for fk, groups in zip(fks, got):
+            if groups:
+                self._absorb(groups, fk)
+        return True
+
+    def fill_size(self, fk) -> int:
+        return len(self.fidx.get(fk, ()))
+
+    def request_fill(self, df, up, fks: list) -> None:
+        """Fill keys ``fks``: at once (``fill_now``) when it can, else by an upquery to the
+        parent."""
+        if self.fill_now(fks):
+            for fk in fks:
+                df.done(self, fk)
+                df.graph.filled(self, fk, self.fill_size(fk))
+            return
         Node.request_fill(self, df, up, fks)
 
     def filled_keys(self) -> list:
