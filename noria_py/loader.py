@@ -45,7 +45,7 @@ DEFAULT_BATCH_ROWS = 200_000
 # delta is needed; with views over the table, each batch is a write of its own.
 WRITE_ROWS = 2_000_000
 # The converted batches the checking pass keeps for the load pass (beyond, the source is read
-# and converted again).
+# and converted again: a MySQL source from a copy of its client's output, mysql_client).
 CACHE_BYTES = 1 << 30
 LOCAL_FORMATS = ("csv", "parquet", "json")
 # The CSV options this reader takes (Spark's names); any other needs via="spark".
