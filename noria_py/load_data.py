@@ -201,15 +201,14 @@ def split_rows(data: str, spec: LoadSpec) -> list[list]:
         while True:
             value: list[str] = []
             if enc and data.startswith(enc, i):
-                null = False
+                null = closed = False
                 i += len(enc)
                 while i < n:
                     if esc and data.startswith(esc, i) and i + 1 < n:
                         nxt = data[i + 1]
                         if nxt == "N" and not value:
                             null = True
-                        else:
-                            value.append(_ESCAPES.get(nxt, nxt))
+                        value.append(_ESCAPES.get(nxt, nxt))
                         i += 2
                         continue
                     if data.startswith(enc, i):
@@ -224,11 +223,18 @@ def split_rows(data: str, spec: LoadSpec) -> list[list]:
                             or (lt and data.startswith(lt, after))
                         ):
                             i = after
+                            closed = True
                             break
                     value.append(data[i])
                     i += 1
                 text = "".join(value)
-                fields.append(NULL if null and text == "" else text)
+                if not closed:
+                    # no closing quote before the end of the file: the field is the rest of
+                    # the file from its opening quote on, that quote included (as MySQL's
+                    # loader reads it), and \N in it is a plain N
+                    fields.append(enc + text)
+                else:
+                    fields.append(NULL if null and text == "N" else text)
             else:
                 raw_null = False
                 while i < n:
@@ -239,14 +245,14 @@ def split_rows(data: str, spec: LoadSpec) -> list[list]:
                     if esc and data.startswith(esc, i) and i + 1 < n:
                         nxt = data[i + 1]
                         if nxt == "N" and not value:
-                            raw_null = True
-                        value.append(_ESCAPES.get(nxt, nxt) if not raw_null else "")
+                            raw_null = True  # \N is NULL when it is the whole field
+                        value.append(_ESCAPES.get(nxt, nxt))
                         i += 2
                         continue
                     value.append(data[i])
                     i += 1
                 text = "".join(value)
-                if raw_null and text == "":
+                if raw_null and text == "N":
                     fields.append(NULL)
                 elif enc and text == "NULL":
                     fields.append(NULL)
