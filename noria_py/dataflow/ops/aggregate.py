@@ -985,7 +985,11 @@ class Aggregate(Node):
     placement = "own"  # only its small output crosses a domain boundary
 
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
-        if sorted(cols) != sorted(self.fill_cols) and not all(c < self.ngroup for c in cols):
+        fill = self.fill_cols
+        if (
+            len(cols) != len(fill)
+            or (cols[0] != fill[0] if len(cols) == 1 else sorted(cols) != sorted(fill))
+        ) and not all(c < self.ngroup for c in cols):
             raise RuntimeError(f"untraceable upquery through {self}")
         self.request_by_fill_key(df, up, hops, cols, keys, rng)
 

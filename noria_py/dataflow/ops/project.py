@@ -206,8 +206,8 @@ class Project(Node):
     # ``on_input`` (Node.on_response)
     def on_request(self, df, up, hops, cols, keys, rng=None) -> None:
         src = self.source_cols
-        mapped = tuple(src[c] for c in cols)
-        if any(m is None for m in mapped):  # not traceable: the planner made this full
+        mapped = tuple([src[c] for c in cols])
+        if None in mapped:  # not traceable: the planner made this full
             raise RuntimeError(f"untraceable upquery through {self}")
         if rng is not None:
             if src[rng[0]] is None:  # pragma: no cover - the planner asks plain columns
