@@ -184,16 +184,30 @@ class Dataflow:
             return  # removed
         if kind == "delta":
             self._on_delta(dst, port, payload)
+        elif kind == "req":
+            up, hops, cols, keys, rng = payload
+            cols = tuple(cols)
+            keys = [tuple(k) for k in keys]
+            if dst.materialization != NONE and not dst.partial:
+                # full state answers from itself, at its own position in the stream (a ranged
+                # request: all of its range, whatever the limit)
+                rows = select(dst.contents(), cols, keys)
+                if rng is None:
+                    self.respond(dst, up, hops, rows)
+                else:
+                    self.respond(dst, up, hops, in_range(rows, rng), (rng[1], rng[2]))
+                return
+            dst.on_request(self, up, hops, cols, keys, rng)
+        elif kind == "resp":
+            up, hops, rows, span = payload
+            if up.origin is dst and len(hops) == 1:
+                dst.on_fill(self, port, up, rows, span)  # the answer to its own upquery
+            else:
+                dst.on_response(self, port, up, hops, rows, span)
         elif kind == "probe":
             out = dst.on_probe(port, payload)
             if out:
                 self.send_down(dst, "probe", out)
-        elif kind == "req":
-            up, hops, cols, keys, rng = payload
-            self._on_request(dst, up, hops, cols, keys, rng)
-        elif kind == "resp":
-            up, hops, rows, span = payload
-            self._on_response(dst, port, up, hops, rows, span)
         elif kind == "call":  # work the scheduler runs on this node's domain
             payload()
         elif kind == "read":  # reads that missed at this reader: [(key, on_filled), ...]
@@ -215,26 +229,6 @@ class Dataflow:
                 out.pos = node.out_pos(pos)
         if out:
             self.send_down(node, "delta", out)
-
-    def _on_request(self, node: Node, up, hops, cols, keys, rng=None) -> None:
-        cols = tuple(cols)
-        keys = [tuple(k) for k in keys]
-        if node.materialization != NONE and not node.partial:
-            # full state answers from itself, at its own position in the stream (a ranged
-            # request: all of its range, whatever the limit)
-            rows = select(node.contents(), cols, keys)
-            if rng is None:
-                self.respond(node, up, hops, rows)
-            else:
-                self.respond(node, up, hops, in_range(rows, rng), (rng[1], rng[2]))
-            return
-        node.on_request(self, up, hops, cols, keys, rng)
-
-    def _on_response(self, node: Node, port: int, up, hops, rows, span=None) -> None:
-        if up.origin is node and len(hops) == 1:
-            node.on_fill(self, port, up, rows, span)
-        else:
-            node.on_response(self, port, up, hops, rows, span)
 
     # --- fills under way ------------------------------------------------------------------
     def need(self, node: Node, fks, then) -> None:

@@ -110,11 +110,13 @@ class InlineScheduler(Scheduler):
             return
         # the first message with nothing queued: delivered at once, then what it sent
         self.running = True
+        deliver = self.dataflow.deliver
         try:
             self.delivered += 1
-            self.dataflow.deliver(src, dst, port, kind, payload)
-            while queue:
-                self._deliver(queue.popleft())
+            deliver(src, dst, port, kind, payload)
+            while queue:  # (Scheduler._deliver, one call less a message)
+                self.delivered += 1
+                deliver(*queue.popleft())
         finally:
             self.running = False
 
