@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from .. import errors as E
 from ..result import Result
+from ..sql import names as N
 from ..sql.dialect import DIALECT
 from ..sql.parse import item_name, parse
 from ..storage.sqlite import q
@@ -82,6 +83,48 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
     return ast.expression, sql
 
 
+def _leftmost_select(query: exp.Expression):
+    while isinstance(query, (exp.Subquery, exp.SetOperation)):
+        query = query.this
+    return query if isinstance(query, exp.Select) else None
+
+
+def _duplicate_name(query: exp.Expression) -> str | None:
+    """The first column name a view's select list gives twice (case-insensitively), counting
+    only names the query spells (a column or an alias): an expression's generated name is made
+    unique instead, as MySQL does. None when there is none."""
+    sel = _leftmost_select(query)
+    if sel is None:
+        return None
+    seen: set[str] = set()
+    for e in sel.expressions:
+        if isinstance(e, exp.Alias):
+            spelled = e.alias
+        elif isinstance(e, exp.Column) and not isinstance(e.this, exp.Star):
+            spelled = e.name
+        else:
+            continue
+        if spelled.lower() in seen:
+            return spelled
+        seen.add(spelled.lower())
+    return None
+
+
+def _renamed_apart(query: exp.Expression) -> exp.Expression:
+    """``query`` with every select item of its leftmost SELECT given a name of its own (to
+    check the rest of it before a duplicate name is reported)."""
+    query = query.copy()
+    sel = _leftmost_select(query)
+    sel.set(
+        "expressions",
+        [
+            exp.alias_(e.this if isinstance(e, exp.Alias) else e, f"__noria_col_{i}")
+            for i, e in enumerate(sel.expressions)
+        ],
+    )
+    return query
+
+
 class ViewsMixin:
     """Views: a part of ``Engine`` (engine/core.py).
 
@@ -122,11 +165,8 @@ class ViewsMixin:
         name = ast.this.name
         low = name.lower()
         query = ast.expression
-        if ast.args.get("replace") and low in self.views:
-            self._drop_view(name)
-        if low in self.views or low in self.storage.schemas:
-            if ast.args.get("exists"):  # MariaDB's CREATE VIEW IF NOT EXISTS
-                return _exists_note(name)
+        taken = low in self.views or low in self.storage.schemas
+        if taken and restoring:
             raise E.ProgrammingError(
                 f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
             )
@@ -143,20 +183,35 @@ class ViewsMixin:
                 for sel in list(query.find_all(exp.Select)):
                     self._expand_select_star(sel)
                 sql = f"CREATE VIEW {_quote_ident(name)} AS {query.sql(DIALECT)}"
+        dup = None if restoring else _duplicate_name(query)
+        if dup is not None:
+            # MySQL checks the SELECT's tables, columns and functions first
+            self._check_view_query(_renamed_apart(query))
+            raise E.ProgrammingError(f"Duplicate column name '{dup}'", 1060, "42S21")
+        if taken:
+            # as MySQL does, the SELECT is checked first (its tables, columns, functions),
+            # then the name; an OR REPLACE that fails leaves the view it would replace
+            self._check_view_query(query)
+            if ast.args.get("replace") and low in self.views:
+                self._drop_view(name)
+            elif ast.args.get("exists"):  # MariaDB's CREATE VIEW IF NOT EXISTS
+                return _exists_note(name)
+            elif ast.args.get("replace"):
+                raise E.ProgrammingError(
+                    f"'{N.split(name)[0] or N.HOME}.{N.bare(name)}' is not of type 'VIEW'",
+                    1347,
+                    "HY000",
+                )
+            else:
+                raise E.ProgrammingError(
+                    f"Table '{name}' already exists", E.ER_TABLE_EXISTS_ERROR, "42S01"
+                )
         # validate: the view's query must compile or be answerable on base storage
         self.views[low] = query
         self.view_sql[low] = sql.strip()
         self.view_names[low] = name
         try:
-            select_sql = f"SELECT * FROM {_quote_ident(name)}"
-            ast2, n = parse(select_sql)
-            try:
-                prep = self._prepare_select(ast2, n, select_sql, view=True)
-            except E.ProgrammingError as e:
-                inner = getattr(e, "inner", None)
-                if inner is None or restoring:
-                    raise
-                raise inner from None
+            prep = self._prepare_view(name, restoring)
             if not restoring:
                 try:
                     self._database_of(name)
@@ -185,6 +240,37 @@ class ViewsMixin:
             self.view_names.pop(low, None)
             raise
         return Result(rowcount=0)
+
+    def _prepare_view(self, name: str, restoring: bool = False):
+        """``SELECT * FROM name`` of the view ``name`` just registered, prepared: its query
+        compiled (or answerable by base storage), else the SELECT's error."""
+        select_sql = f"SELECT * FROM {_quote_ident(name)}"
+        ast2, n = parse(select_sql)
+        try:
+            return self._prepare_select(ast2, n, select_sql, view=True)
+        except E.ProgrammingError as e:
+            inner = getattr(e, "inner", None)
+            if inner is None or restoring:
+                raise
+            raise inner from None
+
+    def _check_view_query(self, query) -> None:
+        """Raise the error a view of ``query`` would meet when created (a missing table or
+        column, an unknown function...), by preparing it as a view of a name nothing else
+        uses, then forgetting it."""
+        self._view_checks = getattr(self, "_view_checks", 0) + 1
+        name = f"__noria_view_check_{self._view_checks}"
+        low = name.lower()
+        self.views[low] = query
+        self.view_sql[low] = f"CREATE VIEW {_quote_ident(name)} AS {query.sql(DIALECT)}"
+        self.view_names[low] = name
+        try:
+            prep = self._prepare_view(name)
+            self._remove_query(prep.entry.name)
+        finally:
+            self.views.pop(low, None)
+            self.view_sql.pop(low, None)
+            self.view_names.pop(low, None)
 
     def _source_columns(self, item) -> tuple[str, list[str]] | None:
         """(qualifier, column names) of one FROM item, when they are known."""

@@ -183,6 +183,46 @@ def test_script_matches_mariadb(sides):
         _compare(ours, theirs, sql)
 
 
+VIEW_ORDER = [
+    "CREATE DATABASE ndb_a",
+    "CREATE TABLE ndb_a.tb (id INT PRIMARY KEY, v INT)",
+    "INSERT INTO ndb_a.tb VALUES (1, 10), (2, 20)",
+    "CREATE VIEW ndb_a.vw AS SELECT v FROM ndb_a.tb",
+    # the SELECT is checked before the name: a missing table, column or function first
+    "CREATE VIEW ndb_a.vw AS SELECT v FROM ndb_a.ta",  # 1146, not 1050
+    "CREATE VIEW ndb_a.vw AS SELECT nope FROM ndb_a.tb",  # 1054
+    "CREATE VIEW ndb_a.tb AS SELECT v FROM ndb_a.ta",  # 1146
+    "CREATE VIEW ndb_a.vw AS SELECT FOO(v) FROM ndb_a.tb",  # 1305
+    "CREATE VIEW IF NOT EXISTS ndb_a.vw AS SELECT v FROM ndb_a.ta",  # 1146
+    "CREATE VIEW ndb_a.vw AS SELECT v FROM ndb_a.tb",  # 1050
+    "CREATE VIEW ndb_a.tb AS SELECT v FROM ndb_a.tb",  # 1050
+    # an OR REPLACE that fails leaves the view it would replace
+    "CREATE OR REPLACE VIEW ndb_a.vw AS SELECT v FROM ndb_a.ta",
+    "SELECT * FROM ndb_a.vw ORDER BY v",
+    "CREATE OR REPLACE VIEW ndb_a.tb AS SELECT v FROM ndb_a.tb",  # 1347: a table
+    "CREATE OR REPLACE VIEW ndb_a.vw AS SELECT id FROM ndb_a.tb",
+    "SELECT * FROM ndb_a.vw ORDER BY id",
+    # a name the select list spells twice: 1060, after the tables and columns, before the name
+    "CREATE VIEW ndb_a.v3 AS SELECT v, v FROM ndb_a.tb",
+    "CREATE VIEW ndb_a.v3 AS SELECT v, V FROM ndb_a.tb",
+    "CREATE VIEW ndb_a.v3 AS SELECT v AS a, id AS a FROM ndb_a.tb",
+    "CREATE VIEW ndb_a.v3 (a, a) AS SELECT v, id FROM ndb_a.tb",
+    "CREATE VIEW ndb_a.v3 AS SELECT t.v, u.v FROM ndb_a.tb t JOIN ndb_a.tb u ON t.id = u.id",
+    "CREATE VIEW ndb_a.v3 AS SELECT v, 1 AS v FROM ndb_a.tb UNION SELECT id, 2 FROM ndb_a.tb",
+    "CREATE VIEW ndb_a.v3 AS SELECT v, v FROM ndb_a.ta",  # 1146
+    "CREATE VIEW ndb_a.v3 AS SELECT nope, nope FROM ndb_a.tb",  # 1054
+    "CREATE VIEW ndb_a.vw AS SELECT v, v FROM ndb_a.tb",  # 1060, not 1050
+    "CREATE VIEW ndb_a.v3 AS SELECT v, id FROM ndb_a.tb",
+    "SELECT * FROM ndb_a.v3 ORDER BY id",
+]
+
+
+def test_create_view_checks_its_select_before_its_name(sides):
+    ours, theirs = sides
+    for sql in VIEW_ORDER:
+        _compare(ours, theirs, sql)
+
+
 def test_show_create_table_names_a_parent_in_another_database(sides):
     ours, theirs = sides
     for sql in [
