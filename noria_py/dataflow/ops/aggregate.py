@@ -30,7 +30,7 @@ from ...sql.collation import CK
 from ...sql.functions.aggregates import STATISTICS, statistic_kind  # (registers STD, BIT_OR ...)
 from ..domain import select
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
+from ..partial import _STRINGY, UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
 from .base import reading_at, start_reading, stop_reading
 
 GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
@@ -494,6 +494,46 @@ def _count_rep(g: _Group, values: tuple, m: int) -> None:
         del reps[values]
 
 
+def _dependent_groups(parent: Node, ngroup: int) -> set:
+    """The group columns (positions) that other group columns determine: the other columns of
+    a base table whose whole primary key is among the group columns, each a copy of that
+    table's column (``source_column``) read once in the input (no self-join). Every row of a
+    group then holds the same value there (all NULL for a row a LEFT JOIN padded)."""
+    by_base: dict = {}
+    for c in range(ngroup):
+        src = parent.source_column(c)
+        if src is not None:
+            by_base.setdefault(src[0], []).append((c, src[1]))
+    out: set = set()
+    for base, cols in by_base.items():
+        schema = base.storage.schemas.get(base.table.lower()) if base.kind == "base" else None
+        pk = list(schema.primary_key) if schema is not None else []
+        if not pk or not set(pk) <= {bc for _c, bc in cols} or _reads(parent, base) != 1:
+            continue
+        out |= {c for c, bc in cols if bc not in pk}
+    return out
+
+
+def _reads(node: Node, base: Node) -> int:
+    """How many times ``base`` is read under ``node`` (the paths from it up to ``node``)."""
+    if node is base:
+        return 1
+    return sum(_reads(p, base) for p in node.parents)
+
+
+def _keyer_without(ngroup: int, kinds, dependent: set):
+    """``keyer`` of the group columns with the ``dependent`` ones left out (None there)."""
+    kept = [c for c in range(ngroup) if c not in dependent]
+    if ngroup == 2 and len(kept) == 1 and kinds[kept[0]] not in _STRINGY:
+        if kept[0] == 0:
+            return lambda r: (r[0], None)
+        return lambda r: (None, r[1])
+    stringy = {c for c in kept if kinds[c] in _STRINGY}
+    return lambda r: tuple(
+        [None if c in dependent else (ck(r[c]) if c in stringy else r[c]) for c in range(ngroup)]
+    )
+
+
 class Aggregate(Node):
     kind = "aggregate"
 
@@ -507,6 +547,12 @@ class Aggregate(Node):
         # each group's values as some row spells them (_Group.rep)
         self._gk = keyer(range(ngroup), pk)
         self._string_groups = has_strings(range(ngroup), pk)
+        # group columns another group column determines (a row's own columns beside its
+        # table's primary key): left out of the group key, so a string among them needs no
+        # collation key (the output shows them as the group's rows spell them: _Group.rep)
+        self._dependent = _dependent_groups(parent, ngroup) if self._string_groups else set()
+        if self._dependent:
+            self._gk = _keyer_without(ngroup, pk, self._dependent)
         self.global_group = ngroup == 0
         if self.global_group:
             self.groups[()] = _Group(aggs)
@@ -524,6 +570,9 @@ class Aggregate(Node):
     def set_partial(self, cols: list[int]) -> None:
         self.partial = True
         self.fill_cols = list(cols)
+        if self._dependent & set(cols):  # a fill key names its group columns in the group key
+            self._dependent = set()
+            self._gk = keyer(range(self.ngroup), self.parents[0].kinds)
         self.filled = set()
         self.fidx = {}
         self.groups = {}
