@@ -4,6 +4,7 @@ always), DROP VIEW, and checking views again after the tables under them change.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 
 from sqlglot import exp
@@ -81,6 +82,9 @@ def _wrap_star(name: str, query: exp.Expression, columns: list[str]):
     sql = f"CREATE VIEW {_quote_ident(name)} AS {text}"
     ast, _ = parse(sql)
     return ast.expression, sql
+
+
+_CHECKS = itertools.count(1)  # the scratch names of views checked before their own name
 
 
 def _leftmost_select(query: exp.Expression):
@@ -258,8 +262,7 @@ class ViewsMixin:
         """Raise the error a view of ``query`` would meet when created (a missing table or
         column, an unknown function...), by preparing it as a view of a name nothing else
         uses, then forgetting it."""
-        self._view_checks = getattr(self, "_view_checks", 0) + 1
-        name = f"__noria_view_check_{self._view_checks}"
+        name = f"__noria_view_check_{next(_CHECKS)}"
         low = name.lower()
         self.views[low] = query
         self.view_sql[low] = f"CREATE VIEW {_quote_ident(name)} AS {query.sql(DIALECT)}"
