@@ -241,9 +241,8 @@ class Dataflow:
             then()
             return
         pend = self.pending.setdefault(node.id, {})
-        if (
-            missing[0] not in pend if len(missing) == 1 else not any([fk in pend for fk in missing])
-        ) and node.fill_now(missing):
+        busy = missing[0] in pend if len(missing) == 1 else any([fk in pend for fk in missing])
+        if not busy and node.fill_now(missing):
             # filled at once, no fill of them under way: no upquery, nothing to wait for
             then()
             graph = self.graph

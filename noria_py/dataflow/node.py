@@ -319,20 +319,16 @@ class Node:
         if rng is not None:  # pragma: no cover - the planner routes none through it
             raise RuntimeError(f"no ranged upquery through {self}")
         fill = self.fill_cols
-        if len(cols) == 1 and len(fill) == 1:
-            if cols[0] != fill[0]:
-                hop = (self.id, 0, cols, tuple(keys))
-                df.request(self, 0, up, hops + (hop,), cols, keys)
-                return
-            fks = keys if len(keys) == 1 else list(dict.fromkeys(keys))  # (keys are tuples)
-            df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
-            return
-        if sorted(cols) != sorted(fill):
+        one = len(cols) == 1 and len(fill) == 1  # (the common case: no sorting, no picking)
+        if (cols[0] != fill[0]) if one else (sorted(cols) != sorted(fill)):
             hop = (self.id, 0, cols, tuple(keys))
             df.request(self, 0, up, hops + (hop,), cols, keys)
             return
-        pos = [cols.index(c) for c in fill]
-        fks = list(dict.fromkeys([tuple([k[i] for i in pos]) for k in keys]))
+        if one:
+            fks = keys if len(keys) == 1 else list(dict.fromkeys(keys))  # (keys are tuples)
+        else:
+            pos = [cols.index(c) for c in fill]
+            fks = list(dict.fromkeys([tuple([k[i] for i in pos]) for k in keys]))
         df.need(self, fks, lambda: df.respond(self, up, hops, self._filled_rows(fks)))
 
     def fill_by_fill_key(self, df, up, rows: list, add) -> None:
