@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from ..sql import values as V
 from ..sql.collation import CK, ck
+from .ops.base import _at
 from .partial import matches
 
 # join key kinds whose SQLite equality (text under the column's collation) is the dataflow's
@@ -80,6 +81,13 @@ class SqlRel:
         return False
 
     def pending(self) -> bool:
+        """Has base storage writes the reader on this thread has not received (see
+        ``BaseTable.unreceived``)?"""
+        if _at.view is None:  # (no position to read at: the pending deltas, as unreceived reads)
+            for b in self.bases:
+                if b.pending:
+                    return True
+            return False
         for b in self.bases:
             if b.unreceived():
                 return True

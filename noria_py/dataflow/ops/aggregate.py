@@ -465,8 +465,10 @@ class _Group:
         self.rows = 0
         if once:
             self.accs = [a.new(True) for a in aggs]
-        else:  # (AggSpec.new inlined: one call less per aggregate on every new group)
-            self.accs = [(a._make or a._set_make())(a) for a in aggs]
+        else:  # (AggSpec.new inlined, in this frame: no call per aggregate on a new group)
+            accs = self.accs = []
+            for a in aggs:
+                accs.append((a._make or a._set_make())(a))
         self.out = None  # the output row last emitted for this group (None: not known)
         # grouped by strings: how many rows carry each spelling of the group's values (one
         # group holds 'Bob' and 'bob' under a case-insensitive collation; it shows one of them)
@@ -835,12 +837,58 @@ class Aggregate(Node):
         def answer(key):
             if not self.partial or self.fill_cols != cols or self.filled is not filled:
                 return query(cols, key)  # made full (or partial anew) since
-            fk = ck_tuple(key)
+            fk = key if len(key) == 1 and key[0].__class__ is int else ck_tuple(key)
             if fk not in filled:
+                rows = self._grouped_answer(fk)
+                if rows is not None:
+                    return rows
                 ensure(fk)
             return filled_rows((fk,))
 
         return answer
+
+    def _grouped_answer(self, fk: tuple) -> list | None:
+        """A missing fill key ``fk`` (normalized) filled by its grouped query, as ``_ensure``
+        and ``_filled_rows`` would fill and read it, in one pass over the query's groups: the
+        key's output records, or None when the grouped query cannot fill it (then ``_ensure``
+        does). The common miss of a reader over this aggregate."""
+        plan = self._grouped
+        if plan is None or plan is False:
+            return None
+        g, rel = plan
+        if rel.stale() or rel.pending():
+            return None
+        groups = g.run(rel.storage, fk)
+        if groups is None:
+            return None
+        self.filled.add(fk)
+        index = self.fidx.setdefault(fk, set())
+        out = []
+        if groups:
+            gk = self._gk
+            sg = self._string_groups
+            mine = self.groups
+            aggs = self.aggs
+            for raw, n, states in groups:
+                key = gk(raw)
+                grp = mine.get(key)
+                if grp is None:
+                    grp = mine[key] = _Group(aggs)
+                    index.add(key)
+                else:
+                    grp.out = None
+                grp.rows += n
+                if sg and n:
+                    _count_rep(grp, raw, n)
+                for acc, st in zip(grp.accs, states):
+                    acc.absorb(n, st)
+            for key in index:
+                grp = mine.get(key)
+                if grp is not None and grp.rows > 0:
+                    out.append((self._output(key, grp), 1))
+        if self.graph is not None:
+            self.graph.filled(self, fk, len(index))
+        return out
 
     def make_full(self) -> None:
         self.partial = False
@@ -853,7 +901,10 @@ class Aggregate(Node):
     def _output(self, key, g: _Group):
         if g.reps:
             key = g.rep(key)
-        return key + tuple([a.value() for a in g.accs])
+        accs = g.accs
+        if len(accs) == 1:  # (no list built for the one aggregate of most queries)
+            return key + (accs[0].value(),)
+        return key + tuple([a.value() for a in accs])
 
     def on_input(self, port: int, batch: list) -> list:
         groups = self.groups
