@@ -148,6 +148,7 @@ class Dataflow:
         self.mechanisms = {m: True for m in MECHANISMS}
         self._ids = itertools.count(1)
         self.pending: dict[int, dict] = {}  # node id -> key -> Pending
+        self.fills = 0  # the Pending entries of ``pending`` (fills under way), see ``quiet``
         self.buffers: dict[int, dict] = {}  # union id -> group -> buffer
         self.range_fills: dict[int, dict] = {}  # range reader id -> key -> _RangeFill
         self.upqueries = 0
@@ -227,6 +228,15 @@ class Dataflow:
             if out:  # what it reflects goes down with it (lookup joins read by it)
                 out = Delta(out)
                 out.pos = node.out_pos(pos)
+            elif node.gated or (not batch and node.materialization == NONE):
+                # a lookup join's gate stopped the delta (or a stateless node passes on such
+                # a position): the position alone goes down, so that the states below that
+                # read base storage as of their position (``fill_now``) know it has passed
+                out = Delta()
+                out.pos = node.out_pos(pos)
+                node.gated = False
+                self.send_down(node, "delta", out)
+                return
         if out:
             self.send_down(node, "delta", out)
 
@@ -255,6 +265,7 @@ class Dataflow:
             p = pend.get(fk)
             if p is None:
                 p = pend[fk] = Pending(None)
+                self.fills += 1
                 start.append(fk)
             p.waiters.append(waiter)
         if start:
@@ -263,6 +274,21 @@ class Dataflow:
             for fk in start:
                 pend[fk].up = up.id
             node.request_fill(self, up, start)
+
+    def quiet(self) -> bool:
+        """No fill is under way anywhere (no upquery, ranged or not, waits for its answer, no
+        union holds pieces of one): a state that lacks a key then gets no answer with it
+        that a delta still on its way should reach, so a delta of a key every state below
+        lacks may stop where it is (``Join._lookup_input``'s gate)."""
+        if self.fills:
+            return False
+        for d in self.range_fills.values():
+            if d:
+                return False
+        for d in self.buffers.values():
+            if d:
+                return False
+        return True
 
     def answered(self, node: Node, up) -> list:
         """The keys of ``node`` being filled by upquery ``up`` (those it still waits for)."""
@@ -274,6 +300,7 @@ class Dataflow:
         it. The node then reports the key's size (``graph.filled``) for the eviction
         bookkeeping, as its in-process fill does."""
         p = self.pending[node.id].pop(key)
+        self.fills -= 1
         for w in p.waiters:
             w.keys.discard(key)
             if not w.keys:
@@ -296,6 +323,7 @@ class Dataflow:
                     on_filled()
                     continue
                 p = pend[key] = Pending(None)
+                self.fills += 1
                 new.append(key)
             p.waiters.append(_Waiter([key], on_filled))
         if not new:

@@ -389,6 +389,7 @@ class Join(Node):
             self._right_min_current()
         for key, recs in self._by_key(port, batch).items():
             if gate is not None and not gate(key if multi else (key,)):
+                self.gated = True
                 if keep and key in self._right_min:
                     d = 0
                     for _row, m in recs:
@@ -573,10 +574,16 @@ class Join(Node):
             if pos is None:  # inline propagation: the tables as pending deltas leave them
                 return self._lookup_input(port, batch, gated=True)
             # message scheduling: the other input as of the writes that reached this join on
-            # its port; then this input's position moves to the delta's. (No gate: a state
-            # below may be filled by an answer still on its way, which this delta must reach.)
+            # its port; then this input's position moves to the delta's. No gate while a fill
+            # is under way (a state below may be filled by an answer still on its way, which
+            # this delta must reach); otherwise a delta of keys every state below lacks stops
+            # here, as inline (``gated``: its position alone still goes down).
+            graph = self.graph
+            rt = graph.runtime if graph is not None else None
+            quiet = rt is not None and rt.dataflow.quiet()
+            self.gated = False
             with reading_at(self.view):
-                out = self._lookup_input(port, batch)
+                out = self._lookup_input(port, batch, gated=quiet)
             self.view.update(pos)
             return out
         if self.partial:
