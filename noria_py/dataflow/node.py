@@ -293,12 +293,13 @@ class Node:
     # asker's last; a node appends its own hop when it passes a request on.
 
     view: dict | None = None
-    # message scheduling: the last delta this node got stopped at its gate (a lookup join whose
-    # states below all lack its keys): the delta's position still goes down (``Dataflow``)
-    gated = False
     """Base node id -> sequence number of the last base write that reached this node, kept
     (by ``Dataflow``, from each delta's position) for nodes that read base storage as they
     have received it under message scheduling (``ops/base.py`` ``start_reading``)."""
+
+    gated = False
+    """Message scheduling: the delta this node just took stopped at its gate (a lookup join
+    whose states below all lack its keys); ``Dataflow`` still sends the delta's position down."""
 
     placement = "inherit"
     """Where ``domain.assign_domains`` puts the node: "storage" (domain 0, base storage),
