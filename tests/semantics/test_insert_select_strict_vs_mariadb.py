@@ -63,6 +63,13 @@ def _compare(oracle, rows_a, rows_b, statements):
         for t in ("ia", "ib", "idst"):
             oc.execute(f"DROP TABLE IF EXISTS {t}")
         oc.execute(f"SET SESSION sql_mode = '{MODES}'")
+        # the plan the engine's replay models (engine/strict_select.py): the first table read
+        # in key order, the other looked up by its key. With join buffering MariaDB picks by
+        # cost, for tables of a few rows, a join buffer and a temporary table sorted
+        # afterwards, which evaluates the select list on every joined row before LIMIT (an
+        # inner join ORDER BY ia.id LIMIT 1 of two to four rows fails on a row LIMIT never
+        # keeps; from five rows on it reads ia in key order and does not)
+        oc.execute("SET SESSION join_cache_level = 0")
         for sql in SCHEMA:
             ours(sql)
             theirs(sql)
