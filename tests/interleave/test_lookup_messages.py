@@ -172,6 +172,14 @@ def test_gated_lookup_join_interleavings_match_sqlite(scenario):
     assert not problems, "\n".join(problems)
 
 
+def _lookups(join) -> list:
+    """The join keys ``join`` looks its other input up by from now on (appended as it does)."""
+    seen: list = []
+    bag = join._bag
+    join._bag = lambda side, key: seen.append(key) or bag(side, key)
+    return seen
+
+
 def test_a_quiet_lookup_join_stops_a_delta_no_state_below_holds():
     # the vote of a story no state holds stops at the join (no lookup of its story), its
     # position reaches the aggregate below, and a later read of that story fills it with the
@@ -185,9 +193,7 @@ def test_a_quiet_lookup_join_stops_a_delta_no_state_below_holds():
         agg = next(n for n in graph.nodes.values() if n.kind == "aggregate")
         assert join.lookup and agg.view is not None
         assert w.sched.dataflow.quiet()
-        lookups = []
-        bag = join._bag
-        join._bag = lambda side, key: lookups.append(key) or bag(side, key)
+        lookups = _lookups(join)
         w.write("INSERT INTO votes VALUES (?, ?, ?)", (1, 3, 2))
         w.drain()
         assert lookups == []  # stopped at the gate: no story looked up
@@ -217,9 +223,7 @@ def test_a_fill_under_way_keeps_the_gate_open():
         w.drain()
         w.read("left_join_count", 3)  # queued: the fill is under way
         join = next(n for n in w.engine.graph.nodes.values() if n.kind == "join")
-        lookups = []
-        bag = join._bag
-        join._bag = lambda side, key: lookups.append(key) or bag(side, key)
+        lookups = _lookups(join)
         w.write("INSERT INTO votes VALUES (?, ?, ?)", (1, 3, 2))
         w.deliver_while(lambda m: m[3] == "delta")
         assert lookups == [3]  # joined with its story, not stopped

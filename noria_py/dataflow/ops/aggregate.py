@@ -848,10 +848,11 @@ class Aggregate(Node):
         return answer
 
     def _grouped_answer(self, fk: tuple) -> list | None:
-        """A missing fill key ``fk`` (normalized) filled by its grouped query, as ``_ensure``
-        and ``_filled_rows`` would fill and read it, in one pass over the query's groups: the
-        key's output records, or None when the grouped query cannot fill it (then ``_ensure``
-        does). The common miss of a reader over this aggregate."""
+        """A missing fill key ``fk`` (normalized) filled by its grouped query, planned already
+        and current, and read (``_add_groups``, then ``_filled_rows``, in one call): the key's
+        output records; None when the plan is not there or not current, or the query cannot
+        fill the key (then ``_ensure`` fills it as it can). The common miss of a reader over
+        this aggregate."""
         plan = self._grouped
         if plan is None or plan is False:
             return None
@@ -865,24 +866,9 @@ class Aggregate(Node):
         index = self.fidx.setdefault(fk, set())
         out = []
         if groups:
-            gk = self._gk
-            sg = self._string_groups
+            self._absorb(groups, fk)
             mine = self.groups
-            aggs = self.aggs
-            for raw, n, states in groups:
-                key = gk(raw)
-                grp = mine.get(key)
-                if grp is None:
-                    grp = mine[key] = _Group(aggs)
-                    index.add(key)
-                else:
-                    grp.out = None
-                grp.rows += n
-                if sg and n:
-                    _count_rep(grp, raw, n)
-                for acc, st in zip(grp.accs, states):
-                    acc.absorb(n, st)
-            for key in index:
+            for key in index:  # (``_filled_rows`` of this one key, its index at hand)
                 grp = mine.get(key)
                 if grp is not None and grp.rows > 0:
                     out.append((self._output(key, grp), 1))
