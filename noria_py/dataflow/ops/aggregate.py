@@ -862,18 +862,13 @@ class Aggregate(Node):
         groups = g.run(rel.storage, fk)
         if groups is None:
             return None
-        self.filled.add(fk)
-        index = self.fidx.setdefault(fk, set())
+        self._add_groups(fk, groups)
         out = []
-        if groups:
-            self._absorb(groups, fk)
-            mine = self.groups
-            for key in index:  # (``_filled_rows`` of this one key, its index at hand)
-                grp = mine.get(key)
-                if grp is not None and grp.rows > 0:
-                    out.append((self._output(key, grp), 1))
-        if self.graph is not None:
-            self.graph.filled(self, fk, len(index))
+        mine = self.groups
+        for key in self.fidx[fk]:  # (``_filled_rows`` of this one key)
+            grp = mine.get(key)
+            if grp is not None and grp.rows > 0:
+                out.append((self._output(key, grp), 1))
         return out
 
     def make_full(self) -> None:
