@@ -23,6 +23,13 @@ converted batches did not fit in ``CACHE_BYTES``), each batch is converted and c
 and written in the same writes of up to ``WRITE_ROWS`` rows (a bad batch stops the load with
 the batches before it stored). ``skip_bad_rows=True`` loads the good rows and counts
 the others instead of refusing the load.
+
+A large checked load (more rows than a write logs row by row, outside a transaction, no
+AUTO_INCREMENT column to number) does not wait for its checking pass (``_Stream``): base
+storage takes each batch as soon as it is checked, in one write that a problem, a repeated key
+or a failed read undoes, so the answer is the one a whole checking pass first would give
+(``tests/test_load_stream.py`` compares the two), the checked batches are not held, and a
+MySQL source's client (whose output a thread drains) produces while SQLite writes.
 """
 
 from __future__ import annotations
@@ -825,8 +832,6 @@ def load(
     skip_bad_rows: bool = False,
 ) -> LoadResult:
     """Load ``table`` from a local file or frame (see the module docs); rows loaded."""
-    from .spark.backfill import _Progress
-
     pa = pyarrow_module()
     import pyarrow.compute as pc
 
@@ -840,39 +845,79 @@ def load(
     text_columns = {c.name.lower() for c in schema.columns if c.ctype.kind in (V.STR, V.TIME)}
     src = _open(source, format, dict(options or {}), text_columns)
     cols = _plan(schema, src, ignore_columns)
-    width = len(src.columns)
     problems = _Problems(schema.name)
     bad: list[set[int]] = [set() for _ in src.parts]  # per part: delivered rows left out
     total = None
+    cache = None
     if validate or skip_bad_rows or src.csv:
         # The first pass: a CSV file's shape always; with validation, every value and key.
         keys = _KeyCheck(schema, cols) if on_duplicate == "error" and validate else None
-        total = 0
+        checking = validate or skip_bad_rows
         # the converted batches, kept for the load pass while they fit in CACHE_BYTES
-        cache: list | None = [[] for _ in src.parts] if validate or skip_bad_rows else None
-        cached_bytes = 0
+        cache = _Cache(len(src.parts)) if checking else None
+        check = _Check(pa, pc, src, cols, batch_rows, checking, skip_bad_rows, problems, bad, keys)
+        if checking and on_batch is None and _streams(engine, schema, cols):
+            past = _stream_rows(engine, schema.name)
+            stream = _Stream(check, cache, problems, keys)
+            if stream.grows_past(past):
+                # large: written while it is checked, in one write that a problem undoes
+                done = stream.load(engine, schema, on_duplicate, progress, skip_bad_rows, source)
+                if done is not None:
+                    return done
+        else:
+            for item in check.items():
+                if cache is not None:
+                    cache.add(*item)
+        total = check.total
+        if problems.count and not skip_bad_rows:
+            problems.fail()
+        if keys is not None:
+            keys.check()
+        if cache is not None and cache.overflowed:
+            cache = None  # too big to hold: the load pass reads the source again
+    return _load_pass(
+        engine, schema, src, cols, cache, total, problems, on_duplicate, batch_rows, progress,
+        on_batch, skip_bad_rows, pa, pc,
+    )  # fmt: skip
+
+
+class _Check:
+    """The first pass over ``src``: a CSV file's shape always; when ``checking``, every value
+    (``_convert``) and, with ``keys``, the keys it repeats. ``items()`` yields each converted
+    batch as ``(part, first row, batch, converted)``; the problems go to ``problems`` and
+    ``bad``, the rows read to ``total``."""
+
+    def __init__(
+        self, pa, pc, src, cols, batch_rows, checking, skip_bad_rows, problems, bad, keys
+    ):  # fmt: skip
+        self.pa, self.pc, self.src, self.cols = pa, pc, src, cols
+        self.batch_rows = batch_rows
+        self.checking = checking
+        self.skip_bad_rows = skip_bad_rows
+        self.problems, self.bad, self.keys = problems, bad, keys
+        self.total = 0
+
+    def items(self):
+        pa, src = self.pa, self.src
+        width = len(src.columns)
+        problems = self.problems
         for p, part in enumerate(src.parts):
             last = None
             part_problems = []
             delivered = 0
-            for first, batch in _batches(pa, part, batch_rows):
-                total += batch.num_rows
+            for first, batch in _batches(pa, part, self.batch_rows):
+                self.total += batch.num_rows
                 delivered += batch.num_rows
                 if src.csv and width:
                     last = batch.column(width - 1)[batch.num_rows - 1].as_py()
-                if not (validate or skip_bad_rows):
+                if not self.checking:
                     continue
-                conv = _convert(pa, pc, cols, batch, src, first)
-                if cache is not None:
-                    cached_bytes += conv.nbytes() + batch.nbytes
-                    if cached_bytes <= CACHE_BYTES:
-                        cache[p].append((first, batch, conv))
-                    else:
-                        cache = None  # too big to hold: the load pass reads the source again
+                conv = _convert(pa, self.pc, self.cols, batch, src, first)
                 part_problems += sorted(conv.problems.items())
-                bad[p].update(conv.problems)
-                if keys is not None:
-                    keys.add(conv, first)
+                self.bad[p].update(conv.problems)
+                if self.keys is not None:
+                    self.keys.add(conv, first)
+                yield p, first, batch, conv
             if part.csv_path is not None:
                 records = _Records(part, src)
                 shape = records.problems(width)
@@ -885,19 +930,243 @@ def load(
                     ]
                 for record, text in shape:
                     problems.add(p, part, record, [text])
-                if shape and not skip_bad_rows:
+                if shape and not self.skip_bad_rows:
                     continue  # a file's shape first: its values are not listed
                 for delivered, texts in part_problems:
                     problems.add(p, part, records.record(delivered), texts)
             else:
                 for delivered, texts in part_problems:
                     problems.add(p, part, delivered, texts)
-        if problems.count and not skip_bad_rows:
-            problems.fail()
-        if keys is not None:
-            keys.check()
-    else:
-        cache = None
+
+
+class _Cache:
+    """The checked batches the load pass takes, per part, while they fit in CACHE_BYTES."""
+
+    __slots__ = ("parts", "nbytes", "overflowed")
+
+    def __init__(self, parts: int):
+        self.parts: list[list] = [[] for _ in range(parts)]
+        self.nbytes = 0
+        self.overflowed = False
+
+    def add(self, p: int, first: int, batch, conv) -> None:
+        if self.overflowed:
+            return
+        self.nbytes += conv.nbytes() + batch.nbytes
+        if self.nbytes <= CACHE_BYTES:
+            self.parts[p].append((first, batch, conv))
+        else:
+            self.overflowed = True
+            self.parts = [[] for _ in self.parts]
+
+
+def _streams(engine, schema, cols) -> bool:
+    """Whether a checked load into ``schema``'s table may be written while it is checked:
+    no AUTO_INCREMENT column for the table to number and no transaction open (its rows stay
+    the transaction's, as deltas)."""
+    if any(c.cdef.auto_increment for c in cols):
+        return False
+    return engine.loads_in_one_write(schema.name)
+
+
+def _stream_rows(engine, table: str) -> int:
+    """The rows a checked load reaches before it is written while checked: more than a write
+    logs row by row (``LOG_ROWS_LIMIT``) and, with views over the table, enough for the load
+    to take them out of the dataflow (a quarter of the rows the table holds)."""
+    from .engine import LOG_ROWS_LIMIT
+
+    rows = LOG_ROWS_LIMIT + 1
+    if engine.has_views_over(table):
+        rows = max(rows, (engine.storage.count(table) + 3) // 4)
+    return rows
+
+
+_DONE = object()  # the end of a source's batches
+
+
+class _Abort(Exception):
+    """Ends a write made while its rows are checked: a problem was found (the write is undone,
+    then the problems are reported as after a checking pass)."""
+
+
+class _Stream:
+    """A checked load written while it is checked: each batch of the source is checked and
+    handed to base storage in turn, in one write (one ``executemany``) that a problem, a
+    repeated key or a failed read undoes, so the load stores everything or nothing, as after
+    a checking pass, without holding the checked batches for a second pass. (A MySQL source's
+    client keeps producing meanwhile: ``mysql_client`` drains its output on a thread.) Until
+    the batches are many (``grows_past``) they are held, and a check that ends first leaves
+    them to the ordinary load pass (in the cache)."""
+
+    def __init__(self, check: _Check, cache: _Cache, problems, keys):
+        self.check = check
+        self.cache = cache
+        self.problems = problems
+        self.keys = keys
+        self.items = check.items()
+        self.held: list = []  # checked batches until the load is known to be large
+        self.ended = False  # every batch was checked
+
+    def _next(self):
+        item = next(self.items, _DONE)
+        if item is _DONE:
+            self.ended = True
+        return item
+
+    def grows_past(self, rows: int) -> bool:
+        """Hold the checked batches until ``rows`` are read (True: the rest is written as it
+        is checked) or the source ends (False: everything is in the cache)."""
+        while self.check.total < rows:
+            item = self._next()
+            if item is _DONE:
+                for held in self.held:
+                    self.cache.add(*held)
+                self.held = []
+                return False
+            self.held.append(item)
+        return True
+
+    def load(
+        self, engine, schema, on_duplicate, progress, skip_bad_rows, source
+    ) -> LoadResult | None:
+        """Write the batches as they are checked, in one write; None when the table's views
+        stayed in the dataflow (a transaction is open somewhere): then everything is checked
+        and held in the cache for the ordinary load pass. A MySQL ``source`` stops copying
+        its client's output once the write starts (the source is read once)."""
+        from .mysql_client import ClientSource
+        from .spark.backfill import _Progress
+
+        rows = _StreamRows(self, skip_bad_rows)
+        try:
+            with engine.bulk_load(schema.name, self.check.total):
+                if not engine.has_views_over(schema.name):
+                    if isinstance(source, ClientSource):
+                        source.keep_copy = False
+                    with _Progress(schema.name, None, enabled=progress) as bar:
+                        rows.bar = bar
+                        loaded = engine.load_stored(schema.name, rows, rows.internal, on_duplicate)
+                    return _loaded(loaded, self.problems, skip_bad_rows)
+        except _Abort:  # a problem in the source: the write is undone, the problems said
+            self._drain()
+            self._report(skip_bad_rows)
+            raise AssertionError("a checked load stopped without a problem") from None
+        except E.IntegrityError as e:  # a key base storage holds, or one the source repeats
+            self._drain()
+            self._report(skip_bad_rows)
+            raise stopped_at(e, schema.name, 1, 0) from e
+        for item in self.held:  # the views stayed: everything goes to the cache, as without
+            self.cache.add(*item)  # a stream
+        self.held = []
+        while (item := self._next()) is not _DONE:
+            self.cache.add(*item)
+        return None
+
+    def _drain(self) -> None:
+        """Check the rest of the source (every problem listed), dropping its batches."""
+        while not self.ended:
+            self._next()
+
+    def _report(self, skip_bad_rows) -> None:
+        """After the check ended: its problems' error, or the keys it found repeated."""
+        if self.problems.count and not skip_bad_rows:
+            self.problems.fail()
+        if self.keys is not None:
+            self.keys.check()
+
+
+class _StreamRows:
+    """The storage-form rows of a ``_Stream``'s batches for one ``executemany``: made batch by
+    batch as they are checked (those held first). A problem the check found (unless skipped)
+    raises ``_Abort`` in the write, which undoes it. Iterating again (a failed insert naming
+    its row) makes the rows delivered so far again, while they fit in CACHE_BYTES."""
+
+    def __init__(self, stream: _Stream, skip_bad_rows: bool):
+        self.stream = stream
+        self.skip = skip_bad_rows
+        self.bar = None
+        self.size = stream.check.total  # rows so far; exact once iterated
+        self.delivered: list | None = []  # (converted, rows kept) for iterating again
+        self.nbytes = 0
+        self.iterated = False
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return True  # (made once the source has more rows than a logged write)
+
+    def __iter__(self):
+        if self.iterated:
+            return itertools.chain.from_iterable(
+                conv.rows(keep) for conv, keep in (self.delivered or ())
+            )
+        self.iterated = True
+        return itertools.chain.from_iterable(self._batches())
+
+    def _items(self):
+        stream = self.stream
+        held, stream.held = stream.held, []
+        yield from held
+        del held
+        while (item := stream._next()) is not _DONE:
+            yield item
+
+    def _batches(self):
+        stream = self.stream
+        size = 0
+        for _p, first, batch, conv in self._items():
+            if conv.problems or stream.problems.count:
+                if not self.skip:
+                    raise _Abort
+            keep = None
+            if conv.problems:
+                keep = [i for i in range(conv.size) if first + i not in conv.problems]
+            size += conv.size if keep is None else len(keep)
+            if self.delivered is not None:
+                self.nbytes += conv.nbytes() + batch.nbytes
+                if self.nbytes <= CACHE_BYTES:
+                    self.delivered.append((conv, keep))
+                else:
+                    self.delivered = None
+            yield conv.rows(keep)
+            conv._lists = None
+            if self.bar is not None:
+                self.bar.advance(conv.size)
+        if stream.problems.count and not self.skip:
+            raise _Abort  # (a CSV file's shape, known at its end)
+        if stream.keys is not None:
+            try:
+                stream.keys.check()
+            except E.IntegrityError:
+                raise _Abort from None
+        self.size = size
+
+    def internal(self) -> list:
+        """The rows as the dataflow's values (a view over the table appeared meanwhile)."""
+        if self.delivered is None:
+            raise E.OperationalError(
+                "a view over the table appeared while a large load was written; nothing was"
+                " loaded (load again)"
+            )
+        return [r for conv, keep in self.delivered for r in conv.internal(keep)]
+
+
+def _loaded(loaded: int, problems: _Problems, skip_bad_rows: bool) -> LoadResult:
+    if skip_bad_rows:
+        return LoadResult(loaded, problems.count, problems.lines())
+    return LoadResult(loaded)
+
+
+def _load_pass(
+    engine, schema, src, cols, cache, total, problems, on_duplicate, batch_rows, progress,
+    on_batch, skip_bad_rows, pa, pc,
+) -> LoadResult:  # fmt: skip
+    """The load pass: the checked batches ``cache`` holds (None: the source read again, each
+    batch converted in turn) written to base storage."""
+    from .spark.backfill import _Progress
+
+    if cache is not None:
+        cache = cache.parts
     # a large load into a table views read: the views are rebuilt once, after it
     with engine.bulk_load(schema.name, total):
         loaded = 0

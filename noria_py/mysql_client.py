@@ -279,12 +279,14 @@ class ClientSource:
         proc = subprocess.Popen(  # noqa: S603 - our program, our arguments
             args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )
-        tee = _Tee(proc.stdout) if self.keep_copy else None
+        drain = _Drain(proc.stdout)
+        tee = _Tee(drain, self) if self.keep_copy else None
         try:
-            yield from self._parsed(pa, tee or proc.stdout, proc)
+            yield from self._parsed(pa, tee or drain, proc)
         finally:
             if proc.poll() is None:
                 proc.kill()
+            drain.close()
             proc.wait()
             with contextlib.suppress(OSError):
                 proc.stdout.close()
@@ -293,7 +295,10 @@ class ClientSource:
         if proc.returncode != 0:
             raise self._failed(proc, None)
         if tee is not None and tee.file is not None:
-            self._copy = tee.file
+            if self.keep_copy:
+                self._copy = tee.file
+            else:  # (turned off while it was read: the loader wrote the rows as they came)
+                tee.drop()
 
     def drop_copy(self) -> None:
         """Delete the copy ``keep_copy`` kept of the last read (the loader is done)."""
@@ -456,13 +461,102 @@ class ClientSource:
         return pa.RecordBatch.from_arrays(cols, names=[c.name for c in self.columns])
 
 
-class _Tee:
-    """The client's output as Arrow reads it, copied into a temporary file as it passes (while
-    the copy stays under half the free space where temporary files go; beyond that the copy is
-    dropped and a second read asks the server again)."""
+class _Drain:
+    """The client's output, read from its pipe on a thread of its own as it comes (up to
+    ``AHEAD`` bytes ahead of the reader): a pipe holds 64 KB, so without it the client and the
+    server would wait whenever the loader writes a batch to base storage instead of reading.
+    The thread does little but ``os.read``, so it hardly ever needs the interpreter while the
+    loader's ``executemany`` runs. ``read`` blocks until there are bytes or the output ends."""
+
+    CHUNK = 1 << 20
+    AHEAD = 256 << 20
 
     def __init__(self, raw):
+        import collections
+        import fcntl
+        import threading
+
         self.raw = raw
+        self.fd = raw.fileno()
+        with contextlib.suppress(OSError):  # fewer, larger reads (Linux)
+            fcntl.fcntl(self.fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        self.chunks: collections.deque = collections.deque()
+        self.buffered = 0
+        self.ended = False
+        self.stopped = False
+        self.error: OSError | None = None
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._run, name="noria-client-output", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        cond = self.cond
+        try:
+            while True:
+                data = os.read(self.fd, self.CHUNK)
+                with cond:
+                    if not data or self.stopped:
+                        break
+                    self.chunks.append(data)
+                    self.buffered += len(data)
+                    cond.notify_all()
+                    while self.buffered >= self.AHEAD and not self.stopped:
+                        cond.wait()
+        except OSError as e:
+            self.error = e
+        finally:
+            with cond:
+                self.ended = True
+                cond.notify_all()
+
+    def read(self, n: int = -1) -> bytes:
+        cond = self.cond
+        with cond:
+            while not self.chunks and not self.ended:
+                cond.wait()
+            if not self.chunks:
+                if self.error is not None:
+                    raise self.error
+                return b""
+            if n is None or n < 0:
+                n = self.buffered
+            out = []
+            size = 0
+            chunks = self.chunks
+            while chunks and size < n:
+                c = chunks.popleft()
+                if size + len(c) > n:
+                    chunks.appendleft(c[n - size :])
+                    c = c[: n - size]
+                out.append(c)
+                size += len(c)
+            self.buffered -= size
+            cond.notify_all()
+        return b"".join(out)
+
+    @property
+    def closed(self) -> bool:
+        return self.stopped
+
+    def close(self) -> None:
+        """Stop reading ahead (the client was killed or has ended: its pipe reaches its end)."""
+        with self.cond:
+            self.stopped = True
+            self.chunks.clear()
+            self.buffered = 0
+            self.cond.notify_all()
+        self.thread.join()
+
+
+class _Tee:
+    """The client's output as Arrow reads it, copied into a temporary file as it passes (while
+    the copy stays under half the free space where temporary files go, and the source's
+    ``keep_copy`` stays on; otherwise the copy is dropped and a second read asks the server
+    again)."""
+
+    def __init__(self, raw, source):
+        self.raw = raw
+        self.source = source  # its keep_copy turned off: the copy is dropped
         self.file = tempfile.TemporaryFile()  # noqa: SIM115 - kept open for the second read
         self.limit = shutil.disk_usage(tempfile.gettempdir()).free // 2
         self.size = 0
@@ -473,6 +567,9 @@ class _Tee:
         if not data:
             self.ended = True
         elif self.file is not None:
+            if not self.source.keep_copy:  # (the loader writes the rows as they come)
+                self.drop()
+                return data
             self.size += len(data)
             if self.size > self.limit:
                 self.drop()

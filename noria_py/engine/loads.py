@@ -155,6 +155,12 @@ class LoadsMixin:
         node = self.graph.lookup(f"base({self._schema(table).name})")
         return node is not None and bool(node.children)
 
+    def loads_in_one_write(self, table: str) -> bool:
+        """Whether a checked load into ``table`` may be written while it is checked, as one
+        write of rows that arrive (``noria_py.loader``): no transaction is open on this
+        connection (a transaction's load is deltas, kept until it commits)."""
+        return not self._closed and not self._cur.active and self._cur.autocommit
+
     @contextlib.contextmanager
     def bulk_load(self, table: str, rows: int | None):
         """A load of ``rows`` rows into ``table`` runs inside: when views in this process read

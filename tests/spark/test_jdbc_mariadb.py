@@ -531,6 +531,51 @@ def test_a_load_beyond_the_loaders_cache_loads_the_rows_it_checked(mariadb, monk
     conn.close()
 
 
+def test_a_large_source_is_read_once_and_written_as_it_arrives(mariadb, monkeypatch):
+    """A checked load of more rows than a logged write is written while the client's output is
+    checked: the server is asked once and no copy of the output is kept for a second read."""
+    from noria_py import loader, mysql_client
+
+    port, root = mariadb
+    with root.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS src.big")
+        cur.execute("CREATE TABLE src.big (id INT PRIMARY KEY, name VARCHAR(20), n INT)")
+        cur.execute(
+            "INSERT INTO src.big SELECT seq, CONCAT('n', seq), seq % 7 FROM src.seq_1_to_8000"
+        )
+        cur.execute("SELECT id, name, n FROM src.big ORDER BY id")
+        want = [tuple(r) for r in cur.fetchall()]
+    reads, copies, streamed = [], [], []
+    real_batches = mysql_client.ClientSource.batches
+    real_load = loader._Stream.load
+
+    def batches(self, pa):
+        reads.append(self.query())
+        yield from real_batches(self, pa)
+        copies.append(self._copy)
+
+    def load(self, *a, **k):
+        streamed.append(1)
+        return real_load(self, *a, **k)
+
+    monkeypatch.setattr(mysql_client.ClientSource, "batches", batches)
+    monkeypatch.setattr(loader._Stream, "load", load)
+    conn = noria_py.connect(None)
+    conn.execute("CREATE TABLE big (id INT PRIMARY KEY, name VARCHAR(20), n INT)")
+    n = conn.backfill(
+        "big",
+        url(port, "mariadb"),
+        options={"dbtable": "big", "user": USER, "password": PASSWORD},
+        progress=False,
+        batch_rows=500,
+    )
+    assert (n, n.via) == (len(want), "client")
+    assert streamed == [1] and len(reads) == 1 and copies == [None]
+    got = conn.execute("SELECT id, name, n FROM big ORDER BY id").fetchall()
+    assert [tuple(r) for r in got] == want
+    conn.close()
+
+
 def test_a_bit_column_leaves_the_source_to_spark(mariadb):
     from noria_py import mysql_client
 
