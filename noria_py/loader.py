@@ -24,12 +24,12 @@ and written in the same writes of up to ``WRITE_ROWS`` rows (a bad batch stops t
 the batches before it stored). ``skip_bad_rows=True`` loads the good rows and counts
 the others instead of refusing the load.
 
-A large checked load (more rows than a write logs row by row, outside a transaction, no
-AUTO_INCREMENT column to number) does not wait for its checking pass (``_Stream``): base
-storage takes each batch as soon as it is checked, in one write that a problem, a repeated key
-or a failed read undoes, so the answer is the one a whole checking pass first would give
-(``tests/test_load_stream.py`` compares the two), the checked batches are not held, and a
-MySQL source's client (whose output a thread drains) produces while SQLite writes.
+A checked load whose converted batches outgrow ``STREAM_BYTES`` (outside a transaction, no
+AUTO_INCREMENT column to number) does not read its source a second time (``_Stream``): base
+storage takes the batches held so far and then each batch as soon as it is checked, in one
+write that a problem, a repeated key or a failed read undoes, so the answer is the one a whole
+checking pass first would give (``tests/test_load_stream.py`` compares the two), and a MySQL
+source's client (whose output a thread drains) produces while SQLite writes.
 """
 
 from __future__ import annotations
@@ -54,6 +54,11 @@ WRITE_ROWS = 2_000_000
 # The converted batches the checking pass keeps for the load pass (beyond, the source is read
 # and converted again: a MySQL source from a copy of its client's output, mysql_client).
 CACHE_BYTES = 1 << 30
+# A checked load whose converted batches outgrow this is written while the rest is checked
+# (``_Stream``) instead of reading its source a second time. Below it, checking everything
+# first and then writing is faster: SQLite's inserts run uninterrupted (1M rows of a CSV file,
+# one process, alternating: 274k rows/s checked first, 232k written while checked).
+STREAM_BYTES = CACHE_BYTES
 LOCAL_FORMATS = ("csv", "parquet", "json")
 # The CSV options this reader takes (Spark's names); any other needs via="spark".
 CSV_OPTIONS = ("header", "sep", "delimiter", "quote", "escape", "nullvalue", "encoding")
@@ -1014,9 +1019,11 @@ class _Stream:
         return item
 
     def grows_past(self, rows: int) -> bool:
-        """Hold the checked batches until ``rows`` are read (True: the rest is written as it
-        is checked) or the source ends (False: everything is in the cache)."""
-        while self.check.total < rows:
+        """Hold the checked batches until they outgrow ``STREAM_BYTES`` with at least ``rows``
+        read (True: the rest is written as it is checked) or the source ends (False:
+        everything is in the cache)."""
+        nbytes = 0
+        while nbytes <= STREAM_BYTES or self.check.total < rows:
             item = self._next()
             if item is _DONE:
                 for held in self.held:
@@ -1024,6 +1031,7 @@ class _Stream:
                 self.held = []
                 return False
             self.held.append(item)
+            nbytes += item[3].nbytes() + item[2].nbytes
         return True
 
     def load(

@@ -103,6 +103,7 @@ class SelectPrepared(Prepared):
                 return (v,) if v.__class__ is int else (_coerce_key(v, V.INT),)
 
             self._key = int_key
+            self._int_at = i0  # (rows reads an int key without calling int_key)
         elif not kp:
             self._key = lambda p: ()
         else:
@@ -121,9 +122,15 @@ class SelectPrepared(Prepared):
             raise_fault(rows)
         return rows
 
+    _int_at = None  # the parameter that is the whole key, when the key is one INT column
+
     def rows(self, params) -> tuple:
         if self.simple:
-            key = self._key(params)
+            i = self._int_at
+            if i is not None and params[i].__class__ is int:
+                key = (params[i],)
+            else:
+                key = self._key(params)
             r = self._published.get(key)
             if r is not None:
                 self.entry.hits += 1

@@ -532,8 +532,9 @@ def test_a_load_beyond_the_loaders_cache_loads_the_rows_it_checked(mariadb, monk
 
 
 def test_a_large_source_is_read_once_and_written_as_it_arrives(mariadb, monkeypatch):
-    """A checked load of more rows than a logged write is written while the client's output is
-    checked: the server is asked once and no copy of the output is kept for a second read."""
+    """A checked load too large to hold its checked batches is written while the client's
+    output is checked: the server is asked once and no copy of the output is kept for a
+    second read."""
     from noria_py import loader, mysql_client
 
     port, root = mariadb
@@ -560,6 +561,7 @@ def test_a_large_source_is_read_once_and_written_as_it_arrives(mariadb, monkeypa
 
     monkeypatch.setattr(mysql_client.ClientSource, "batches", batches)
     monkeypatch.setattr(loader._Stream, "load", load)
+    monkeypatch.setattr(loader, "STREAM_BYTES", 1)  # (as a load beyond the cache is)
     conn = noria_py.connect(None)
     conn.execute("CREATE TABLE big (id INT PRIMARY KEY, name VARCHAR(20), n INT)")
     n = conn.backfill(
