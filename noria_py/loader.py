@@ -862,9 +862,8 @@ def load(
         cache = _Cache(len(src.parts)) if checking else None
         check = _Check(pa, pc, src, cols, batch_rows, checking, skip_bad_rows, problems, bad, keys)
         if checking and on_batch is None and _streams(engine, schema, cols):
-            past = _stream_rows(engine, schema.name)
             stream = _Stream(check, cache, problems, keys)
-            if stream.grows_past(past):
+            if stream.grows_past(functools.partial(_stream_rows, engine, schema.name)):
                 # large: written while it is checked, in one write that a problem undoes
                 done = stream.load(engine, schema, on_duplicate, progress, skip_bad_rows, source)
                 if done is not None:
@@ -1018,12 +1017,17 @@ class _Stream:
             self.ended = True
         return item
 
-    def grows_past(self, rows: int) -> bool:
-        """Hold the checked batches until they outgrow ``STREAM_BYTES`` with at least ``rows``
-        read (True: the rest is written as it is checked) or the source ends (False:
-        everything is in the cache)."""
+    def grows_past(self, rows: Callable[[], int]) -> bool:
+        """Hold the checked batches until they outgrow ``STREAM_BYTES`` with at least
+        ``rows()`` read (asked once they outgrow it; True: the rest is written as it is
+        checked) or the source ends (False: everything is in the cache)."""
         nbytes = 0
-        while nbytes <= STREAM_BYTES or self.check.total < rows:
+        least = None
+        while True:
+            if nbytes > STREAM_BYTES:
+                least = rows() if least is None else least
+                if self.check.total >= least:
+                    return True
             item = self._next()
             if item is _DONE:
                 for held in self.held:
@@ -1032,7 +1036,6 @@ class _Stream:
                 return False
             self.held.append(item)
             nbytes += item[3].nbytes() + item[2].nbytes
-        return True
 
     def load(
         self, engine, schema, on_duplicate, progress, skip_bad_rows, source
