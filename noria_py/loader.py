@@ -55,9 +55,9 @@ WRITE_ROWS = 2_000_000
 # and converted again: a MySQL source from a copy of its client's output, mysql_client).
 CACHE_BYTES = 1 << 30
 # A checked load whose converted batches outgrow this is written while the rest is checked
-# (``_Stream``) instead of reading its source a second time. Below it, checking everything
-# first and then writing is faster: SQLite's inserts run uninterrupted (1M rows of a CSV file,
-# one process, alternating: 274k rows/s checked first, 232k written while checked).
+# (``_Stream``) instead of reading its source a second time (7-15% faster beyond the cache in
+# ``benches/load_stream.py``). Below it, writing while checking gained nothing measurable
+# there (-3% to +5%; 232k against 274k rows/s in one earlier run), so the load checks first.
 STREAM_BYTES = CACHE_BYTES
 LOCAL_FORMATS = ("csv", "parquet", "json")
 # The CSV options this reader takes (Spark's names); any other needs via="spark".
@@ -851,7 +851,6 @@ def load(
     src = _open(source, format, dict(options or {}), text_columns)
     cols = _plan(schema, src, ignore_columns)
     problems = _Problems(schema.name)
-    bad: list[set[int]] = [set() for _ in src.parts]  # per part: delivered rows left out
     total = None
     cache = None
     if validate or skip_bad_rows or src.csv:
@@ -860,10 +859,10 @@ def load(
         checking = validate or skip_bad_rows
         # the converted batches, kept for the load pass while they fit in CACHE_BYTES
         cache = _Cache(len(src.parts)) if checking else None
-        check = _Check(pa, pc, src, cols, batch_rows, checking, skip_bad_rows, problems, bad, keys)
+        check = _Check(pa, pc, src, cols, batch_rows, checking, skip_bad_rows, problems, keys)
         if checking and on_batch is None and _streams(engine, schema, cols):
             stream = _Stream(check, cache, problems, keys)
-            if stream.grows_past(functools.partial(_stream_rows, engine, schema.name)):
+            if stream.grows_past():
                 # large: written while it is checked, in one write that a problem undoes
                 done = stream.load(engine, schema, on_duplicate, progress, skip_bad_rows, source)
                 if done is not None:
@@ -873,10 +872,7 @@ def load(
                 if cache is not None:
                     cache.add(*item)
         total = check.total
-        if problems.count and not skip_bad_rows:
-            problems.fail()
-        if keys is not None:
-            keys.check()
+        _report(problems, keys, skip_bad_rows)
         if cache is not None and cache.overflowed:
             cache = None  # too big to hold: the load pass reads the source again
     return _load_pass(
@@ -888,17 +884,17 @@ def load(
 class _Check:
     """The first pass over ``src``: a CSV file's shape always; when ``checking``, every value
     (``_convert``) and, with ``keys``, the keys it repeats. ``items()`` yields each converted
-    batch as ``(part, first row, batch, converted)``; the problems go to ``problems`` and
-    ``bad``, the rows read to ``total``."""
+    batch as ``(part, first row, batch, converted)``; the problems go to ``problems``, the
+    rows read to ``total``."""
 
     def __init__(
-        self, pa, pc, src, cols, batch_rows, checking, skip_bad_rows, problems, bad, keys
+        self, pa, pc, src, cols, batch_rows, checking, skip_bad_rows, problems, keys
     ):  # fmt: skip
         self.pa, self.pc, self.src, self.cols = pa, pc, src, cols
         self.batch_rows = batch_rows
         self.checking = checking
         self.skip_bad_rows = skip_bad_rows
-        self.problems, self.bad, self.keys = problems, bad, keys
+        self.problems, self.keys = problems, keys
         self.total = 0
 
     def items(self):
@@ -918,7 +914,6 @@ class _Check:
                     continue
                 conv = _convert(pa, self.pc, self.cols, batch, src, first)
                 part_problems += sorted(conv.problems.items())
-                self.bad[p].update(conv.problems)
                 if self.keys is not None:
                     self.keys.add(conv, first)
                 yield p, first, batch, conv
@@ -964,6 +959,15 @@ class _Cache:
             self.parts = [[] for _ in self.parts]
 
 
+def _report(problems: _Problems, keys, skip_bad_rows: bool) -> None:
+    """After a checking pass: its problems' error (unless skipped), or the keys it found
+    repeated."""
+    if problems.count and not skip_bad_rows:
+        problems.fail()
+    if keys is not None:
+        keys.check()
+
+
 def _streams(engine, schema, cols) -> bool:
     """Whether a checked load into ``schema``'s table may be written while it is checked:
     no AUTO_INCREMENT column for the table to number and no transaction open (its rows stay
@@ -971,18 +975,6 @@ def _streams(engine, schema, cols) -> bool:
     if any(c.cdef.auto_increment for c in cols):
         return False
     return engine.loads_in_one_write(schema.name)
-
-
-def _stream_rows(engine, table: str) -> int:
-    """The rows a checked load reaches before it is written while checked: more than a write
-    logs row by row (``LOG_ROWS_LIMIT``) and, with views over the table, enough for the load
-    to take them out of the dataflow (a quarter of the rows the table holds)."""
-    from .engine import LOG_ROWS_LIMIT
-
-    rows = LOG_ROWS_LIMIT + 1
-    if engine.has_views_over(table):
-        rows = max(rows, (engine.storage.count(table) + 3) // 4)
-    return rows
 
 
 _DONE = object()  # the end of a source's batches
@@ -999,8 +991,8 @@ class _Stream:
     repeated key or a failed read undoes, so the load stores everything or nothing, as after
     a checking pass, without holding the checked batches for a second pass. (A MySQL source's
     client keeps producing meanwhile: ``mysql_client`` drains its output on a thread.) Until
-    the batches are many (``grows_past``) they are held, and a check that ends first leaves
-    them to the ordinary load pass (in the cache)."""
+    the batches outgrow ``STREAM_BYTES`` (``grows_past``) they are held, and a check that ends
+    first leaves them to the ordinary load pass (in the cache)."""
 
     def __init__(self, check: _Check, cache: _Cache, problems, keys):
         self.check = check
@@ -1017,17 +1009,15 @@ class _Stream:
             self.ended = True
         return item
 
-    def grows_past(self, rows: Callable[[], int]) -> bool:
-        """Hold the checked batches until they outgrow ``STREAM_BYTES`` with at least
-        ``rows()`` read (asked once they outgrow it; True: the rest is written as it is
-        checked) or the source ends (False: everything is in the cache)."""
+    def grows_past(self) -> bool:
+        """Hold the checked batches until they outgrow ``STREAM_BYTES`` with more rows than a
+        write logs row by row (True: the rest is written as it is checked) or the source ends
+        (False: everything is in the cache). Whether views leave the dataflow for the load is
+        ``Engine.bulk_load``'s to say (``load`` falls back when they stay)."""
+        from .engine import LOG_ROWS_LIMIT
+
         nbytes = 0
-        least = None
-        while True:
-            if nbytes > STREAM_BYTES:
-                least = rows() if least is None else least
-                if self.check.total >= least:
-                    return True
+        while nbytes <= STREAM_BYTES or self.check.total <= LOG_ROWS_LIMIT:
             item = self._next()
             if item is _DONE:
                 for held in self.held:
@@ -1036,6 +1026,7 @@ class _Stream:
                 return False
             self.held.append(item)
             nbytes += item[3].nbytes() + item[2].nbytes
+        return True
 
     def load(
         self, engine, schema, on_duplicate, progress, skip_bad_rows, source
@@ -1059,11 +1050,11 @@ class _Stream:
                     return _loaded(loaded, self.problems, skip_bad_rows)
         except _Abort:  # a problem in the source: the write is undone, the problems said
             self._drain()
-            self._report(skip_bad_rows)
+            _report(self.problems, self.keys, skip_bad_rows)
             raise AssertionError("a checked load stopped without a problem") from None
         except E.IntegrityError as e:  # a key base storage holds, or one the source repeats
             self._drain()
-            self._report(skip_bad_rows)
+            _report(self.problems, self.keys, skip_bad_rows)
             raise stopped_at(e, schema.name, 1, 0) from e
         for item in self.held:  # the views stayed: everything goes to the cache, as without
             self.cache.add(*item)  # a stream
@@ -1076,13 +1067,6 @@ class _Stream:
         """Check the rest of the source (every problem listed), dropping its batches."""
         while not self.ended:
             self._next()
-
-    def _report(self, skip_bad_rows) -> None:
-        """After the check ended: its problems' error, or the keys it found repeated."""
-        if self.problems.count and not skip_bad_rows:
-            self.problems.fail()
-        if self.keys is not None:
-            self.keys.check()
 
 
 class _StreamRows:
@@ -1131,7 +1115,7 @@ class _StreamRows:
                     raise _Abort
             keep = None
             if conv.problems:
-                keep = [i for i in range(conv.size) if first + i not in conv.problems]
+                keep = _kept(first, conv)
             size += conv.size if keep is None else len(keep)
             if self.delivered is not None:
                 self.nbytes += conv.nbytes() + batch.nbytes
@@ -1160,6 +1144,11 @@ class _StreamRows:
                 " loaded (load again)"
             )
         return [r for conv, keep in self.delivered for r in conv.internal(keep)]
+
+
+def _kept(first: int, conv) -> list[int]:
+    """The rows of a converted batch (its first row numbered ``first``) without a problem."""
+    return [i for i in range(conv.size) if first + i not in conv.problems]
 
 
 def _loaded(loaded: int, problems: _Problems, skip_bad_rows: bool) -> LoadResult:
@@ -1191,7 +1180,7 @@ def _load_pass(
                     held, cache[p] = cache[p], []
                     for _first, _batch, conv in held:
                         if conv.problems:
-                            keep = [i for i in range(conv.size) if _first + i not in conv.problems]
+                            keep = _kept(_first, conv)
                         else:
                             keep = None
                         group.append((conv, keep))
@@ -1206,9 +1195,7 @@ def _load_pass(
                     loaded += _write_group(
                         engine, schema.name, cols, group, on_duplicate, bar, batches, loaded
                     )
-            if skip_bad_rows:
-                return LoadResult(loaded, problems.count, problems.lines())
-            return LoadResult(loaded)
+            return _loaded(loaded, problems, skip_bad_rows)
         # unchecked batches and no delta to compute: writes of several batches (a bad batch
         # still stops the load with the batches before it stored)
         grouped = on_batch is None and not engine.has_views_over(schema.name)
@@ -1245,7 +1232,7 @@ def _load_pass(
                             late.add(p, part, number, texts)
                         late.fail(loaded)
                     if conv.problems:
-                        keep = [i for i in range(conv.size) if first + i not in conv.problems]
+                        keep = _kept(first, conv)
                     if grouped:
                         group.append((conv, keep))
                         if sum(c.size if k is None else len(k) for c, k in group) >= WRITE_ROWS:
@@ -1266,9 +1253,7 @@ def _load_pass(
                     if on_batch is not None:
                         on_batch(batch, loaded)
             flush()
-        if skip_bad_rows:
-            return LoadResult(loaded, problems.count, problems.lines())
-        return LoadResult(loaded)
+        return _loaded(loaded, problems, skip_bad_rows)
 
 
 class _GroupRows:

@@ -188,7 +188,7 @@ class LoadsMixin:
     def _drop_queries_for_load(self, table: str, rows: int | None) -> bool:
         if rows is None or rows < LOG_ROWS_LIMIT or self._closed:
             return False
-        if not self.has_views_over(table) or self._cur.active or not self._cur.autocommit:
+        if not self.has_views_over(table) or not self.loads_in_one_write(table):
             return False  # the load's rows must stay the transaction's until it commits
         if self._writer is not None and self._writer is not self._cur:
             return False  # its commit would deliver deltas to views rebuilt with its rows
