@@ -176,6 +176,23 @@ def test_write_split_bench(tmp_path):
     assert result["with_view"]["dataflow_us"] > result["without_view"]["dataflow_us"]
 
 
+def test_load_stream_bench(tmp_path):
+    out = tmp_path / "load_stream.json"
+    run(
+        "load_stream.py",
+        *("--rows", "20000", "--rounds", "1", "--cache-mb", "1"),
+        "--out",
+        str(out),
+    )
+    result = json.loads(out.read_text())
+    for label, ways in (
+        ("beyond_the_cache", ("written_while_checked", "read_twice")),
+        ("within_the_cache", ("written_while_checked", "checked_first")),
+    ):
+        for source in ("csv", "parquet"):
+            assert all(result[label][source][w] > 0 for w in ways)
+
+
 def test_cold_start_bench(tmp_path):
     out = tmp_path / "cold_start.json"
     run("cold_start.py", "--scale", "0.005", "--rounds", "1", "--out", str(out))
