@@ -33,7 +33,14 @@ from collections.abc import Iterable, Sequence
 
 from . import errors as E
 from .diagnostics import error_area
-from .engine import BindsOtherwise, Engine, ReaderGone, SelectPrepared, lifts_as_written
+from .engine import (
+    BindsOtherwise,
+    Engine,
+    InsertPrepared,
+    ReaderGone,
+    SelectPrepared,
+    lifts_as_written,
+)
 from .result import Result, client_rows, float_columns
 
 apilevel = "2.0"
@@ -258,6 +265,25 @@ class Cursor:
                         Result(prep.columns, (), prep.column_types, prep.nullable)
                     )
                 self.description = d
+                return self
+        elif (
+            prep.__class__ is InsertPrepared
+            and prep.one_row
+            and args is params
+            and conn._session is None
+        ):
+            try:
+                generated = eng.insert_now(sql, prep, args)
+            except E.Error as e:
+                t.diag = error_area(e)  # SHOW WARNINGS / SHOW ERRORS list it
+                raise
+            if generated is not None:
+                self._rows = ()
+                self._pos = 0
+                self.description = None
+                self.rowcount = 1
+                if generated:
+                    self.lastrowid = generated
                 return self
         return self._execute(sql, params)
 

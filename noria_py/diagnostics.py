@@ -49,8 +49,9 @@ _SHOW_START = re.compile(r"\A\s*show\s+(?:count\s*\(\s*\*\s*\)\s+)?(?:warnings|e
 
 
 def error_area(err: E.Error) -> list:
-    """The diagnostics area a failed statement leaves: its error."""
-    return [("Error", err.errno, err.msg or str(err))]
+    """The diagnostics area a failed statement leaves: the conditions it raised before its
+    error (``Error.before``), then the error."""
+    return [*err.before, ("Error", err.errno, err.msg or str(err))]
 
 
 def counts(area) -> tuple[int, int]:

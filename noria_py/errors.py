@@ -16,6 +16,9 @@ class Error(Exception):
 
     errno: int = 1105  # ER_UNKNOWN_ERROR
     sqlstate: str = "HY000"
+    # the warnings and notes the failing statement raised before it, which MySQL's
+    # diagnostics area lists ahead of the error: (level, code, message) each
+    before: tuple = ()
 
     def __init__(self, msg: str = "", errno: int | None = None, sqlstate: str | None = None):
         super().__init__(msg)

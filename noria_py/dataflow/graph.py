@@ -197,8 +197,17 @@ class Graph:
             else:
                 pending.append(batch)
         try:
-            # breadth first: a list read from the front (no deque per delta)
-            queue = [(child, port, batch) for child, port in source.children]
+            children = source.children
+            if len(children) == 1:
+                # (one child, as a table read by one query: no queue unless it has output)
+                node, port = children[0]
+                out = node.on_input(port, batch)
+                if not out:
+                    return
+                queue = [(child, cport, out) for child, cport in node.children]
+            else:
+                # breadth first: a list read from the front (no deque per delta)
+                queue = [(child, port, batch) for child, port in children]
             i = 0
             while i < len(queue):
                 node, port, b = queue[i]
@@ -209,7 +218,10 @@ class Graph:
                         queue.append((child, cport, out))
         finally:
             if pending:
-                _forget(pending, batch)
+                if pending[-1] is batch:
+                    pending.pop()  # (the usual case, without a call)
+                else:
+                    _forget(pending, batch)
 
     def propagate_all(self, pairs: list) -> None:
         """Propagate several base deltas, ``(base node, batch)`` pairs that base storage holds

@@ -33,6 +33,7 @@ from ..dataflow.scheduler import ReaderGone
 from ..result import Result
 from ..sql import functions as F
 from ..sql import names as N
+from ..sql import values as V
 from ..sql.comments import expand, has_executable, remap_syntax_error
 from ..sql.dialect import DIALECT
 from ..sql.literals import lift_literals, lift_literals_cached, write_in
@@ -41,7 +42,7 @@ from ..storage.sqlite import SQLiteStorage, TableSchema
 from .base import QueryEntry, _count_params, _locked
 from .catalog import CatalogMixin, _alter_add_check
 from .explain import ExplainMixin
-from .inserts import InsertPrepared, InsertsMixin, rows_form, rows_prepared
+from .inserts import InsertPrepared, InsertsMixin, _noted, rows_form, rows_prepared
 from .loads import LoadsMixin
 from .prepared import (
     CalcFoundRowsPrepared,
@@ -400,6 +401,107 @@ class Engine(
                 return self._execute(sql, params)
             finally:
                 self._cur = prev
+
+    def insert_now(self, sql: str, prep: InsertPrepared, params) -> int | None:
+        """``execute(sql, params)`` for the embedded connection (its default transaction
+        state) when ``prep``, looked up by the caller, is the cached plain one-row INSERT of
+        ``sql`` and nothing around it asks more than ``_insert_one`` does: autocommit, no
+        transaction or table lock, the home database, inline or queued dataflow, no other
+        process on the file, no FOREIGN KEY or CHECK, nothing the values compute reading the
+        session. ``execute``'s layers (``_ready``, ``_run``, ``_insert_row``, ``_insert_one``)
+        collapsed into the steps they take for such a statement. Returns the AUTO_INCREMENT
+        value generated (0: none; the row count is 1), or None when one of the conditions
+        fails (then ``execute`` answers, nothing having been done here)."""
+        with self.lock:
+            t = self._txn_default
+            if (
+                t.database is not None
+                or not t.autocommit
+                or t.active
+                or t.locked is not None
+                or self._writer_ is not None
+                or self._tx
+                or self._runtime is not None
+                or self.shared
+                or self._closed
+                or self._failure_ is not None
+                or self._behind_
+                or self._cache.get(sql) is not prep
+                or params.__class__ not in (tuple, list)
+                or len(params) != prep.param_count
+            ):
+                return None
+            plan = prep.now_plan
+            if plan is None:
+                # kept with the statement: DDL (which could add a FOREIGN KEY or a CHECK, or
+                # change the table) replaces every cached statement
+                plan = prep.now_plan = (
+                    self.storage.insert_plan(prep.table)
+                    if prep.one_row and prep.session_free and not self._fk_involved(prep.schema)
+                    else False
+                )
+            if plan is False:
+                return None
+            check_params(params)
+            if prep.timestamps:
+                check_timestamp_zone()
+            prev = self._cur
+            self._cur = t
+            notes = V.Adjust(prep.table_text, 1, True)  # strict mode's notes (row 1, strict)
+            try:
+                if prep.params_in_order:  # (no value's expression to evaluate)
+                    row = prep.build_rows(self, params, 1, notes)[0]
+                else:
+                    state = V.STRICT_EVALUATION
+                    strictly = t.strict and not state.on
+                    if strictly:  # a conversion's warning in a value's expression is an error
+                        state.on = True
+                        state.division = t.div_zero
+                    try:
+                        row = prep.build_rows(self, params, 1, notes)[0]
+                    finally:
+                        if strictly:
+                            state.on = False
+                            state.division = False
+                auto = prep.auto_col
+                if auto is not None and row[auto] is None:
+                    stored = self.storage.insert_rows(prep.table, [row], auto)[0]
+                    generated = stored[auto]
+                else:
+                    self.storage.insert_one(prep.table, plan, row)
+                    stored = tuple(row)
+                    generated = 0
+                # the table's node, kept with the statement for the graph's version
+                graph = self.graph
+                got = prep.base_node
+                if got is None or got[0] is not graph or got[1] != graph.version:
+                    node = graph.by_signature.get(f"base({prep.table})")
+                    got = prep.base_node = (graph, graph.version, node)
+                node = got[2]
+                if node is not None and node.children:
+                    if self._thread is None:
+                        graph.propagate(node, [(stored, 1)])
+                    else:
+                        self._dispatch(node, [(stored, 1)])
+                self.write_count += 1
+            except E.DatabaseError as e:
+                if not t.strict and e.errno in _ADJUSTED_OUTSIDE_STRICT:
+                    raise _not_strict(e) from e
+                _noted(e, notes.conditions, t)
+                raise
+            finally:
+                self._cur = prev
+            if generated:
+                t.last_insert_id = generated
+            t.row_count = 1
+            conditions = notes.conditions
+            if conditions:  # the diagnostics area (noria_py.diagnostics)
+                if not t.notes:  # sql_notes = 0
+                    conditions = [c for c in conditions if c[0] != "Note"]
+                t.diag = conditions
+            elif t.diag and prep.clears:
+                t.diag = ()
+            return generated
 
     @_locked
     def execute_lifted(

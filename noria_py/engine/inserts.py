@@ -27,9 +27,23 @@ if TYPE_CHECKING:
     from .core import Engine
 
 
+def _noted(err: E.Error, conditions: list, t) -> E.Error:
+    """``err`` carrying the notes and warnings its statement raised before it, which the
+    diagnostics area lists ahead of the error (``Error.before``; no notes under sql_notes =
+    0). Returns ``err``."""
+    if conditions and not err.before:
+        kept = conditions if t.notes else [c for c in conditions if c[0] != "Note"]
+        err.before = tuple(kept)
+    return err
+
+
 class InsertPrepared(Prepared):
     kind = "insert"
     is_write = True
+    # Engine.insert_now's: base storage's statement for the row (False: not that path), and
+    # (graph, its version, the table's node)
+    now_plan: tuple | bool | None = None
+    base_node: tuple | None = None
 
     def __init__(self, engine: Engine, ins: exp.Insert, param_count: int):
         self.param_count = param_count
@@ -274,10 +288,17 @@ class InsertPrepared(Prepared):
         out = []
         auto = self.auto_col
         coerce = V.coerce_for_column
+        lazy = not self.params_in_order  # values computed column by column (_build_rows)
         for fns in self.tuples:
-            row = list(params) if self.params_in_order else [f((), params) for f in fns]
+            row = list(fns) if lazy else list(params)
             for i, c, lo, hi in self._int_plan:
                 v = row[i]
+                if lazy:
+                    try:
+                        v = v((), params)
+                    except (E.DataError, E.IntegrityError) as err:
+                        err.built = out
+                        raise
                 if v is not None and (lo is None or type(v) is not int or not lo <= v <= hi):
                     if notes is not None:
                         notes.row = first + len(out)
@@ -301,9 +322,12 @@ class InsertPrepared(Prepared):
     def _build_rows(self, engine: Engine, params, first: int = 1, adjust=None) -> list[list]:
         schema = self.schema
         rows_vals: list[list] = []
-        if self.tuples is not None:
-            for fns in self.tuples:
-                rows_vals.append([f if f is _DEFAULT else f((), params) for f in fns])
+        # VALUES: each value computed as its column is written, in the column list's order,
+        # row after row (as MySQL stores a row field by field: a column's error comes before
+        # a later column's expression is evaluated)
+        lazy = self.tuples is not None
+        if lazy:
+            rows_vals = self.tuples
         else:
             check = self.strict_check
             if check is not None and engine._cur.strict:
@@ -338,6 +362,12 @@ class InsertPrepared(Prepared):
                     continue
                 row[i] = self._default(c, i, adjust, listed=False)
             for pos, v in zip(positions, vals):  # the values given, in the list's order
+                if lazy and v is not _DEFAULT:
+                    try:
+                        v = v((), params)
+                    except (E.DataError, E.IntegrityError) as err:
+                        err.built = out  # (the rows before it: their keys come first)
+                        raise
                 c = cols[pos]
                 if c.generated is not None:
                     if v is not _DEFAULT:
@@ -703,6 +733,7 @@ class InsertsMixin:
                 before = rows_all + getattr(err, "built", [])
                 if before and prep.upsert is None and not prep.replace:
                     self._raise_key_error(prep, before)
+                _noted(err, notes.conditions, t)
                 raise
             finally:
                 if strictly:
@@ -721,7 +752,11 @@ class InsertsMixin:
             and not self.shared
             and not self._fk_involved(prep.schema)
         ):
-            return self._insert_one(prep, rows_all, notes.conditions)
+            try:
+                return self._insert_one(prep, rows_all, notes.conditions)
+            except E.Error as err:
+                _noted(err, notes.conditions, self._cur)
+                raise
         stored_holder: list = []
         changed = [0]
         conditions: list = []
@@ -767,15 +802,22 @@ class InsertsMixin:
             stored_holder.append(stored)
             return self._fk_after(prep.schema, [(r, 1) for r in stored])
 
-        self._write(
-            table,
-            apply,
-            single=len(rows_all) == 1
-            and not prep.ignore
-            and not prep.replace
-            and prep.upsert is None
-            and not self._fk_involved(prep.schema),
-        )
+        try:
+            self._write(
+                table,
+                apply,
+                single=len(rows_all) == 1
+                and not prep.ignore
+                and not prep.replace
+                and prep.upsert is None
+                and not self._fk_involved(prep.schema),
+            )
+        except E.Error as err:
+            if adjust is None and len(rows_all) == 1:
+                # (of several rows, the notes up to the one refused are not told apart)
+                _noted(err, notes.conditions, self._cur)
+                raise
+            raise
         stored = stored_holder[0]
         if adjust is not None:  # the rows' warnings, each row's in its place
             refused = dict(zip(skipped, conditions))
@@ -824,12 +866,16 @@ class InsertsMixin:
             state.on = True
             state.division = t.div_zero
         try:
-            rows = prep.build_rows(self, params, 1, notes)
-        finally:
-            if strictly:
-                state.on = False
-                state.division = False
-        return self._insert_one(prep, rows, notes.conditions)
+            try:
+                rows = prep.build_rows(self, params, 1, notes)
+            finally:
+                if strictly:
+                    state.on = False
+                    state.division = False
+            return self._insert_one(prep, rows, notes.conditions)
+        except E.Error as err:
+            _noted(err, notes.conditions, t)
+            raise
 
     def _raise_key_error(self, prep: InsertPrepared, rows: list) -> None:
         """The key error writing ``rows`` meets, if any (nothing stays written)."""

@@ -645,7 +645,10 @@ class CommandProtocol(asyncio.Protocol):
         except errors.LockWait:
             return _Wait(handler, payload, seq)
         except errors.Error as e:
-            return self._failed(e.errno, e.sqlstate, e.msg or str(e), seq)
+            out = self._failed(e.errno, e.sqlstate, e.msg or str(e), seq)
+            if e.before:
+                self.session.txn.diag = [*e.before, *self.session.txn.diag]
+            return out
         except P.PacketError as e:
             return self._error(P.ER_MALFORMED_PACKET, "08S01", str(e), seq)
         except MysqlError as e:

@@ -250,6 +250,13 @@ class SQLiteStorage:
         self._lookup_sql: dict[tuple, str] = {}
         self._lookup_many_sql: dict[tuple, str] = {}
         self._range_sql: dict[tuple, str] = {}
+        # AUTO_INCREMENT as InnoDB counts: a value given out stays given out when its row is
+        # refused (a duplicate key) or its transaction rolls back. SQLite's counter
+        # (sqlite_sequence) is undone with them, so the highest value each table generated is
+        # kept here, per table name, and put back before the table's next generated value
+        # (``_auto_catch_up``) once a failure or a rollback may have taken the counter below.
+        self._auto_given: dict[str, int] = {}
+        self._auto_behind: set[str] = set()
 
     # --- catalog ---------------------------------------------------------------------------
     def catalog_entries(self) -> list[tuple[str, str, str]]:
@@ -326,6 +333,8 @@ class SQLiteStorage:
         if self._in_tx:
             self.conn.execute("ROLLBACK")
             self._in_tx = False
+            if self._auto_given:
+                self._auto_behind.update(self._auto_given)
             if not self.logging:
                 self.reading = self.conn
 
@@ -455,6 +464,8 @@ class SQLiteStorage:
     def rollback_to(self, name: str, keep: bool = False) -> None:
         """Undo everything since savepoint ``name``; ``keep`` leaves the savepoint set."""
         self.conn.execute(f"ROLLBACK TO {name}")
+        if self._auto_given:
+            self._auto_behind.update(self._auto_given)
         if not keep:
             self.conn.execute(f"RELEASE {name}")
 
@@ -657,6 +668,8 @@ class SQLiteStorage:
 
     def drop_table(self, name: str) -> None:
         schema = self.schemas.pop(name.lower())
+        self._auto_given.pop(schema.name, None)
+        self._auto_behind.discard(schema.name)
         self._insert_sql.pop(schema.name, None)
         self._lookup_sql = {
             k: v for k, v in self._lookup_sql.items() if k[0].lower() != name.lower()
@@ -846,8 +859,9 @@ class SQLiteStorage:
             f"Duplicate entry for key '{schema.name}.{key}'", ER_DUP_ENTRY, "23000"
         )
 
-    def insert_rows(self, table: str, rows: list[list], auto_col: int | None) -> list[tuple]:
-        """Insert full rows; a None in ``auto_col`` is assigned by SQLite. Returns stored rows."""
+    def insert_plan(self, table: str) -> tuple[str, bool]:
+        """(the INSERT of a full row into ``table``, whether its values are converted for
+        storage): what ``insert_one`` takes, valid until the table's schema changes."""
         schema = self.schemas[table.lower()]
         sql = self._insert_sql.get(schema.name)
         if sql is None:
@@ -855,9 +869,25 @@ class SQLiteStorage:
             marks = ", ".join("?" for _ in schema.columns)
             sql = f"INSERT INTO {q(schema.name)} ({names}) VALUES ({marks})"
             self._insert_sql[schema.name] = sql
+        return sql, self._converters.get(table.lower()) is not None
+
+    def insert_one(self, table: str, plan: tuple[str, bool], row: list) -> None:
+        """Insert one full row, which holds every value (none for SQLite to assign), by
+        ``plan`` (``insert_plan(table)``)."""
+        sql, needs_conv = plan
+        try:
+            self.conn.execute(sql, [V.to_storage(v) for v in row] if needs_conv else row)
+        except sqlite3.IntegrityError as e:
+            raise self._integrity(self.schemas[table.lower()], e, row) from None
+        except sqlite3.OperationalError as e:
+            raise OperationalError(str(e)) from None
+
+    def insert_rows(self, table: str, rows: list[list], auto_col: int | None) -> list[tuple]:
+        """Insert full rows; a None in ``auto_col`` is assigned by SQLite. Returns stored rows."""
+        schema = self.schemas[table.lower()]
+        sql, needs_conv = self.insert_plan(table)
         out = []
         conn = self.conn
-        needs_conv = self._converters.get(table.lower()) is not None
         try:
             if len(rows) == 1 and (auto_col is None or rows[0][auto_col] is not None):
                 conn.execute(sql, [V.to_storage(v) for v in rows[0]] if needs_conv else rows[0])
@@ -872,11 +902,27 @@ class SQLiteStorage:
                     raise self._integrity(schema, e, bad) from None
                 conn.execute("RELEASE bulk")
                 return [tuple(r) for r in rows]
+            name = schema.name
+            counted = _inline_pk(schema)
+            if counted and name in self._auto_behind:
+                self._auto_catch_up(name)
+            given = self._auto_given
             for r in rows:
-                cur = conn.execute(sql, [V.to_storage(v) for v in r] if needs_conv else r)
+                try:
+                    cur = conn.execute(sql, [V.to_storage(v) for v in r] if needs_conv else r)
+                except sqlite3.IntegrityError:
+                    if counted and r[auto_col] is None:
+                        # the value the row was given is spent (as InnoDB's)
+                        spent = self.next_auto_value(name) + 1
+                        if spent > given.get(name, 0):
+                            given[name] = spent
+                        self._auto_behind.add(name)
+                    raise
                 if r[auto_col] is None:
                     r = list(r)
-                    r[auto_col] = cur.lastrowid
+                    r[auto_col] = v = cur.lastrowid
+                    if counted and v > given.get(name, 0):
+                        given[name] = v
                 out.append(tuple(r))
             return out
         except sqlite3.IntegrityError as e:
@@ -960,9 +1006,18 @@ class SQLiteStorage:
         )
 
     def reset_auto_increment(self, table: str) -> None:
-        self.conn.execute(
-            "DELETE FROM sqlite_sequence WHERE name = ?", (self.schemas[table.lower()].name,)
-        )
+        name = self.schemas[table.lower()].name
+        self.conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (name,))
+        self._auto_given.pop(name, None)
+        self._auto_behind.discard(name)
+
+    def _auto_catch_up(self, name: str) -> None:
+        """Before table ``name`` generates a value: its counter no lower than the highest
+        value it gave out (a rollback or a refused row may have undone SQLite's)."""
+        self._auto_behind.discard(name)
+        top = self._auto_given.get(name, 0)
+        if top > self.next_auto_value(name):
+            self._store_counter(name, top)
 
     def set_auto_increment(self, table: str, value: int) -> bool:
         """``AUTO_INCREMENT = value`` (ALTER TABLE, a CREATE TABLE option): the next key given
@@ -977,6 +1032,8 @@ class SQLiteStorage:
         top = self.conn.execute(f"SELECT MAX({q(col)}) FROM {q(schema.name)}").fetchone()[0]
         seq = max(int(value) - 1, top or 0)
         self._store_counter(schema.name, seq)
+        self._auto_given[schema.name] = seq  # (MySQL may move it down to the largest key)
+        self._auto_behind.discard(schema.name)
         return True
 
     def _store_counter(self, name: str, seq: int) -> None:

@@ -4,9 +4,16 @@ The option was accepted and ignored: after ``ALTER TABLE t AUTO_INCREMENT = 100`
 was still the old counter's. The next key given is now ``n``, or one above the largest key the
 table holds when that is larger; alone in an ALTER it sets the counter without rebuilding the
 table, beside other changes after them; the counter survives reopening the file.
+
+As InnoDB's, the counter is not undone: a value given to a row that a duplicate key refused, or
+whose transaction rolled back, is not given again.
 """
 
 from __future__ import annotations
+
+import pymysql
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import noria_py
 from noria_py import errors as E
@@ -100,3 +107,61 @@ def test_a_key_moved_above_the_counter_is_never_given_again(mariadb_oracle):
     ours = noria_py.connect()
     assert _run(ours.cursor(), MOVED, "mv") == want
     ours.close()
+
+
+# --- values given out stay given out -----------------------------------------------------------
+
+SPENT_TABLE = (
+    "CREATE TABLE sp (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, u INT, v VARCHAR(10), "
+    "UNIQUE KEY sp_u (u))"
+)
+spent_statements = st.one_of(
+    st.builds(lambda u: f"INSERT INTO sp (u, v) VALUES ({u}, 'i')", st.integers(0, 4)),
+    st.builds(lambda u: f"INSERT IGNORE INTO sp (u, v) VALUES ({u}, 'g')", st.integers(0, 4)),
+    st.builds(
+        lambda u: f"INSERT INTO sp (u, v) VALUES ({u}, 'o') ON DUPLICATE KEY UPDATE v = 'up'",
+        st.integers(0, 4),
+    ),
+    st.builds(
+        lambda i, u: f"INSERT INTO sp VALUES ({i}, {u}, 'e')", st.integers(1, 9), st.integers(5, 9)
+    ),
+    st.builds(lambda u: f"DELETE FROM sp WHERE u = {u}", st.integers(0, 9)),
+    st.sampled_from(["BEGIN", "COMMIT", "ROLLBACK"]),
+)
+
+
+def _spent_run(cur, script: list) -> list:
+    out = []
+    for sql in script:
+        try:
+            cur.execute(sql)
+        except (pymysql.err.MySQLError, E.Error) as e:
+            out.append(("error", e.args[0] if isinstance(e, pymysql.err.MySQLError) else e.errno))
+            continue
+        cur.execute("SELECT id, u, v FROM sp ORDER BY id")
+        out.append([tuple(r) for r in cur.fetchall()])
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(spent_statements, min_size=1, max_size=14))
+def test_values_given_out_stay_given_out_as_mariadb(mariadb_oracle, script):
+    """InnoDB's counter is not undone: a value given to a row a duplicate key refused (INSERT,
+    INSERT IGNORE, ON DUPLICATE KEY UPDATE's update) or whose transaction rolled back is not
+    given again, so the next rows' keys are MariaDB's."""
+    conn = mariadb_oracle.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("DROP TABLE IF EXISTS sp")
+            cur.execute(SPENT_TABLE)
+            want = _spent_run(cur, [*script, "ROLLBACK"])
+            cur.execute("DROP TABLE sp")
+    finally:
+        conn.close()
+    ours = noria_py.connect()
+    cur = ours.cursor()
+    cur.execute(SPENT_TABLE)
+    try:
+        assert _spent_run(cur, [*script, "ROLLBACK"]) == want
+    finally:
+        ours.close()
