@@ -52,7 +52,9 @@ prices = st.one_of(
 )
 tags = st.one_of(st.none(), st.text(alphabet="ab ", max_size=6))
 uniques = st.one_of(st.none(), st.integers(0, 4))
-ids = st.one_of(st.none(), st.just(0), st.integers(1, 6), st.just(-1))
+# (no negative key: MySQL does not support them in an AUTO_INCREMENT column, and InnoDB then
+# moves its counter as it happens to)
+ids = st.one_of(st.none(), st.just(0), st.integers(1, 6))
 
 statement = st.one_of(
     st.tuples(st.just("listed"), st.tuples(stories, scores, prices, tags, uniques)),

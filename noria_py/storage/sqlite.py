@@ -907,13 +907,15 @@ class SQLiteStorage:
             if counted and name in self._auto_behind:
                 self._auto_catch_up(name)
             given = self._auto_given
-            for r in rows:
+            for k, r in enumerate(rows):
                 try:
                     cur = conn.execute(sql, [V.to_storage(v) for v in r] if needs_conv else r)
                 except sqlite3.IntegrityError:
                     if counted and r[auto_col] is None:
-                        # the value the row was given is spent (as InnoDB's)
-                        spent = self.next_auto_value(name) + 1
+                        # the values InnoDB reserved for the statement's rows are spent: this
+                        # row's and the rest's
+                        rest = sum(1 for x in rows[k:] if x[auto_col] is None)
+                        spent = self.next_auto_value(name) + rest
                         if spent > given.get(name, 0):
                             given[name] = spent
                         self._auto_behind.add(name)

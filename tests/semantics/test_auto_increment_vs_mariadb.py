@@ -125,6 +125,10 @@ spent_statements = st.one_of(
     st.builds(
         lambda i, u: f"INSERT INTO sp VALUES ({i}, {u}, 'e')", st.integers(1, 9), st.integers(5, 9)
     ),
+    st.builds(
+        lambda us: "INSERT INTO sp (u, v) VALUES " + ", ".join(f"({u}, 'm')" for u in us),
+        st.lists(st.integers(0, 4), min_size=2, max_size=3),
+    ),
     st.builds(lambda u: f"DELETE FROM sp WHERE u = {u}", st.integers(0, 9)),
     st.sampled_from(["BEGIN", "COMMIT", "ROLLBACK"]),
 )
