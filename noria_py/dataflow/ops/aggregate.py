@@ -458,17 +458,48 @@ class _ConcatAcc(_Acc):
         return s[:GROUP_CONCAT_MAX_LEN]
 
 
-class _Group:
-    __slots__ = ("rows", "accs", "out", "reps")
+# The fill index (``Aggregate.fidx``): per fill key, its group keys as a tuple while they are
+# few (a tuple of keys of plain values is no object the garbage collector visits, where a set
+# per filled key is), a set beyond.
+_INDEX_TUPLE_MAX = 8
+
+
+def _index_add(fidx: dict, fk, key) -> None:
+    keys = fidx.get(fk)
+    if keys is None or not keys:
+        fidx[fk] = (key,)
+    elif keys.__class__ is tuple:
+        if key not in keys:
+            fidx[fk] = keys + (key,) if len(keys) < _INDEX_TUPLE_MAX else {*keys, key}
+    else:
+        keys.add(key)
+
+
+def _index_discard(fidx: dict, fk, key) -> None:
+    keys = fidx.get(fk)
+    if not keys:
+        return
+    if keys.__class__ is tuple:
+        if key in keys:
+            fidx[fk] = tuple([k for k in keys if k != key])
+    else:
+        keys.discard(key)
+
+
+class _Group(list):
+    """One group's state: its accumulators, one per aggregate in order, are the list's items
+    (no list of its own: a filled key's state is fewer objects for the garbage collector to
+    visit), ``rows`` its row count, ``out`` and ``reps`` below."""
+
+    __slots__ = ("rows", "out", "reps")
 
     def __init__(self, aggs: list[AggSpec], once: bool = False):
         self.rows = 0
         if once:
-            self.accs = [a.new(True) for a in aggs]
+            self.extend([a.new(True) for a in aggs])
         else:  # (AggSpec.new inlined, in this frame: no call per aggregate on a new group)
-            accs = self.accs = []
             for a in aggs:
-                accs.append((a._make or a._set_make())(a))
+                self.append((a._make or a._set_make())(a))
         self.out = None  # the output row last emitted for this group (None: not known)
         # grouped by strings: how many rows carry each spelling of the group's values (one
         # group holds 'Bob' and 'bob' under a case-insensitive collation; it shows one of them)
@@ -561,7 +592,7 @@ class Aggregate(Node):
         self.partial = False
         self.fill_cols: list[int] = []  # group positions that key the partial state
         self.filled: set = set()
-        self.fidx: dict = {}  # fill key -> set of group keys
+        self.fidx: dict = {}  # fill key -> its group keys (_index_add)
         self.graph = None
         self._grouped = None  # (sqlrel.Grouped, SqlRel), or False: none
 
@@ -598,7 +629,7 @@ class Aggregate(Node):
             return
         rows = self.parents[0].query(self.fill_cols, fk)
         self.filled.add(fk)
-        self.fidx.setdefault(fk, set())
+        self.fidx.setdefault(fk, ())
         self._apply(rows)
         if self.graph is not None:
             self.graph.filled(self, fk, len(self.fidx.get(fk, ())))
@@ -606,11 +637,12 @@ class Aggregate(Node):
     def _add_groups(self, fk: tuple, groups) -> None:
         """Fill key ``fk`` filled with a grouped query's ``groups`` (see ``_grouped_fill``)."""
         self.filled.add(fk)
-        index = self.fidx.setdefault(fk, set())
+        fidx = self.fidx
+        fidx.setdefault(fk, ())
         if groups:
             self._absorb(groups, fk)
         if self.graph is not None:
-            self.graph.filled(self, fk, len(index))
+            self.graph.filled(self, fk, len(fidx[fk]))
 
     def _apply(self, batch) -> None:
         """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built)."""
@@ -619,9 +651,7 @@ class Aggregate(Node):
         for key in [k for k in touched if groups[k].rows == 0 and not self.global_group]:
             del groups[key]
             if self.partial:
-                s_ = self.fidx.get(self._fkey(key))
-                if s_ is not None:
-                    s_.discard(key)
+                _index_discard(self.fidx, self._fkey(key), key)
 
     def _add_to(self, groups: dict, batch, once: bool = False) -> set:
         """Add ``batch`` to ``groups``; the group keys it touched. Records are gathered by
@@ -653,13 +683,13 @@ class Aggregate(Node):
             if g is None:
                 g = groups[key] = _Group(self.aggs, once)
                 if index:
-                    self.fidx.setdefault(self._fkey(recs[0][0]), set()).add(key)
+                    _index_add(self.fidx, self._fkey(recs[0][0]), key)
             m = 0
             for rec in recs:
                 m += rec[1]
             g.rows += m
             g.out = None
-            for acc in g.accs:
+            for acc in g:
                 acc.add_all(recs)
         for raw, n in spelled.items():
             if n:
@@ -741,22 +771,20 @@ class Aggregate(Node):
         mine = self.groups
         aggs = self.aggs
         partial = self.partial
-        index = self.fidx.get(fk) if fk is not None and partial else None
+        fidx = self.fidx
         for raw, n, states in groups:
             key = gk(raw)
             g = mine.get(key)
             if g is None:
                 g = mine[key] = _Group(aggs)
-                if index is not None:
-                    index.add(key)
-                elif partial:
-                    self.fidx.setdefault(self._fkey(raw), set()).add(key)
+                if partial:
+                    _index_add(fidx, fk if fk is not None else self._fkey(raw), key)
             else:
                 g.out = None
             g.rows += n
             if sg and n:
                 _count_rep(g, raw, n)
-            for acc, st in zip(g.accs, states):
+            for acc, st in zip(g, states):
                 acc.absorb(n, st)
 
     def evict_key(self, fk: tuple) -> None:
@@ -764,7 +792,7 @@ class Aggregate(Node):
         if fk not in self.filled:
             return
         self.filled.discard(fk)
-        keys = self.fidx.pop(fk, set())
+        keys = self.fidx.pop(fk, ())
         derived = []
         for k in keys:
             g = self.groups.pop(k, None)
@@ -882,10 +910,9 @@ class Aggregate(Node):
     def _output(self, key, g: _Group):
         if g.reps:
             key = g.rep(key)
-        accs = g.accs
-        if len(accs) == 1:  # (no list built for the one aggregate of most queries)
-            return key + (accs[0].value(),)
-        return key + tuple([a.value() for a in accs])
+        if len(g) == 1:  # (no list built for the one aggregate of most queries)
+            return key + (g[0].value(),)
+        return key + tuple([a.value() for a in g])
 
     def on_input(self, port: int, batch: list) -> list:
         groups = self.groups
@@ -913,7 +940,7 @@ class Aggregate(Node):
                 g = groups[key] = _Group(self.aggs)
                 touched.setdefault(key, None)
                 if self.partial:
-                    self.fidx.setdefault(self._fkey(row), set()).add(key)
+                    _index_add(self.fidx, self._fkey(row), key)
             elif key not in touched:
                 if g.rows > 0 or self.global_group:
                     touched[key] = g.out if g.out is not None else self._output(key, g)
@@ -922,7 +949,7 @@ class Aggregate(Node):
             g.rows += m
             if sg:
                 _count_rep(g, row[:ng], m)
-            for acc in g.accs:
+            for acc in g:
                 acc.add(row, m)
         out = []
         for key, old in touched.items():
@@ -934,9 +961,7 @@ class Aggregate(Node):
                 if g.rows == 0:
                     del groups[key]
                     if self.partial:
-                        s_ = self.fidx.get(self._fkey(key))
-                        if s_ is not None:
-                            s_.discard(key)
+                        _index_discard(self.fidx, self._fkey(key), key)
             if old == new:
                 continue
             if old is not None:
@@ -1016,7 +1041,7 @@ class Aggregate(Node):
         for fk in fks:
             self.filled.add(fk)
             if fk not in self.fidx:
-                self.fidx[fk] = set()
+                self.fidx[fk] = ()
         for fk, groups in zip(fks, got):
             if groups:
                 self._absorb(groups, fk)
@@ -1039,7 +1064,7 @@ class Aggregate(Node):
         return list(self.filled)
 
     def sample_state(self, n: int = 20) -> list:
-        return [(k + tuple(a.value() for a in g.accs), 1) for k, g in list(self.groups.items())[:n]]
+        return [(k + tuple(a.value() for a in g), 1) for k, g in list(self.groups.items())[:n]]
 
     def compare_filled(self, twin):
         fill = self.fill_cols
