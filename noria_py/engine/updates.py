@@ -21,6 +21,7 @@ from .inserts import (
     _column_table,
     _compile_value,
     _no_zero_date,
+    _noted,
     _returning,
     _returning_result,
     _stamped,
@@ -492,9 +493,48 @@ class UpdatesMixin:
                 changes = []
                 batch = []
                 noted = []  # (rowid, number of notes) after each row that left one
+                at = [None]  # the row being computed
+                try:
+                    computed(found, params, changes, batch, noted, at)
+                except E.Error as err:
+                    # MySQL's diagnostics area lists the notes the rows before it left first
+                    if notes.conditions:
+                        if places is not None and len(notes.conditions) > (
+                            noted[-1][1] if noted else 0
+                        ):
+                            noted.append((at[0], len(notes.conditions)))
+                        _noted(err, renamed(noted), self._cur)
+                    raise
+                if noted:  # the notes name the rows as MariaDB reads them
+                    notes.conditions = renamed(noted)
+                if changes:
+                    try:
+                        self.storage.update_rows(schema.name, changes)
+                    except E.Error as err:
+                        if len(found) == 1:  # (of several rows, which one failed is not known)
+                            _noted(err, notes.conditions, self._cur)
+                        raise
+                changed_holder[0] = len(changes)
+                return self._fk_after(schema, batch)
+
+            def renamed(noted) -> list:
+                """The notes, each naming its row by its place in MariaDB's reading order."""
+                if places is None or not noted:
+                    return notes.conditions
+                place, start, out = places(), 0, []
+                for rowid, end in noted:
+                    for lv, code, msg in notes.conditions[start:end]:
+                        head = msg.rsplit(" at row ", 1)[0]
+                        out.append((lv, code, f"{head} at row {place[rowid]}"))
+                    start = end
+                return out
+
+            def computed(found, params, changes, batch, noted, at) -> None:
+                """Each found row's new values, in ``changes`` and ``batch``."""
                 for n, (rowid, row) in enumerate(found, 1):
                     new = list(row)
                     notes.row = n
+                    at[0] = rowid
                     # MySQL evaluates SET assignments left to right, each seeing earlier ones
                     for i, fn in sets:
                         v = fn(tuple(new), params)
@@ -524,18 +564,6 @@ class UpdatesMixin:
                         changes.append((rowid, new))
                         batch.append((row, -1))
                         batch.append((new, 1))
-                if noted:  # the notes name the rows as MariaDB reads them
-                    place, start, renamed = places(), 0, []
-                    for rowid, end in noted:
-                        for lv, code, msg in notes.conditions[start:end]:
-                            head = msg.rsplit(" at row ", 1)[0]
-                            renamed.append((lv, code, f"{head} at row {place[rowid]}"))
-                        start = end
-                    notes.conditions = renamed
-                if changes:
-                    self.storage.update_rows(schema.name, changes)
-                changed_holder[0] = len(changes)
-                return self._fk_after(schema, batch)
 
             self._write(schema.name, apply)
             return Result(

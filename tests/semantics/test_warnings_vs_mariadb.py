@@ -268,3 +268,29 @@ def test_statement_sequences(oracle_db, files, data):
     pool = _statements(*files)
     seq = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=8))
     _compare(oracle_db, seq)
+
+
+def test_notes_before_an_error(oracle_db, files):
+    """A statement that leaves notes and then fails: the area lists the notes it raised before
+    the error (a DECIMAL's digits rounded away, 1265), then the error, as MariaDB does, for a
+    one-row and a multi-row INSERT (the values computed column by column, row by row) and for
+    an UPDATE of one row and of several. (The failing column is the row's last: MariaDB goes
+    on through the failing row's other columns and adds their notes after the error, which the
+    engine does not.)"""
+    _compare(
+        oracle_db,
+        [
+            "DROP TABLE IF EXISTS wn",
+            "CREATE TABLE wn (id INT PRIMARY KEY, d DECIMAL(5,2), s VARCHAR(3))",
+            "INSERT INTO wn VALUES (1, 0.001, 'long')",
+            "INSERT INTO wn VALUES (1, 0.005, 'a')",
+            "INSERT INTO wn VALUES (2, 1.001, 'b')",
+            "INSERT INTO wn (id, d, s) VALUES (3, 0.001, 'c'), (4, 0.002, 'long')",
+            "INSERT INTO wn (id, d) VALUES (5, 0.001), (6, 0.002), (7, 1234.5)",
+            "UPDATE wn SET d = 0.001, s = 'toolong' WHERE id = 1",
+            "UPDATE wn SET d = 2.004, s = 'x' WHERE id >= 1",
+            "UPDATE wn SET d = 3.001, s = 'long' WHERE id >= 1",
+            "UPDATE wn SET s = 'y', d = 4.001 WHERE id = 2",
+            "DROP TABLE wn",
+        ],
+    )
