@@ -266,14 +266,12 @@ class Cursor:
                     )
                 self.description = d
                 return self
-        elif (
-            prep.__class__ is InsertPrepared
-            and prep.one_row
-            and args is params
-            and conn._session is None
-        ):
+        elif prep.__class__ is InsertPrepared and prep.one_row and args is params:
             try:
-                generated = eng.insert_now(sql, prep, args)
+                if conn._session is None:
+                    generated = eng.insert_now(sql, prep, args)
+                else:  # (the session's values bound, as for the long path)
+                    generated = conn._with_session(eng.insert_now, sql, prep, args)
             except E.Error as e:
                 t.diag = error_area(e)  # SHOW WARNINGS / SHOW ERRORS list it
                 raise
