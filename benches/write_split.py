@@ -2,7 +2,8 @@
 split into base storage's insert, the dataflow and the rest of the engine's path, against the
 same inserts into stdlib ``sqlite3`` (the schema and data of ``benches/misses.py``).
 
-The engine's ``SQLiteStorage.insert_rows`` and ``Graph.propagate`` are timed by wrapping them;
+The engine's ``SQLiteStorage.insert_rows`` and ``insert_one`` (the cursor's one-row INSERT,
+``Engine.insert_now``) and ``Graph.propagate`` are timed by wrapping them;
 the sides alternate every ``--chunk`` inserts. With the view, half of the stories are cached
 (read once) before the inserts, so about half the votes reach a cached story.
 
@@ -37,13 +38,21 @@ def measure(view: bool, args: argparse.Namespace) -> dict:
     if view:
         M.time_reads(cur, list(range(0, args.stories, 2)))
     spent = {"insert": 0.0, "dataflow": 0.0}
-    insert, propagate = SQLiteStorage.insert_rows, Graph.propagate
+    insert, insert_one = SQLiteStorage.insert_rows, SQLiteStorage.insert_one
+    propagate = Graph.propagate
     clock = time.perf_counter
 
     def timed_insert(self, *a):
         t = clock()
         try:
             return insert(self, *a)
+        finally:
+            spent["insert"] += clock() - t
+
+    def timed_insert_one(self, *a):
+        t = clock()
+        try:
+            return insert_one(self, *a)
         finally:
             spent["insert"] += clock() - t
 
@@ -58,6 +67,7 @@ def measure(view: bool, args: argparse.Namespace) -> dict:
     rows = [(M.FIRST_NEW_USER + i, rng.randrange(args.stories)) for i in range(args.writes)]
     noria = lite = 0.0
     SQLiteStorage.insert_rows, Graph.propagate = timed_insert, timed_propagate
+    SQLiteStorage.insert_one = timed_insert_one
     try:
         for i in range(0, len(rows), args.chunk):
             part = rows[i : i + args.chunk]
@@ -65,6 +75,7 @@ def measure(view: bool, args: argparse.Namespace) -> dict:
             lite += M.time_writes(scur, part)
     finally:
         SQLiteStorage.insert_rows, Graph.propagate = insert, propagate
+        SQLiteStorage.insert_one = insert_one
     M.check_answers(cur, scur, sorted({s for _u, s in rows[:50]}), "after the writes")
     conn.close()
     n = len(rows)
