@@ -42,32 +42,24 @@ def measure(view: bool, args: argparse.Namespace) -> dict:
     propagate = Graph.propagate
     clock = time.perf_counter
 
-    def timed_insert(self, *a):
-        t = clock()
-        try:
-            return insert(self, *a)
-        finally:
-            spent["insert"] += clock() - t
+    def timed(fn, part: str):
+        """``fn``, its time added to ``spent[part]``."""
 
-    def timed_insert_one(self, *a):
-        t = clock()
-        try:
-            return insert_one(self, *a)
-        finally:
-            spent["insert"] += clock() - t
+        def run(self, *a):
+            t = clock()
+            try:
+                return fn(self, *a)
+            finally:
+                spent[part] += clock() - t
 
-    def timed_propagate(self, *a):
-        t = clock()
-        try:
-            return propagate(self, *a)
-        finally:
-            spent["dataflow"] += clock() - t
+        return run
 
     rng = random.Random(args.seed)
     rows = [(M.FIRST_NEW_USER + i, rng.randrange(args.stories)) for i in range(args.writes)]
     noria = lite = 0.0
-    SQLiteStorage.insert_rows, Graph.propagate = timed_insert, timed_propagate
-    SQLiteStorage.insert_one = timed_insert_one
+    SQLiteStorage.insert_rows = timed(insert, "insert")
+    SQLiteStorage.insert_one = timed(insert_one, "insert")
+    Graph.propagate = timed(propagate, "dataflow")
     try:
         for i in range(0, len(rows), args.chunk):
             part = rows[i : i + args.chunk]

@@ -408,10 +408,10 @@ class Engine(
         ``sql`` and nothing around it asks more than ``_insert_one`` does: autocommit, no
         transaction or table lock, the home database, inline or queued dataflow, no other
         process on the file, no FOREIGN KEY or CHECK, nothing the values compute reading the
-        session. ``execute``'s layers (``_ready``, ``_run``, ``_insert_row``, ``_insert_one``)
-        collapsed into the steps they take for such a statement. Returns the AUTO_INCREMENT
-        value generated (0: none; the row count is 1), or None when one of the conditions
-        fails (then ``execute`` answers, nothing having been done here)."""
+        session. ``execute``'s layers (``_ready``, ``_run``, ``_insert_row``) collapsed into
+        the steps they take for such a statement (``_build_one``, ``_store_one``). Returns
+        the AUTO_INCREMENT value generated (0: none; the row count is 1), or None when one of
+        the conditions fails (then ``execute`` answers, nothing having been done here)."""
         with self.lock:
             t = self._txn_default
             if (
@@ -431,16 +431,14 @@ class Engine(
                 or len(params) != prep.param_count
             ):
                 return None
-            plan = prep.now_plan
-            if plan is None:
-                # kept with the statement: DDL (which could add a FOREIGN KEY or a CHECK, or
-                # change the table) replaces every cached statement
-                plan = prep.now_plan = (
-                    self.storage.insert_plan(prep.table)
-                    if prep.one_row and prep.session_free and not self._fk_involved(prep.schema)
-                    else False
+            ok = prep.now_ok
+            if ok is None:
+                # kept with the statement: DDL (which could add a FOREIGN KEY or a CHECK)
+                # replaces every cached statement
+                ok = prep.now_ok = (
+                    prep.one_row and prep.session_free and not self._fk_involved(prep.schema)
                 )
-            if plan is False:
+            if not ok:
                 return None
             check_params(params)
             if prep.timestamps:
@@ -449,41 +447,7 @@ class Engine(
             self._cur = t
             notes = V.Adjust(prep.table_text, 1, True)  # strict mode's notes (row 1, strict)
             try:
-                if prep.params_in_order:  # (no value's expression to evaluate)
-                    row = prep.build_rows(self, params, 1, notes)[0]
-                else:
-                    state = V.STRICT_EVALUATION
-                    strictly = t.strict and not state.on
-                    if strictly:  # a conversion's warning in a value's expression is an error
-                        state.on = True
-                        state.division = t.div_zero
-                    try:
-                        row = prep.build_rows(self, params, 1, notes)[0]
-                    finally:
-                        if strictly:
-                            state.on = False
-                            state.division = False
-                auto = prep.auto_col
-                if auto is not None and row[auto] is None:
-                    stored = self.storage.insert_rows(prep.table, [row], auto)[0]
-                    generated = stored[auto]
-                else:
-                    self.storage.insert_one(prep.table, plan, row)
-                    stored = tuple(row)
-                    generated = 0
-                # the table's node, kept with the statement for the graph's version
-                graph = self.graph
-                got = prep.base_node
-                if got is None or got[0] is not graph or got[1] != graph.version:
-                    node = graph.by_signature.get(f"base({prep.table})")
-                    got = prep.base_node = (graph, graph.version, node)
-                node = got[2]
-                if node is not None and node.children:
-                    if self._thread is None:
-                        graph.propagate(node, [(stored, 1)])
-                    else:
-                        self._dispatch(node, [(stored, 1)])
-                self.write_count += 1
+                generated = self._store_one(prep, self._build_one(prep, params, notes, t))
             except E.DatabaseError as e:
                 if not t.strict and e.errno in _ADJUSTED_OUTSIDE_STRICT:
                     raise _not_strict(e) from e

@@ -40,9 +40,11 @@ def _noted(err: E.Error, conditions: list, t) -> E.Error:
 class InsertPrepared(Prepared):
     kind = "insert"
     is_write = True
-    # Engine.insert_now's: base storage's statement for the row (False: not that path), and
-    # (graph, its version, the table's node)
-    now_plan: tuple | bool | None = None
+    # Engine.insert_now's: may it take the statement (None: not asked yet); and
+    # Engine._store_one's: base storage's statement for the row, and (graph, its version, the
+    # table's node)
+    now_ok: bool | None = None
+    store_plan: tuple | None = None
     base_node: tuple | None = None
 
     def __init__(self, engine: Engine, ins: exp.Insert, param_count: int):
@@ -816,7 +818,6 @@ class InsertsMixin:
             if adjust is None and len(rows_all) == 1:
                 # (of several rows, the notes up to the one refused are not told apart)
                 _noted(err, notes.conditions, self._cur)
-                raise
             raise
         stored = stored_holder[0]
         if adjust is not None:  # the rows' warnings, each row's in its place
@@ -860,22 +861,29 @@ class InsertsMixin:
         ):
             return self._insert(prep, [params])
         notes = V.Adjust(prep.table_text, 1, True)  # strict mode's notes (row 1, strict)
+        try:
+            row = self._build_one(prep, params, notes, t)
+            return self._insert_one(prep, [row], notes.conditions)
+        except E.Error as err:
+            _noted(err, notes.conditions, t)
+            raise
+
+    def _build_one(self, prep: InsertPrepared, params, notes, t) -> list:
+        """The one row of a one-row INSERT, built and converted for its columns (``notes``:
+        strict mode's notes), its values' expressions evaluated under ``t``'s strict mode."""
+        if prep.params_in_order:  # (no value's expression to evaluate)
+            return prep.build_rows(self, params, 1, notes)[0]
         state = V.STRICT_EVALUATION
         strictly = t.strict and not state.on
         if strictly:  # a conversion's warning in a value's expression is an error
             state.on = True
             state.division = t.div_zero
         try:
-            try:
-                rows = prep.build_rows(self, params, 1, notes)
-            finally:
-                if strictly:
-                    state.on = False
-                    state.division = False
-            return self._insert_one(prep, rows, notes.conditions)
-        except E.Error as err:
-            _noted(err, notes.conditions, t)
-            raise
+            return prep.build_rows(self, params, 1, notes)[0]
+        finally:
+            if strictly:
+                state.on = False
+                state.division = False
 
     def _raise_key_error(self, prep: InsertPrepared, rows: list) -> None:
         """The key error writing ``rows`` meets, if any (nothing stays written)."""
@@ -901,17 +909,40 @@ class InsertsMixin:
         KEY involves: one SQLite statement, atomic by itself (no transaction or savepoint
         around it), and its delta straight to the dataflow (``_write``'s single path without
         its closures)."""
-        table = prep.table
-        stored = self.storage.insert_rows(table, rows, prep.auto_col)
-        node = self.graph.by_signature.get(f"base({table})")
-        if node is not None and node.children:
-            self._dispatch(node, [(r, 1) for r in stored])
-        self.write_count += 1
+        return write_result(1, self._store_one(prep, rows[0]) or None, conditions)
+
+    def _store_one(self, prep: InsertPrepared, row: list) -> int:
+        """``_insert_one``'s steps for its ``row``: base storage's statement (its plan, and
+        the table's node for the graph's version, kept with the prepared statement, which DDL
+        replaces), then the delta to the dataflow. Returns the AUTO_INCREMENT value generated
+        (0: none)."""
         auto = prep.auto_col
-        lastrowid = None
-        if auto is not None and rows[0][auto] is None:
-            lastrowid = stored[0][auto]
-        return write_result(1, lastrowid, conditions)
+        if auto is not None and row[auto] is None:
+            stored = self.storage.insert_rows(prep.table, [row], auto)[0]
+            generated = stored[auto]
+        else:
+            plan = prep.store_plan
+            if plan is None:
+                plan = prep.store_plan = self.storage.insert_plan(prep.table)
+            self.storage.insert_one(prep.table, plan, row)
+            stored = tuple(row)
+            generated = 0
+        graph = self.graph
+        got = prep.base_node
+        if got is None or got[0] is not graph or got[1] != graph.version:
+            got = prep.base_node = (
+                graph,
+                graph.version,
+                graph.by_signature.get(f"base({prep.table})"),
+            )
+        node = got[2]
+        if node is not None and node.children:
+            if self._thread is None:
+                graph.propagate(node, [(stored, 1)])
+            else:
+                self._dispatch(node, [(stored, 1)])
+        self.write_count += 1
+        return generated
 
     def _replace(self, prep: InsertPrepared, rows: list, stored_holder: list, changed: list):
         """REPLACE, row by row: every row holding one of the new row's unique keys is deleted
