@@ -470,6 +470,7 @@ class _Drain:
 
     CHUNK = 1 << 20
     AHEAD = 256 << 20
+    LEAST = 1 << 20
 
     def __init__(self, raw):
         import collections
@@ -512,7 +513,10 @@ class _Drain:
     def read(self, n: int = -1) -> bytes:
         cond = self.cond
         with cond:
-            while not self.chunks and not self.ended:
+            # at least ``LEAST`` bytes when the output has them (or all that is left): Arrow
+            # makes one record batch of each read, and a batch has a cost of its own
+            least = self.LEAST if n is None or n < 0 else min(n, self.LEAST)
+            while self.buffered < least and not self.ended:
                 cond.wait()
             if not self.chunks:
                 if self.error is not None:
