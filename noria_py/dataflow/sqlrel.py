@@ -80,6 +80,15 @@ class SqlRel:
         self.version = version  # another table changed: this one still holds
         return False
 
+    def current(self) -> bool:
+        """Neither ``stale`` nor ``pending``: a query over it now answers as the dataflow
+        has received base storage (one call for the common miss)."""
+        schemas = self.bases[0].storage.schemas
+        version = getattr(schemas, "version", None)
+        if (version is None or version != self.version) and self.stale():
+            return False
+        return not self.pending()
+
     def pending(self) -> bool:
         """Has base storage writes the reader on this thread has not received (see
         ``BaseTable.unreceived``)?"""

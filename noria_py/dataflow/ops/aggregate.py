@@ -641,8 +641,9 @@ class Aggregate(Node):
         fidx.setdefault(fk, ())
         if groups:
             self._absorb(groups, fk)
-        if self.graph is not None:
-            self.graph.filled(self, fk, len(fidx[fk]))
+        graph = self.graph
+        if graph is not None and (graph.fill_log is not None or graph.evictor is not None):
+            graph.filled(self, fk, len(fidx[fk]))
 
     def _apply(self, batch) -> None:
         """Add ``batch`` to the groups, emitting nothing (a fill, or a state being built)."""
@@ -778,12 +779,19 @@ class Aggregate(Node):
             if g is None:
                 g = mine[key] = _Group(aggs)
                 if partial:
-                    _index_add(fidx, fk if fk is not None else self._fkey(raw), key)
+                    f = fk if fk is not None else self._fkey(raw)
+                    if fidx.get(f):
+                        _index_add(fidx, f, key)
+                    else:  # (the key's first group: _index_add's first step)
+                        fidx[f] = (key,)
+                g.rows = n
+                if sg and n:
+                    g.reps = {raw: n}  # (_count_rep of a new group)
             else:
                 g.out = None
-            g.rows += n
-            if sg and n:
-                _count_rep(g, raw, n)
+                g.rows += n
+                if sg and n:
+                    _count_rep(g, raw, n)
             for acc, st in zip(g, states):
                 acc.absorb(n, st)
 
@@ -885,7 +893,7 @@ class Aggregate(Node):
         if plan is None or plan is False:
             return None
         g, rel = plan
-        if rel.stale() or rel.pending():
+        if not rel.current():
             return None
         groups = g.run(rel.storage, fk)
         if groups is None:
@@ -908,8 +916,12 @@ class Aggregate(Node):
         self._apply(self.parents[0].contents())
 
     def _output(self, key, g: _Group):
-        if g.reps:
-            key = g.rep(key)
+        reps = g.reps
+        if reps:  # (_Group.rep: the smallest spelling a current row has)
+            if len(reps) == 1:
+                (key,) = reps
+            else:
+                key = min(reps)
         if len(g) == 1:  # (no list built for the one aggregate of most queries)
             return key + (g[0].value(),)
         return key + tuple([a.value() for a in g])

@@ -379,24 +379,26 @@ class Join(Node):
         join's right delta also switches its left rows between padded and matched when the
         key's right rows appear or disappear: ``before`` is the right input without this delta
         (it is still on its way, so base storage's rows minus it), ``after`` with it."""
+        items = None
         if gated and len(batch) == 1:
             # a one-row write (the usual delta): the loop below's first step for its one key,
-            # without grouping the batch by key
+            # without grouping the batch by key, and its gate asked once
             graph = self.graph
             version = graph.version if graph is not None else -1
             cached = self._gate_cache
             gate = cached[1] if cached is not None and cached[0] == version else self._gate()
-            if gate is not None:
-                row, m = batch[0]
-                key = (self._lk if port == 0 else self._rk)(row)
-                if not gate(key if self._multi else (key,)):
-                    self.gated = True
-                    if self.outer and port == 1:
-                        if version != self._right_min_version:
-                            self._right_min_current()
-                        if key in self._right_min:
-                            self._right_low(key, m)  # the bound follows every right delta
-                    return []
+            row, m = batch[0]
+            key = (self._lk if port == 0 else self._rk)(row)
+            if gate is not None and not gate(key if self._multi else (key,)):
+                self.gated = True
+                if self.outer and port == 1:
+                    if version != self._right_min_version:
+                        self._right_min_current()
+                    if key in self._right_min:
+                        self._right_low(key, m)  # the bound follows every right delta
+                return []
+            items = ((key, batch),)
+            gated = False  # (its one key passed)
         out = []
         pad = self.pad
         outer = self.outer
@@ -405,7 +407,7 @@ class Join(Node):
         keep = outer and port == 1
         if keep:
             self._right_min_current()
-        for key, recs in self._by_key(port, batch).items():
+        for key, recs in items or self._by_key(port, batch).items():
             if gate is not None and not gate(key if multi else (key,)):
                 self.gated = True
                 if keep and key in self._right_min:

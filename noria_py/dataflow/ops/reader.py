@@ -190,8 +190,9 @@ class Reader(Node):
                 plan = self._answer = (version, parent.answerer(self.key_cols))
             rows = plan[1](key)
         self._fill_with(key, rows)
-        if self.graph is not None:
-            self.graph.filled(self, key, len(self.state.get(key, ())))
+        graph = self.graph
+        if graph is not None and (graph.fill_log is not None or graph.evictor is not None):
+            graph.filled(self, key, len(self.state.get(key, ())))
         return self.published.get(key, ())
 
     def fill_many(self, keys: list) -> None:
