@@ -505,16 +505,6 @@ class _Group(list):
         # group holds 'Bob' and 'bob' under a case-insensitive collation; it shows one of them)
         self.reps: dict | None = None
 
-    def rep(self, key: tuple) -> tuple:
-        """The group's values as shown: the smallest spelling a current row has."""
-        reps = self.reps
-        if not reps:
-            return key
-        if len(reps) == 1:
-            for only in reps:
-                return only
-        return min(reps)
-
 
 def _count_rep(g: _Group, values: tuple, m: int) -> None:
     reps = g.reps
@@ -577,12 +567,12 @@ class Aggregate(Node):
         self.groups: dict = {}
         pk = parent.kinds
         # group keys hold strings as collation keys (dataflow/partial.py); the output shows
-        # each group's values as some row spells them (_Group.rep)
+        # each group's values as some row spells them (``_output``)
         self._gk = keyer(range(ngroup), pk)
         self._string_groups = has_strings(range(ngroup), pk)
         # group columns another group column determines (a row's own columns beside its
         # table's primary key): left out of the group key, so a string among them needs no
-        # collation key (the output shows them as the group's rows spell them: _Group.rep)
+        # collation key (the output shows them as the group's rows spell them: ``_output``)
         self._dependent = _dependent_groups(parent, ngroup) if self._string_groups else set()
         if self._dependent:
             self._gk = _keyer_without(ngroup, pk, self._dependent)
@@ -917,7 +907,7 @@ class Aggregate(Node):
 
     def _output(self, key, g: _Group):
         reps = g.reps
-        if reps:  # (_Group.rep: the smallest spelling a current row has)
+        if reps:  # the group's values as shown: the smallest spelling a current row has
             if len(reps) == 1:
                 (key,) = reps
             else:
