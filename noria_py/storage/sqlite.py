@@ -239,6 +239,9 @@ class SQLiteStorage:
             _register_mysql(self.rconn)
             self.rconn.execute("PRAGMA query_only=1")
         self.reading = self.conn
+        # ``insert_one``'s cursor, kept (``Connection.execute`` makes a cursor per call); the
+        # engine writes under its lock, one statement at a time
+        self._insert_cur = self.conn.cursor()
         self.conn.execute(
             f"CREATE TABLE IF NOT EXISTS {CATALOG} "
             "(seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT, name TEXT, sql TEXT)"
@@ -876,7 +879,7 @@ class SQLiteStorage:
         ``plan`` (``insert_plan(table)``)."""
         sql, needs_conv = plan
         try:
-            self.conn.execute(sql, [V.to_storage(v) for v in row] if needs_conv else row)
+            self._insert_cur.execute(sql, [V.to_storage(v) for v in row] if needs_conv else row)
         except sqlite3.IntegrityError as e:
             raise self._integrity(self.schemas[table.lower()], e, row) from None
         except sqlite3.OperationalError as e:
