@@ -175,9 +175,15 @@ def _description(res: Result):
 
 
 class Cursor:
-    arraysize = 1
+    # (as sqlite3's cursor: no attributes beyond these; slots make the lookup path's many
+    # attribute reads and writes cheaper)
+    __slots__ = (
+        "connection", "_engine", "_rows", "_pos", "description", "rowcount", "lastrowid",
+        "_closed", "read_your_writes", "arraysize", "__weakref__",
+    )  # fmt: skip
 
     def __init__(self, conn: Connection):
+        self.arraysize = 1
         self.connection = conn
         self._engine = conn._engine
         self._rows: Sequence = ()
