@@ -271,6 +271,9 @@ class Graph:
                 self.probe(child, out)
 
     def filled(self, node: Node, key, size: int) -> None:
+        """A key of ``node`` was filled: logged while a transaction is open (``fill_log``) and
+        told to the eviction policy (``evictor``). Nothing else: a miss's hot path
+        (``Reader.fill``, ``Aggregate._add_groups``) calls it only when one of the two is set."""
         log = self.fill_log  # read once: a domain thread may race a COMMIT resetting it
         if log is not None:
             log.append((node, key))
