@@ -1141,6 +1141,8 @@ class Aggregate(Node):
             planner.need(parent, None)
 
     def plan_pass(self, planner, cols) -> None:
+        if not self.partial:
+            return  # a full state answers every lookup from itself (``query``): no index above
         ok = all(c < self.ngroup for c in cols)
         planner.need(self.parents[0], cols if ok else None)
 

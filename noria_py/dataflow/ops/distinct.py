@@ -260,7 +260,8 @@ class Distinct(Node):
             planner.need(parent, None)
 
     def plan_pass(self, planner, cols) -> None:
-        planner.need(self.parents[0], cols)
+        if self.partial:  # (a full state answers every lookup from itself: no index above)
+            planner.need(self.parents[0], cols)
 
     def fill_carriers(self):
         return [{c} for c in self.fill_cols]
