@@ -12,7 +12,6 @@ import pytest
 
 import noria_py
 
-
 N3 = sum(1 for i in range(200) if i % 7 == 3)  # the rows of qty 3 the fixture loads
 SUM3 = sum(i * 3 for i in range(200) if i % 7 == 3)
 

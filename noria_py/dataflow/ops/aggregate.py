@@ -847,6 +847,21 @@ class Aggregate(Node):
             else:
                 scratch._apply(self.parents[0].contents())
             return [(r, m) for r, m in scratch.contents() if matches(r, cols, key)]
+        if ng and len(cols) == ng and sorted(cols) == list(range(ng)):
+            # every group column (a view grouped by what its readers look it up by): the one
+            # group the key can be, found by its group key, not by reading every group. Keys
+            # equal under ``matches`` have one group key (a string's collation key, anything
+            # else itself; a dependent column's part is None for both), so this is the scan's
+            # answer, filtered as the scan filters
+            row = [None] * ng
+            for c, v in zip(cols, key):
+                row[c] = v
+            gkey = self._gk(row)
+            g = self.groups.get(gkey)
+            if g is None or g.rows <= 0:
+                return []
+            r = self._output(gkey, g)
+            return [(r, 1)] if matches(r, cols, key) else []
         return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
 
     def answerer(self, cols):
