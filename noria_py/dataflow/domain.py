@@ -192,7 +192,7 @@ class Dataflow:
             if dst.materialization != NONE and not dst.partial:
                 # full state answers from itself, at its own position in the stream (a ranged
                 # request: all of its range, whatever the limit)
-                rows = select(dst.contents(), cols, keys)
+                rows = dst.own_rows(cols, keys)
                 if rng is None:
                     self.respond(dst, up, hops, rows)
                 else:

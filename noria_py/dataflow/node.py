@@ -76,6 +76,14 @@ class Node:
         """The node's current full output as a batch of positive records."""
         raise NotImplementedError
 
+    def own_rows(self, cols, keys: list) -> list:
+        """The records of this full state whose ``cols`` equal one of ``keys`` (tuples), from
+        its own state: how a full node answers an upquery. The default filters ``contents``;
+        a state that finds a key's records without listing them all overrides it."""
+        from .domain import select
+
+        return select(self.contents(), cols, keys)
+
     def absorb(self, port: int, batch: list) -> None:
         """Add a batch from ``port`` to a full state being built (``Graph.install``: nothing
         is connected below yet, so no output is wanted). The default is ``on_input`` with its

@@ -847,22 +847,33 @@ class Aggregate(Node):
             else:
                 scratch._apply(self.parents[0].contents())
             return [(r, m) for r, m in scratch.contents() if matches(r, cols, key)]
-        if ng and len(cols) == ng and sorted(cols) == list(range(ng)):
-            # every group column (a view grouped by what its readers look it up by): the one
-            # group the key can be, found by its group key, not by reading every group. Keys
-            # equal under ``matches`` have one group key (a string's collation key, anything
-            # else itself; a dependent column's part is None for both), so this is the scan's
-            # answer, filtered as the scan filters
+        return self.own_rows(cols, [tuple(key)])
+
+    def own_rows(self, cols, keys: list) -> list:
+        """``Node.own_rows``: by every group column (a view grouped by what its readers look it
+        up by), each key's one possible group, found by its group key, not by listing every
+        group. Keys equal under ``matches`` have one group key (a string's collation key,
+        anything else itself; a dependent column's part is None for both), so these are the
+        records listing them would find, filtered as that filters."""
+        ng = self.ngroup
+        if self.partial or not ng or len(cols) != ng or sorted(cols) != list(range(ng)):
+            return Node.own_rows(self, cols, keys)
+        groups = self.groups
+        gk = self._gk
+        found: dict = {}
+        for key in keys:
             row = [None] * ng
             for c, v in zip(cols, key):
                 row[c] = v
-            gkey = self._gk(row)
-            g = self.groups.get(gkey)
-            if g is None or g.rows <= 0:
-                return []
-            r = self._output(gkey, g)
-            return [(r, 1)] if matches(r, cols, key) else []
-        return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+            gkey = gk(row)
+            if gkey in found:
+                continue  # (another key of the same group matched already)
+            g = groups.get(gkey)
+            if g is not None and g.rows > 0:
+                r = self._output(gkey, g)
+                if matches(r, cols, key):
+                    found[gkey] = r
+        return [(r, 1) for r in found.values()]
 
     def answerer(self, cols):
         """By the fill columns (a reader keyed as this state is), the key's groups, filled
