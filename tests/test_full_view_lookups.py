@@ -18,26 +18,60 @@ from noria_py.dataflow.partial import matches
 A = ["x", "X", "y", "y ", "Y", None]
 B = [None, 0, 1, 2]
 
+BY_A = "CREATE VIEW by_a AS SELECT a, COUNT(*) AS n, SUM(c) AS s FROM t GROUP BY a"
+BY_BA = "CREATE VIEW by_ba AS SELECT b, a, COUNT(*) AS n, MAX(c) AS m FROM t GROUP BY b, a"
+BY_ID = "CREATE VIEW by_id AS SELECT id, a, SUM(c) AS s FROM t GROUP BY id, a"  # a: id's
 VIEWS = {
-    # view, lookup over the view, the same rows computed over the table, key columns (in the
-    # lookup's order) as positions of the aggregate's output
+    # the view, its CREATE, a lookup over it, the same rows computed over the table, the
+    # lookup's columns (in its order)
     "by_a": (
-        "CREATE VIEW by_a AS SELECT a, COUNT(*) AS n, SUM(c) AS s FROM t GROUP BY a",
+        "by_a",
+        BY_A,
         "SELECT a, n, s FROM by_a WHERE a = ?",
         "SELECT a, COUNT(*), SUM(c) FROM t WHERE a = ? GROUP BY a",
         ("a",),
     ),
     "by_ba": (
-        "CREATE VIEW by_ba AS SELECT b, a, COUNT(*) AS n, MAX(c) AS m FROM t GROUP BY b, a",
+        "by_ba",
+        BY_BA,
         "SELECT b, a, n, m FROM by_ba WHERE a = ? AND b = ?",
         "SELECT b, a, COUNT(*), MAX(c) FROM t WHERE a = ? AND b = ? GROUP BY b, a",
         ("a", "b"),
     ),
+    "by_ba, by a": (  # some of the group columns: an index of them
+        "by_ba",
+        BY_BA,
+        "SELECT b, a, n, m FROM by_ba WHERE a = ?",
+        "SELECT b, a, COUNT(*), MAX(c) FROM t WHERE a = ? GROUP BY b, a",
+        ("a",),
+    ),
+    "by_ba, by b": (
+        "by_ba",
+        BY_BA,
+        "SELECT b, a, n, m FROM by_ba WHERE b = ?",
+        "SELECT b, a, COUNT(*), MAX(c) FROM t WHERE b = ? GROUP BY b, a",
+        ("b",),
+    ),
     "by_id": (
-        "CREATE VIEW by_id AS SELECT id, a, SUM(c) AS s FROM t GROUP BY id, a",
+        "by_id",
+        BY_ID,
         "SELECT id, a, s FROM by_id WHERE id = ? AND a = ?",
         "SELECT id, a, SUM(c) FROM t WHERE id = ? AND a = ? GROUP BY id, a",
         ("id", "a"),
+    ),
+    "by_id, by id": (
+        "by_id",
+        BY_ID,
+        "SELECT id, a, s FROM by_id WHERE id = ?",
+        "SELECT id, a, SUM(c) FROM t WHERE id = ? GROUP BY id, a",
+        ("id",),
+    ),
+    "by_id, by a": (  # a column the key determines: no part of the group key, so listed
+        "by_id",
+        BY_ID,
+        "SELECT id, a, s FROM by_id WHERE a = ?",
+        "SELECT id, a, SUM(c) FROM t WHERE a = ? GROUP BY id, a",
+        ("a",),
     ),
 }
 
@@ -77,7 +111,7 @@ def apply(conn, write) -> None:
 
 @given(st.lists(op, max_size=12), st.sampled_from(sorted(VIEWS)), st.sampled_from(MODES))
 def test_full_view_lookups_equal_the_table_and_the_scan(writes, view, mode):
-    create, lookup, direct, cols = VIEWS[view]
+    name, create, lookup, direct, cols = VIEWS[view]
     conn = noria_py.connect(upqueries=mode)
     try:
         conn.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT, c INT)")
@@ -95,7 +129,7 @@ def test_full_view_lookups_equal_the_table_and_the_scan(writes, view, mode):
                 assert got == want, (key, got, want)
         # the lookup the readers' fills make, against the scan of every group it replaces
         agg = next(n for n in conn.engine.graph.nodes.values() if n.kind == "aggregate")
-        names = [d[0] for d in conn.execute(f"SELECT * FROM {view}").description]
+        names = [d[0] for d in conn.execute(f"SELECT * FROM {name}").description]
         at = [names.index(c) for c in cols]
         keys = keys_of(cols)
         for key in keys:

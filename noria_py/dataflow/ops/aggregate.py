@@ -557,6 +557,11 @@ def _keyer_without(ngroup: int, kinds, dependent: set):
     )
 
 
+def _part(gkey: tuple, at: tuple) -> tuple:
+    """The components ``at`` of a group key."""
+    return tuple([gkey[c] for c in at])
+
+
 class Aggregate(Node):
     kind = "aggregate"
 
@@ -643,6 +648,8 @@ class Aggregate(Node):
             del groups[key]
             if self.partial:
                 _index_discard(self.fidx, self._fkey(key), key)
+            elif self._lookups is not None:
+                self._unindexed(key)
 
     def _add_to(self, groups: dict, batch, once: bool = False) -> set:
         """Add ``batch`` to ``groups``; the group keys it touched. Records are gathered by
@@ -675,6 +682,8 @@ class Aggregate(Node):
                 g = groups[key] = _Group(self.aggs, once)
                 if index:
                     _index_add(self.fidx, self._fkey(recs[0][0]), key)
+                elif self._lookups is not None and groups is self.groups:
+                    self._indexed(key)
             m = 0
             for rec in recs:
                 m += rec[1]
@@ -768,6 +777,8 @@ class Aggregate(Node):
             g = mine.get(key)
             if g is None:
                 g = mine[key] = _Group(aggs)
+                if self._lookups is not None:
+                    self._indexed(key)
                 if partial:
                     f = fk if fk is not None else self._fkey(raw)
                     if fidx.get(f):
@@ -856,8 +867,16 @@ class Aggregate(Node):
         anything else itself; a dependent column's part is None for both), so these are the
         records listing them would find, filtered as that filters."""
         ng = self.ngroup
-        if self.partial or not ng or len(cols) != ng or sorted(cols) != list(range(ng)):
+        if self.partial or not cols or any(c >= ng for c in cols) or len(set(cols)) != len(cols):
             return Node.own_rows(self, cols, keys)
+        index = at = None
+        if len(cols) < ng:
+            # some of the group columns: the groups they name, by an index of them kept from
+            # the first such lookup on (``_lookup_index``)
+            at = tuple(sorted(cols))
+            index = self._lookup_index(at)
+            if index is None:
+                return Node.own_rows(self, cols, keys)
         groups = self.groups
         gk = self._gk
         found: dict = {}
@@ -865,15 +884,58 @@ class Aggregate(Node):
             row = [None] * ng
             for c, v in zip(cols, key):
                 row[c] = v
-            gkey = gk(row)
-            if gkey in found:
-                continue  # (another key of the same group matched already)
-            g = groups.get(gkey)
-            if g is not None and g.rows > 0:
-                r = self._output(gkey, g)
-                if matches(r, cols, key):
-                    found[gkey] = r
+            asked = gk(row)
+            for gkey in (asked,) if index is None else index.get(_part(asked, at), ()):
+                if gkey in found:
+                    continue  # (another key of the same group matched already)
+                g = groups.get(gkey)
+                if g is not None and g.rows > 0:
+                    r = self._output(gkey, g)
+                    if matches(r, cols, key):
+                        found[gkey] = r
         return [(r, 1) for r in found.values()]
+
+    _lookups = None  # (the groups dict indexed, {group columns: {their part: {group key}}})
+
+    def _lookup_index(self, at: tuple) -> dict | None:
+        """This full state's groups by the group columns ``at`` (sorted positions): ``{their
+        part of a group key: {group key: None}}``, built at the first lookup by them and kept
+        as groups come and go (``_indexed``, ``_unindexed``); None when one of them is a
+        dependent column (no part of the group key)."""
+        if any(c in self._dependent for c in at):
+            return None
+        kept = self._lookups
+        if kept is None or kept[0] is not self.groups:
+            kept = self._lookups = (self.groups, {})
+        index = kept[1].get(at)
+        if index is None:
+            index = kept[1][at] = {}
+            for gkey in self.groups:
+                index.setdefault(_part(gkey, at), {})[gkey] = None
+        return index
+
+    def _indexed(self, gkey) -> None:
+        """A new group, into the lookup indexes kept (``_lookup_index``)."""
+        kept = self._lookups
+        if kept[0] is not self.groups:
+            self._lookups = None  # (made for groups since replaced)
+            return
+        for at, index in kept[1].items():
+            index.setdefault(_part(gkey, at), {})[gkey] = None
+
+    def _unindexed(self, gkey) -> None:
+        """A group gone, out of the lookup indexes kept."""
+        kept = self._lookups
+        if kept[0] is not self.groups:
+            self._lookups = None
+            return
+        for at, index in kept[1].items():
+            part = _part(gkey, at)
+            mine = index.get(part)
+            if mine is not None:
+                mine.pop(gkey, None)
+                if not mine:
+                    del index[part]
 
     def answerer(self, cols):
         """By the fill columns (a reader keyed as this state is), the key's groups, filled
@@ -969,6 +1031,8 @@ class Aggregate(Node):
                 touched.setdefault(key, None)
                 if self.partial:
                     _index_add(self.fidx, self._fkey(row), key)
+                elif self._lookups is not None:
+                    self._indexed(key)
             elif key not in touched:
                 if g.rows > 0 or self.global_group:
                     touched[key] = g.out if g.out is not None else self._output(key, g)
@@ -990,6 +1054,8 @@ class Aggregate(Node):
                     del groups[key]
                     if self.partial:
                         _index_discard(self.fidx, self._fkey(key), key)
+                    elif self._lookups is not None:
+                        self._unindexed(key)
             if old == new:
                 continue
             if old is not None:
