@@ -1,10 +1,10 @@
-"""A reader keyed by a full aggregate's group columns (``CREATE VIEW v AS ... GROUP BY`` looked up
-by ``WHERE`` on every group column) fills a missing key from the one group the key can be
-(``Aggregate.query``), not by reading every group. Checked against the same aggregate computed
-by a query over the table (another path: a partial aggregate filled from base storage) and
-against the whole scan of the aggregate's groups that it replaces, under hypothesis-chosen
-writes with strings equal under the collation (case, trailing spaces), NULL group values and
-a group column its table's key determines."""
+"""A reader over a full state (``CREATE VIEW v AS ... GROUP BY`` or ``SELECT DISTINCT``, looked up
+by ``WHERE`` on some of its columns) fills a missing key from the groups or rows the key can be
+(``own_rows``: a group key, or an index of the columns looked up by), not by listing the whole
+state. Checked against the same rows computed by a query over the table (another path: a
+partial state filled from base storage) and against the listing it replaces, under
+hypothesis-chosen writes with strings equal under the collation (case, trailing spaces), NULL
+values and a group column its table's key determines, in both upquery modes."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ B = [None, 0, 1, 2]
 BY_A = "CREATE VIEW by_a AS SELECT a, COUNT(*) AS n, SUM(c) AS s FROM t GROUP BY a"
 BY_BA = "CREATE VIEW by_ba AS SELECT b, a, COUNT(*) AS n, MAX(c) AS m FROM t GROUP BY b, a"
 BY_ID = "CREATE VIEW by_id AS SELECT id, a, SUM(c) AS s FROM t GROUP BY id, a"  # a: id's
+PAIRS = "CREATE VIEW pairs AS SELECT DISTINCT a, b FROM t"
 VIEWS = {
     # the view, its CREATE, a lookup over it, the same rows computed over the table, the
     # lookup's columns (in its order)
@@ -65,6 +66,20 @@ VIEWS = {
         "SELECT id, a, s FROM by_id WHERE id = ?",
         "SELECT id, a, SUM(c) FROM t WHERE id = ? GROUP BY id, a",
         ("id",),
+    ),
+    "pairs, by a": (
+        "pairs",
+        PAIRS,
+        "SELECT a, b FROM pairs WHERE a = ?",
+        "SELECT DISTINCT a, b FROM t WHERE a = ?",
+        ("a",),
+    ),
+    "pairs, by b a": (
+        "pairs",
+        PAIRS,
+        "SELECT a, b FROM pairs WHERE b = ? AND a = ?",
+        "SELECT DISTINCT a, b FROM t WHERE b = ? AND a = ?",
+        ("b", "a"),
     ),
     "by_id, by a": (  # a column the key determines: no part of the group key, so listed
         "by_id",
@@ -117,7 +132,7 @@ def test_full_view_lookups_equal_the_table_and_the_scan(writes, view, mode):
         conn.execute("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT, c INT)")
         conn.execute(create)
         plan = conn.execute("EXPLAIN " + lookup).fetchall()
-        assert [r[4] for r in plan if r[1] == "aggregate"] == ["full"]
+        assert [r[4] for r in plan if r[1] in ("aggregate", "distinct")] == ["full"]
         for i, w in enumerate([None, *writes]):
             if w is not None:
                 apply(conn, w)
@@ -128,7 +143,9 @@ def test_full_view_lookups_equal_the_table_and_the_scan(writes, view, mode):
                 want = sorted(conn.execute(direct, key).fetchall(), key=repr)
                 assert got == want, (key, got, want)
         # the lookup the readers' fills make, against the scan of every group it replaces
-        agg = next(n for n in conn.engine.graph.nodes.values() if n.kind == "aggregate")
+        agg = next(
+            n for n in conn.engine.graph.nodes.values() if n.kind in ("aggregate", "distinct")
+        )
         names = [d[0] for d in conn.execute(f"SELECT * FROM {name}").description]
         at = [names.index(c) for c in cols]
         keys = keys_of(cols)
@@ -144,24 +161,37 @@ def test_full_view_lookups_equal_the_table_and_the_scan(writes, view, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_miss_reads_one_group_not_all_of_them(mode):
-    """The fill of a missing key looks its group up: it never lists the aggregate's groups
+@pytest.mark.parametrize(
+    "view",
+    [
+        "SELECT story, COUNT(*) AS n FROM v GROUP BY story",
+        "SELECT story, u, COUNT(*) AS n FROM v GROUP BY story, u",
+        "SELECT DISTINCT story, u FROM v",
+    ],
+)
+def test_a_miss_reads_one_group_not_all_of_them(mode, view):
+    """The fill of a missing key looks its groups or rows up: it never lists the whole state
     (``contents``, which it did for every miss, a read of all 20,000 groups here)."""
     conn = noria_py.connect(upqueries=mode)
     try:
         conn.execute("CREATE TABLE v (story INT, u INT)")
-        conn.executemany("INSERT INTO v VALUES (?, ?)", [(i % 20_000, i) for i in range(40_000)])
-        conn.execute("CREATE VIEW cnt AS SELECT story, COUNT(*) AS n FROM v GROUP BY story")
-        assert len(conn.execute("SELECT * FROM cnt").fetchall()) == 20_000
-        agg = next(n for n in conn.engine.graph.nodes.values() if n.kind == "aggregate")
+        conn.executemany("INSERT INTO v VALUES (?, ?)", [(i % 20_000, 0) for i in range(40_000)])
+        conn.execute("CREATE VIEW w AS " + view)
+        assert len(conn.execute("SELECT * FROM w").fetchall()) == 20_000
+        node = next(
+            n for n in conn.engine.graph.nodes.values() if n.kind in ("aggregate", "distinct")
+        )
         listed = []
-        contents = agg.contents
-        agg.contents = lambda: listed.append(1) or contents()
+        contents = node.contents
+        node.contents = lambda: listed.append(1) or contents()
+        sql = "SELECT story FROM w WHERE story = ?"
         for k in (0, 5, 19_999, 20_000, -1):
-            want = [(2,)] if 0 <= k < 20_000 else []
-            assert conn.execute("SELECT n FROM cnt WHERE story = ?", (k,)).fetchall() == want
-        conn.execute("INSERT INTO v VALUES (20000, 1)")
-        assert conn.execute("SELECT n FROM cnt WHERE story = ?", (20_000,)).fetchall() == [(1,)]
+            want = [(k,)] if 0 <= k < 20_000 else []
+            assert conn.execute(sql, (k,)).fetchall() == want
+        conn.execute("INSERT INTO v VALUES (20001, 1)")
+        assert conn.execute(sql, (20_001,)).fetchall() == [(20_001,)]
+        conn.execute("DELETE FROM v WHERE story = 7")
+        assert conn.execute(sql, (7,)).fetchall() == []
         assert listed == []
     finally:
         conn.close()

@@ -68,8 +68,11 @@ class Distinct(Node):
                 reps.pop(row, None)
         if new:
             counts[key] = new
-            if old == 0 and self.partial:
-                self.fidx.setdefault(self._fkey(key), set()).add(key)
+            if old == 0:
+                if self.partial:
+                    self.fidx.setdefault(self._fkey(key), set()).add(key)
+                elif self._lookups is not None:
+                    self._indexed(key, True)
         else:
             del counts[key]
             self.reps.pop(key, None)
@@ -77,7 +80,59 @@ class Distinct(Node):
                 s = self.fidx.get(self._fkey(key))
                 if s is not None:
                     s.discard(key)
+            elif self._lookups is not None:
+                self._indexed(key, False)
         return old
+
+    # --- lookups of a full state (Node.own_rows) ----------------------------------------------
+    _lookups = None  # (the counts dict indexed, {columns: {their values: {counted row: None}}})
+
+    def own_rows(self, cols, keys: list) -> list:
+        """``Node.own_rows``: the rows whose ``cols`` equal a key, by an index of those columns
+        built at the first lookup by them and kept as rows come and go, not by listing every
+        row. A counted row holds its strings as collation keys, and a key's values are taken
+        the same way (``ck``), so rows equal under ``matches`` are found, then filtered as
+        listing them filters."""
+        if self.partial or not cols or len(set(cols)) != len(cols):
+            return Node.own_rows(self, cols, keys)
+        at = tuple(sorted(cols))
+        kept = self._lookups
+        if kept is None or kept[0] is not self.counts:
+            kept = self._lookups = (self.counts, {})
+        index = kept[1].get(at)
+        if index is None:
+            index = kept[1][at] = {}
+            for counted in self.counts:
+                index.setdefault(tuple([counted[c] for c in at]), {})[counted] = None
+        order = sorted(range(len(cols)), key=cols.__getitem__)  # key positions in ``at`` order
+        counts = self.counts
+        found: dict = {}
+        for key in keys:
+            for counted in index.get(tuple([ck(key[i]) for i in order]), ()):
+                if counted in found or counts.get(counted, 0) <= 0:
+                    continue
+                r = self._shown(counted)
+                if matches(r, cols, key):
+                    found[counted] = r
+        return [(r, 1) for r in found.values()]
+
+    def _indexed(self, counted, added: bool) -> None:
+        """A row counted from zero (``added``) or down to it: into or out of the lookup indexes
+        kept (``own_rows``)."""
+        kept = self._lookups
+        if kept[0] is not self.counts:
+            self._lookups = None  # (made for a state since replaced)
+            return
+        for at, index in kept[1].items():
+            part = tuple([counted[c] for c in at])
+            if added:
+                index.setdefault(part, {})[counted] = None
+            else:
+                mine = index.get(part)
+                if mine is not None:
+                    mine.pop(counted, None)
+                    if not mine:
+                        del index[part]
 
     def on_input(self, port: int, batch: list) -> list:
         if self.partial:
@@ -135,7 +190,7 @@ class Distinct(Node):
             scratch = Distinct(self.parents[0])
             scratch.on_input(0, self.parents[0].query(list(cols), tuple(key)))
             return scratch.contents()
-        return [(r, m) for r, m in self.contents() if matches(r, cols, key)]
+        return self.own_rows(cols, [tuple(key)])
 
     def evict_key(self, fk: tuple) -> None:
         fk = ck_tuple(fk)
