@@ -192,6 +192,11 @@ def query_columns(
             out.append((name, _computed(V.NULL, None)))
             continue
         kind = _kind(inner, scope)
+        if kind == V.NULL and nulls:
+            # an expression that can only be NULL (``CASE WHEN ... THEN NULL END``): typed as
+            # a NULL literal is, so a UNION takes its other branches' type
+            out.append((name, _computed(V.NULL, None)))
+            continue
         if kind is None or kind == V.NULL:
             return None
         scale = _scale(inner, scope) if kind == V.DECIMAL else None
