@@ -1923,12 +1923,17 @@ class _Compiler:
         t = self.compile(n.args["true"])
         f = self.compile(n.args["false"]) if n.args.get("false") else self.const(None)
         ft, ff = t.fn, f.fn
-        return _unified(
+        out = _unified(
             lambda r, p: ft(r, p) if truthy(c(r, p)) else ff(r, p),
             [t, f],
             signed_nulls=False,
             nodes=[n.args["true"], n.args.get("false") or exp.Null()],
         )
+        if out.kind == V.NULL:
+            # MySQL types an IF of two NULLs as a string (a UNION or COALESCE beside it is
+            # text), where a CASE of NULLs stays a NULL
+            out.kind = V.STR
+        return out
 
     def c_Coalesce(self, n: exp.Coalesce):
         parts = [self.compile(n.this)] + [self.compile(e) for e in n.expressions]

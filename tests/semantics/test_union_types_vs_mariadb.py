@@ -203,7 +203,6 @@ def test_conditionals_merge_types_as_unions_do(engines, sql):
     check(engines, sql, ())
 
 
-# (MariaDB types IF(c, NULL, NULL) as a string, which the engine does not yet: not here)
 NULL_ONLY = ["CASE WHEN id = 0 THEN NULL END", "CASE id WHEN 0 THEN NULL END"]
 
 
@@ -225,3 +224,19 @@ def test_a_branch_that_can_only_be_null_takes_the_others_type(engines, form, nul
     union's column takes its other branches' type (it left the union untyped, and base
     storage's own values came back: ``'1'`` for a DECIMAL beside a string column's NULLs)."""
     check(engines, form.format(a=item, b=null), ())
+
+
+@pytest.mark.parametrize("item", ["ti", "iu", "d2", "f", "s", "vb", "dt"])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "SELECT {a} AS x FROM ut UNION ALL SELECT {b} FROM ut",
+        "SELECT * FROM (SELECT {a} AS x FROM ut UNION SELECT {b} FROM ut ORDER BY 1 LIMIT 50) q",
+        "SELECT id, COALESCE({b}, {a}) FROM ut",
+        "SELECT id, IFNULL({b}, {a}), IF(id = 1, {b}, {a}) FROM ut",
+    ],
+)
+def test_an_if_of_nulls_is_a_string(engines, form, item):
+    """MySQL types ``IF(c, NULL, NULL)`` as a string: beside a number in a UNION, a COALESCE
+    or another IF, the column is text (a CASE of NULLs is not: it takes the others' type)."""
+    check(engines, form.format(a=item, b="IF(id > 0, NULL, NULL)"), ())
