@@ -93,6 +93,46 @@ def matches(row, cols, key) -> bool:
     return True
 
 
+class LookupIndexes:
+    """Indexes of a full state's entries (the keys of ``state``, a dict; each a tuple) by some
+    of their positions: ``{positions: {those positions' values: {entry: None}}}``, each built
+    at the first lookup by its positions (``index``) and kept as entries come and go (``add``,
+    ``discard``). They index the dict they were made for: a state that replaces its dict
+    makes new ones (``of``)."""
+
+    __slots__ = ("state", "by")
+
+    def __init__(self, state: dict):
+        self.state = state
+        self.by: dict = {}
+
+    @staticmethod
+    def of(kept: LookupIndexes | None, state: dict) -> LookupIndexes:
+        """``kept`` when it indexes ``state``, else new indexes of it."""
+        return kept if kept is not None and kept.state is state else LookupIndexes(state)
+
+    def index(self, at: tuple) -> dict:
+        found = self.by.get(at)
+        if found is None:
+            found = self.by[at] = {}
+            for entry in self.state:
+                found.setdefault(tuple([entry[c] for c in at]), {})[entry] = None
+        return found
+
+    def add(self, entry) -> None:
+        for at, found in self.by.items():
+            found.setdefault(tuple([entry[c] for c in at]), {})[entry] = None
+
+    def discard(self, entry) -> None:
+        for at, found in self.by.items():
+            part = tuple([entry[c] for c in at])
+            mine = found.get(part)
+            if mine is not None:
+                mine.pop(entry, None)
+                if not mine:
+                    del found[part]
+
+
 def children_gate(node, carriers: dict):
     """``key_gate`` of a stateless node: the union of its children's gates (None if one has
     none, or it has no children)."""

@@ -30,7 +30,17 @@ from ...sql.collation import CK
 from ...sql.functions.aggregates import STATISTICS, statistic_kind  # (registers STD, BIT_OR ...)
 from ..domain import select
 from ..node import FULL, PARTIAL, Node
-from ..partial import _STRINGY, UNKNOWN, ck, ck_tuple, has_strings, key_of, keyer, matches
+from ..partial import (
+    _STRINGY,
+    UNKNOWN,
+    LookupIndexes,
+    ck,
+    ck_tuple,
+    has_strings,
+    key_of,
+    keyer,
+    matches,
+)
 from .base import reading_at, start_reading, stop_reading
 
 GROUP_CONCAT_MAX_LEN = 1024  # MySQL's default group_concat_max_len
@@ -557,11 +567,6 @@ def _keyer_without(ngroup: int, kinds, dependent: set):
     )
 
 
-def _part(gkey: tuple, at: tuple) -> tuple:
-    """The components ``at`` of a group key."""
-    return tuple([gkey[c] for c in at])
-
-
 class Aggregate(Node):
     kind = "aggregate"
 
@@ -649,7 +654,7 @@ class Aggregate(Node):
             if self.partial:
                 _index_discard(self.fidx, self._fkey(key), key)
             elif self._lookups is not None:
-                self._unindexed(key)
+                self._lookups.discard(key)
 
     def _add_to(self, groups: dict, batch, once: bool = False) -> set:
         """Add ``batch`` to ``groups``; the group keys it touched. Records are gathered by
@@ -683,7 +688,7 @@ class Aggregate(Node):
                 if index:
                     _index_add(self.fidx, self._fkey(recs[0][0]), key)
                 elif self._lookups is not None and groups is self.groups:
-                    self._indexed(key)
+                    self._lookups.add(key)
             m = 0
             for rec in recs:
                 m += rec[1]
@@ -778,7 +783,7 @@ class Aggregate(Node):
             if g is None:
                 g = mine[key] = _Group(aggs)
                 if self._lookups is not None:
-                    self._indexed(key)
+                    self._lookups.add(key)
                 if partial:
                     f = fk if fk is not None else self._fkey(raw)
                     if fidx.get(f):
@@ -872,11 +877,12 @@ class Aggregate(Node):
         index = at = None
         if len(cols) < ng:
             # some of the group columns: the groups they name, by an index of them kept from
-            # the first such lookup on (``_lookup_index``)
+            # the first such lookup on
             at = tuple(sorted(cols))
-            index = self._lookup_index(at)
-            if index is None:
-                return Node.own_rows(self, cols, keys)
+            if any(c in self._dependent for c in at):
+                return Node.own_rows(self, cols, keys)  # (no part of the group key)
+            self._lookups = LookupIndexes.of(self._lookups, self.groups)
+            index = self._lookups.index(at)
         groups = self.groups
         gk = self._gk
         found: dict = {}
@@ -885,7 +891,8 @@ class Aggregate(Node):
             for c, v in zip(cols, key):
                 row[c] = v
             asked = gk(row)
-            for gkey in (asked,) if index is None else index.get(_part(asked, at), ()):
+            part = (asked,) if index is None else index.get(tuple([asked[c] for c in at]), ())
+            for gkey in part:
                 if gkey in found:
                     continue  # (another key of the same group matched already)
                 g = groups.get(gkey)
@@ -895,47 +902,7 @@ class Aggregate(Node):
                         found[gkey] = r
         return [(r, 1) for r in found.values()]
 
-    _lookups = None  # (the groups dict indexed, {group columns: {their part: {group key}}})
-
-    def _lookup_index(self, at: tuple) -> dict | None:
-        """This full state's groups by the group columns ``at`` (sorted positions): ``{their
-        part of a group key: {group key: None}}``, built at the first lookup by them and kept
-        as groups come and go (``_indexed``, ``_unindexed``); None when one of them is a
-        dependent column (no part of the group key)."""
-        if any(c in self._dependent for c in at):
-            return None
-        kept = self._lookups
-        if kept is None or kept[0] is not self.groups:
-            kept = self._lookups = (self.groups, {})
-        index = kept[1].get(at)
-        if index is None:
-            index = kept[1][at] = {}
-            for gkey in self.groups:
-                index.setdefault(_part(gkey, at), {})[gkey] = None
-        return index
-
-    def _indexed(self, gkey) -> None:
-        """A new group, into the lookup indexes kept (``_lookup_index``)."""
-        kept = self._lookups
-        if kept[0] is not self.groups:
-            self._lookups = None  # (made for groups since replaced)
-            return
-        for at, index in kept[1].items():
-            index.setdefault(_part(gkey, at), {})[gkey] = None
-
-    def _unindexed(self, gkey) -> None:
-        """A group gone, out of the lookup indexes kept."""
-        kept = self._lookups
-        if kept[0] is not self.groups:
-            self._lookups = None
-            return
-        for at, index in kept[1].items():
-            part = _part(gkey, at)
-            mine = index.get(part)
-            if mine is not None:
-                mine.pop(gkey, None)
-                if not mine:
-                    del index[part]
+    _lookups: LookupIndexes | None = None  # the groups by some group columns (own_rows)
 
     def answerer(self, cols):
         """By the fill columns (a reader keyed as this state is), the key's groups, filled
@@ -1032,7 +999,7 @@ class Aggregate(Node):
                 if self.partial:
                     _index_add(self.fidx, self._fkey(row), key)
                 elif self._lookups is not None:
-                    self._indexed(key)
+                    self._lookups.add(key)
             elif key not in touched:
                 if g.rows > 0 or self.global_group:
                     touched[key] = g.out if g.out is not None else self._output(key, g)
@@ -1055,7 +1022,7 @@ class Aggregate(Node):
                     if self.partial:
                         _index_discard(self.fidx, self._fkey(key), key)
                     elif self._lookups is not None:
-                        self._unindexed(key)
+                        self._lookups.discard(key)
             if old == new:
                 continue
             if old is not None:

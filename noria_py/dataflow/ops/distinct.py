@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..node import FULL, PARTIAL, Node
-from ..partial import UNKNOWN, ck, ck_tuple, has_strings, key_of, matches
+from ..partial import UNKNOWN, LookupIndexes, ck, ck_tuple, has_strings, key_of, matches
 
 
 class Distinct(Node):
@@ -72,7 +72,7 @@ class Distinct(Node):
                 if self.partial:
                     self.fidx.setdefault(self._fkey(key), set()).add(key)
                 elif self._lookups is not None:
-                    self._indexed(key, True)
+                    self._lookups.add(key)
         else:
             del counts[key]
             self.reps.pop(key, None)
@@ -81,11 +81,11 @@ class Distinct(Node):
                 if s is not None:
                     s.discard(key)
             elif self._lookups is not None:
-                self._indexed(key, False)
+                self._lookups.discard(key)
         return old
 
     # --- lookups of a full state (Node.own_rows) ----------------------------------------------
-    _lookups = None  # (the counts dict indexed, {columns: {their values: {counted row: None}}})
+    _lookups: LookupIndexes | None = None  # the rows by some columns (own_rows)
 
     def own_rows(self, cols, keys: list) -> list:
         """``Node.own_rows``: the rows whose ``cols`` equal a key, by an index of those columns
@@ -96,14 +96,8 @@ class Distinct(Node):
         if self.partial or not cols or len(set(cols)) != len(cols):
             return Node.own_rows(self, cols, keys)
         at = tuple(sorted(cols))
-        kept = self._lookups
-        if kept is None or kept[0] is not self.counts:
-            kept = self._lookups = (self.counts, {})
-        index = kept[1].get(at)
-        if index is None:
-            index = kept[1][at] = {}
-            for counted in self.counts:
-                index.setdefault(tuple([counted[c] for c in at]), {})[counted] = None
+        self._lookups = LookupIndexes.of(self._lookups, self.counts)
+        index = self._lookups.index(at)
         order = sorted(range(len(cols)), key=cols.__getitem__)  # key positions in ``at`` order
         counts = self.counts
         found: dict = {}
@@ -115,24 +109,6 @@ class Distinct(Node):
                 if matches(r, cols, key):
                     found[counted] = r
         return [(r, 1) for r in found.values()]
-
-    def _indexed(self, counted, added: bool) -> None:
-        """A row counted from zero (``added``) or down to it: into or out of the lookup indexes
-        kept (``own_rows``)."""
-        kept = self._lookups
-        if kept[0] is not self.counts:
-            self._lookups = None  # (made for a state since replaced)
-            return
-        for at, index in kept[1].items():
-            part = tuple([counted[c] for c in at])
-            if added:
-                index.setdefault(part, {})[counted] = None
-            else:
-                mine = index.get(part)
-                if mine is not None:
-                    mine.pop(counted, None)
-                    if not mine:
-                        del index[part]
 
     def on_input(self, port: int, batch: list) -> list:
         if self.partial:
