@@ -63,38 +63,37 @@ def check_writes(conn, view_sql: str, param_sql: str, keys) -> None:
             assert got == want, (op, k)
 
 
-def test_full_aggregate_under_a_view_asks_base_storage_for_no_index(conn):
-    before = indexes(conn)
-    conn.execute(
-        "CREATE VIEW by_qty AS SELECT qty, COUNT(*) AS n, SUM(price) AS t FROM items GROUP BY qty"
-    )
-    conn.execute("SELECT * FROM by_qty").fetchall()
-    assert conn.execute("SELECT n FROM by_qty WHERE qty = ?", (3,)).fetchall() == [(N3,)]
-    plan = conn.execute("EXPLAIN SELECT * FROM by_qty WHERE qty = ?").fetchall()
-    assert [r[4] for r in plan if r[1] == "aggregate"] == ["full"]
-    assert not on("qty", indexes(conn) - before)
-    check_writes(
-        conn,
+FULL = [
+    # (view, lookup over it, the same rows over the table, its stateful node, rows of qty 3)
+    (
+        "CREATE VIEW v AS SELECT qty, COUNT(*) AS n, SUM(price) AS t FROM items GROUP BY qty",
+        "SELECT * FROM v WHERE qty = ?",
         "SELECT qty, COUNT(*), SUM(price) FROM items WHERE qty = ? GROUP BY qty",
-        "SELECT * FROM by_qty WHERE qty = ?",
-        range(9),
-    )
-
-
-def test_full_distinct_under_a_view_asks_base_storage_for_no_index(conn):
-    before = indexes(conn)
-    conn.execute("CREATE VIEW pairs AS SELECT DISTINCT qty, name FROM items")
-    conn.execute("SELECT * FROM pairs").fetchall()
-    assert len(conn.execute("SELECT name FROM pairs WHERE qty = ?", (3,)).fetchall()) == 5
-    plan = conn.execute("EXPLAIN SELECT * FROM pairs WHERE qty = ?").fetchall()
-    assert [r[4] for r in plan if r[1] == "distinct"] == ["full"]
-    assert not on("qty", indexes(conn) - before)
-    check_writes(
-        conn,
+        "aggregate",
+        1,
+    ),
+    (
+        "CREATE VIEW v AS SELECT DISTINCT qty, name FROM items",
+        "SELECT * FROM v WHERE qty = ?",
         "SELECT DISTINCT qty, name FROM items WHERE qty = ?",
-        "SELECT * FROM pairs WHERE qty = ?",
-        range(9),
-    )
+        "distinct",
+        5,
+    ),
+]
+
+
+@pytest.mark.parametrize("view, lookup, direct, kind, n3", FULL)
+def test_a_full_state_under_a_view_asks_base_storage_for_no_index(
+    conn, view, lookup, direct, kind, n3
+):
+    before = indexes(conn)
+    conn.execute(view)
+    conn.execute("SELECT * FROM v").fetchall()
+    assert len(conn.execute(lookup, (3,)).fetchall()) == n3
+    plan = conn.execute("EXPLAIN " + lookup).fetchall()
+    assert [r[4] for r in plan if r[1] == kind] == ["full"]
+    assert not on("qty", indexes(conn) - before)
+    check_writes(conn, direct, lookup, range(9))
 
 
 def test_partial_aggregate_keeps_the_index_it_fills_by(conn):
