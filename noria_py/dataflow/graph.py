@@ -29,6 +29,9 @@ class Graph:
         # bulk replay hook (spark/replay.py): node -> ports whose initial input it computed
         self.bulk_replay = None
         self.runtime = None  # a scheduler (scheduler.py) when the dataflow runs on messages
+        # readers holding keys published at their next read (``Reader.stale``), settled
+        # before a runtime takes the dataflow over
+        self.stale_readers: set = set()
         # joins over base tables look the other input up in base storage (ops/join.py
         # ``on_added``): only where deltas enter one batch at a time and run to completion
         self.lookup_joins = False
@@ -160,7 +163,14 @@ class Graph:
             p.children = [(c, port) for c, port in p.children if c is not node]
         self.nodes.pop(node.id, None)
         self.by_signature.pop(node.signature, None)
+        self.stale_readers.discard(node)
         node.on_removed()
+
+    def settle_readers(self) -> None:
+        """Publish every key a reader left stale (``Reader.settle``)."""
+        readers, self.stale_readers = self.stale_readers, set()
+        for r in readers:
+            r.settle()
 
     def release(self, nodes: list[Node]) -> list[Node]:
         """Drop one reference from each node; remove those nobody uses any more (leaves first)."""

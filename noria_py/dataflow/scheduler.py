@@ -49,6 +49,7 @@ class Scheduler:
             raise RuntimeError("domain threads over lookup joins: connect(lookup_joins=False)")
         if self.threaded:
             self.graph.lookup_joins = False
+        self.graph.settle_readers()  # (a runtime's reads take the published rows as they are)
         self.graph.runtime = self
         return self
 

@@ -209,7 +209,8 @@ class SelectPrepared(Prepared):
         reader = self.reader
         if not reader.partial or _NoMatch in key:
             self.entry.hits += 1
-            return ()
+            # a full reader lacks a key of no rows, or of many that writes left stale
+            return () if _NoMatch in key else reader.settled(key)
         entry = self.entry
         entry.misses += 1
         t0 = time.perf_counter_ns()

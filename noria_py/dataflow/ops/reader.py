@@ -76,6 +76,11 @@ def _sortable(v):
 
 _NUMBERS = (int, float, Decimal)
 
+# A full reader's key holding more rows than this is published at its next read, not after
+# every write that touches it (``Reader.stale``): rebuilding the published tuple of a big key
+# (``SELECT * FROM v``, one key for the whole view) would cost every write the view's size.
+LAZY_ROWS = 64
+
 
 def _sortable_desc(v):
     """``_sortable`` for a descending column: NULLs last (MySQL DESC), a number negated (so
@@ -150,6 +155,10 @@ class Reader(Node):
         self.offset = offset
         self.state: dict = {}
         self.published: dict = {}
+        # keys of a full reader whose rows changed since they were last published (big keys,
+        # ``LAZY_ROWS``): absent from ``published`` until ``settled`` publishes them under the
+        # engine's lock, so a lock-free lookup of one misses and takes the locked path
+        self.stale: set = set()
         self.hits = 0
         self.misses = 0
         self._key = keyer(key_cols, parent.kinds)
@@ -357,7 +366,39 @@ class Reader(Node):
                     for _ in range(-m):
                         lst.remove(row)
                 touched.add(k)
+        graph = self.graph
+        if self.partial or graph is None or graph.runtime is not None:
+            # (a partial reader's ``published`` marks its filled keys; a domain runtime's
+            # reads take the published rows as they are)
+            for k in touched:
+                self._publish(k)
+            return
+        stale = self.stale
         for k in touched:
+            rows = state.get(k)
+            if rows is not None and len(rows) > LAZY_ROWS:
+                if k not in stale:
+                    self.published.pop(k, None)
+                    stale.add(k)
+                    graph.stale_readers.add(self)
+            else:
+                if stale:
+                    stale.discard(k)
+                self._publish(k)
+
+    def settled(self, key) -> tuple:
+        """A full reader's published rows of ``key`` (a key as ``published`` holds it),
+        published first if writes left it stale. Called under the engine's lock."""
+        stale = self.stale
+        if stale and key in stale:
+            stale.discard(key)
+            self._publish(key)
+        return self.published.get(key, ())
+
+    def settle(self) -> None:
+        """Publish every stale key (before a domain runtime takes the reader over)."""
+        stale, self.stale = self.stale, set()
+        for k in stale:
             self._publish(k)
 
     # --- partial key subsumption (see the module docstring) ------------------------------------
@@ -451,7 +492,7 @@ class Reader(Node):
             if self.partial:
                 self.misses += 1
                 return self.fill(key)
-            return ()
+            return self.settled(key)
         return rows
 
     def contents(self) -> list:
@@ -482,11 +523,13 @@ class Reader(Node):
     def on_removed(self):
         self.state = {}
         self.published = {}
+        self.stale = set()
 
     def make_full(self) -> None:
         self.partial = False
         self.state = {}
         self.published = {}
+        self.stale = set()
         self._apply(self.parents[0].contents())
 
     # --- state as tests and audits see it ------------------------------------------------------
@@ -503,6 +546,8 @@ class Reader(Node):
         return out
 
     def compare_filled(self, twin):
+        self.settle()
+        twin.settle()
         for key, rows in self.published.items():
             yield "", key, Counter(rows), Counter(twin.published.get(key, ()))
 
