@@ -29,6 +29,8 @@ QUERIES = [
     ("SELECT g, COUNT(*), SUM(c) FROM t GROUP BY g", [()], False),
     ("SELECT c FROM t", [()], False),  # repeated rows: counts above 1
     ("SELECT id, c FROM t WHERE g = ?", [(0,), (1,), (2,), (3,)], False),
+    # a join over base tables: its writes pass the reader's gate only for keys it holds
+    ("SELECT t.id, u.name FROM t JOIN u ON u.id = t.g WHERE t.g = ?", [(0,), (1,), (3,)], False),
 ]
 CREATE_VIEW = "CREATE VIEW big AS SELECT id, g, c FROM t WHERE c IS NOT NULL"
 VIEW_READ = ("SELECT id, g, c FROM big", [()], False)
@@ -57,6 +59,8 @@ def _run(connect_kwargs, script):
     lite = sqlite3.connect(":memory:")
     for c in (conn, lite):
         c.execute(SCHEMA)
+        c.execute("CREATE TABLE u (id INT NOT NULL PRIMARY KEY, name VARCHAR(10))")
+        c.executemany("INSERT INTO u VALUES (?, ?)", [(i, f"u{i}") for i in range(4)])
     conn.execute(CREATE_VIEW)
     lite.execute(CREATE_VIEW)
     cur, lcur = conn.cursor(), lite.cursor()
@@ -98,30 +102,46 @@ def _run(connect_kwargs, script):
     conn.close()
 
 
+ENGINES = {
+    "partial": {"partial": True},
+    "full": {"partial": False},
+    # a memory budget evicting keys while they are stale
+    "evicting": {"partial": True, "memory_limit": "20KB"},
+}
+
+
 @pytest.mark.parametrize("threshold", [None, 2], ids=["shipped", "two"])
-@pytest.mark.parametrize("partial", [True, False], ids=["partial", "full"])
+@pytest.mark.parametrize("engine", list(ENGINES))
 @settings(max_examples=40, deadline=None)
 @given(script=st.lists(ops, max_size=25))
-def test_reads_equal_sqlite_as_keys_grow_and_shrink(threshold, partial, script):
+def test_reads_equal_sqlite_as_keys_grow_and_shrink(threshold, engine, script):
     with pytest.MonkeyPatch.context() as mp:
         if threshold is not None:
             mp.setattr(reader_mod, "LAZY_ROWS", threshold)
-        _run({"partial": partial}, script)
+        _run(ENGINES[engine], script)
 
 
-def _reader_of(conn, sql):
-    conn.execute(sql).fetchall()
+def _reader_of(conn, sql, params=()):
+    conn.execute(sql, params).fetchall()
     prep = conn.engine._cache.get(sql)
     return prep.cq.reader
 
 
-def test_a_write_to_a_big_key_publishes_nothing_until_a_read(monkeypatch):
+# (the query, its parameters, the key read, whether its reader is partial, the rows' filter)
+BIG_KEYS = {
+    "full": ("SELECT id, g, c FROM t", (), (), False, lambda r: True),
+    "partial": ("SELECT id, g, c FROM t WHERE g = ?", (0,), (0,), True, lambda r: r[1] == 0),
+}
+
+
+@pytest.mark.parametrize("case", list(BIG_KEYS))
+def test_a_write_to_a_big_key_publishes_nothing_until_a_read(case, monkeypatch):
+    sql, params, key, partial, mine = BIG_KEYS[case]
     conn = noria_py.connect()
     conn.execute(SCHEMA)
     conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, i % 3, i) for i in range(1000)])
-    sql = "SELECT id, g, c FROM t"
-    reader = _reader_of(conn, sql)
-    assert not reader.partial
+    reader = _reader_of(conn, sql, params)
+    assert reader.partial is partial
     published = []
     real = Reader._publish
 
@@ -135,16 +155,18 @@ def test_a_write_to_a_big_key_publishes_nothing_until_a_read(monkeypatch):
     for i in range(1000, 1100):
         cur.execute("INSERT INTO t VALUES (?, ?, ?)", (i, 0, i))
     cur.execute("DELETE FROM t WHERE id < 10")
-    cur.execute("UPDATE t SET c = 0 WHERE id = 500")
-    assert published == []  # (eagerly: one publication of 1,000 rows per write)
-    rows = conn.execute(sql).fetchall()
-    assert published == [()]
-    assert sorted(tuple(r) for r in rows) == sorted(
-        [(i, i % 3, 0 if i == 500 else i) for i in range(10, 1000)]
-        + [(i, 0, i) for i in range(1000, 1100)]
-    )
-    conn.execute(sql).fetchall()
-    assert published == [()]  # a hit: published already
+    cur.execute("UPDATE t SET c = 0 WHERE id = 501")
+    assert published == []  # (eagerly: one publication of the key's rows per write)
+    assert reader.holds(key)  # still filled
+    rows = conn.execute(sql, params).fetchall()
+    assert published == [key]
+    want = [(i, i % 3, 0 if i == 501 else i) for i in range(10, 1000)]
+    want += [(i, 0, i) for i in range(1000, 1100)]
+    assert sorted(tuple(r) for r in rows) == sorted(r for r in want if mine(r))
+    conn.execute(sql, params).fetchall()
+    assert published == [key]  # a hit: published already
+    entry = conn.engine._cache.get(sql).entry
+    assert entry.misses == (1 if partial else 0)  # the first read's, not the stale key's
     conn.close()
 
 
@@ -195,12 +217,13 @@ def test_a_runtime_attached_later_finds_every_key_published():
     conn.close()
 
 
-def test_threads_reading_without_the_lock_see_every_acknowledged_write():
+@pytest.mark.parametrize("case", list(BIG_KEYS))
+def test_threads_reading_without_the_lock_see_every_acknowledged_write(case):
+    sql, params, _key, _partial, _mine = BIG_KEYS[case]
     conn = noria_py.connect()
     conn.execute(SCHEMA)
     conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, 0, i) for i in range(100)])
-    sql = "SELECT id, g, c FROM t"
-    conn.execute(sql).fetchall()
+    conn.execute(sql, params).fetchall()
     written = [99]  # the highest id whose INSERT returned
     stop = threading.Event()
     errors: list = []
@@ -210,7 +233,7 @@ def test_threads_reading_without_the_lock_see_every_acknowledged_write():
         try:
             while not stop.is_set():
                 floor = written[0]
-                ids = sorted(r[0] for r in cur.execute(sql).fetchall())
+                ids = sorted(r[0] for r in cur.execute(sql, params).fetchall())
                 # every row acknowledged before the read began, nothing torn or repeated
                 if ids != list(range(len(ids))) or ids[-1] < floor:
                     errors.append((floor, len(ids)))
@@ -226,7 +249,7 @@ def test_threads_reading_without_the_lock_see_every_acknowledged_write():
         for i in range(100, 600):
             cur.execute("INSERT INTO t VALUES (?, ?, ?)", (i, 0, i))
             written[0] = i
-            ids = [r[0] for r in cur.execute(sql).fetchall()]
+            ids = [r[0] for r in cur.execute(sql, params).fetchall()]
             assert len(ids) == i + 1  # the writer reads its own write
     finally:
         stop.set()

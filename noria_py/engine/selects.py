@@ -207,9 +207,10 @@ class SelectPrepared(Prepared):
 
     def _fill_miss(self, key) -> tuple:
         reader = self.reader
-        if not reader.partial or _NoMatch in key:
+        if not reader.partial or _NoMatch in key or key in reader.stale:
             self.entry.hits += 1
-            # a full reader lacks a key of no rows, or of many that writes left stale
+            # a full reader lacks a key of no rows; a key of many rows that writes left stale
+            # is published by this read
             return () if _NoMatch in key else reader.settled(key)
         entry = self.entry
         entry.misses += 1
@@ -266,7 +267,7 @@ class SelectPrepared(Prepared):
         for k in keys:
             if _NoMatch in k:
                 continue
-            if reader.partial and k not in reader.published:
+            if not reader.holds(k):
                 self.entry.misses += 1
             else:
                 self.entry.hits += 1
@@ -637,7 +638,10 @@ class SelectPrepared(Prepared):
         batch = ()
         if len(keys) > 1 and reader.partial and reader.graph.runtime is None:
             published = reader.published
-            missing = [k for k in keys if k not in published and _NoMatch not in k]
+            stale = reader.stale
+            missing = [
+                k for k in keys if k not in published and k not in stale and _NoMatch not in k
+            ]
             if len(missing) > 1:
                 batch = self._fill_many(missing)
         for n, k in enumerate(keys):

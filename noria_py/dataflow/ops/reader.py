@@ -76,9 +76,10 @@ def _sortable(v):
 
 _NUMBERS = (int, float, Decimal)
 
-# A full reader's key holding more rows than this is published at its next read, not after
-# every write that touches it (``Reader.stale``): rebuilding the published tuple of a big key
-# (``SELECT * FROM v``, one key for the whole view) would cost every write the view's size.
+# A reader's key holding more rows than this is published at its next read, not after every
+# write that touches it (``Reader.stale``): rebuilding the published tuple of a big key
+# (``SELECT * FROM v``, one key for the whole view; ``WHERE status = ?`` of a status most rows
+# have) would cost every write the key's size.
 LAZY_ROWS = 64
 
 
@@ -155,9 +156,10 @@ class Reader(Node):
         self.offset = offset
         self.state: dict = {}
         self.published: dict = {}
-        # keys of a full reader whose rows changed since they were last published (big keys,
-        # ``LAZY_ROWS``): absent from ``published`` until ``settled`` publishes them under the
-        # engine's lock, so a lock-free lookup of one misses and takes the locked path
+        # keys whose rows changed since they were last published (big keys, ``LAZY_ROWS``):
+        # absent from ``published`` until ``settled`` publishes them under the engine's lock,
+        # so a lock-free lookup of one misses and takes the locked path. A partial reader's
+        # filled keys are those of ``published`` and those of ``stale`` (``holds``).
         self.stale: set = set()
         self.hits = 0
         self.misses = 0
@@ -211,7 +213,8 @@ class Reader(Node):
         if self.string_keys:
             keys = [ck_tuple(k) for k in keys]
         published = self.published
-        keys = [k for k in dict.fromkeys(keys) if k not in published]
+        stale = self.stale
+        keys = [k for k in dict.fromkeys(keys) if k not in published and k not in stale]
         parent = self.parents[0]
         runtime = self.graph.runtime if self.graph is not None else None
         if (
@@ -297,6 +300,7 @@ class Reader(Node):
         if key in self.published or key in self.state:
             self.published.pop(key, None)
             self.state.pop(key, None)
+            self.stale.discard(key)
             if self.graph is not None:
                 self.graph.evicted(self, key)
 
@@ -306,7 +310,7 @@ class Reader(Node):
         for row in rows:
             k = self._key(row)
             if UNKNOWN in k:
-                for key in list(self.published):
+                for key in list(self.published) + list(self.stale):
                     self.evict_key(key)
                 break
             self.evict_key(k)
@@ -321,7 +325,10 @@ class Reader(Node):
             return None
 
         def holds(key):
-            return not self.partial or tuple([key[j] for j in comps]) in self.published
+            if not self.partial:
+                return True
+            k = tuple([key[j] for j in comps])
+            return k in self.published or (self.stale and k in self.stale)
 
         return holds
 
@@ -329,7 +336,11 @@ class Reader(Node):
         if self.partial:
             published = self.published
             keyf = self._key
-            batch = [rec for rec in batch if keyf(rec[0]) in published]
+            stale = self.stale
+            if stale:
+                batch = [rec for rec in batch if (k := keyf(rec[0])) in published or k in stale]
+            else:
+                batch = [rec for rec in batch if keyf(rec[0]) in published]
             if not batch:
                 return []
         self._apply(batch)
@@ -367,9 +378,9 @@ class Reader(Node):
                         lst.remove(row)
                 touched.add(k)
         graph = self.graph
-        if self.partial or graph is None or graph.runtime is not None:
-            # (a partial reader's ``published`` marks its filled keys; a domain runtime's
-            # reads take the published rows as they are)
+        if fill_key is not None or graph is None or graph.runtime is not None:
+            # (a fill returns what it publishes; a domain runtime's reads take the published
+            # rows as they are)
             for k in touched:
                 self._publish(k)
             return
@@ -386,9 +397,13 @@ class Reader(Node):
                     stale.discard(k)
                 self._publish(k)
 
+    def holds(self, key) -> bool:
+        """Is ``key`` (as ``published`` holds it) filled? (Every key of a full reader is.)"""
+        return not self.partial or key in self.published or key in self.stale
+
     def settled(self, key) -> tuple:
-        """A full reader's published rows of ``key`` (a key as ``published`` holds it),
-        published first if writes left it stale. Called under the engine's lock."""
+        """The published rows of ``key`` (a key as ``published`` holds it, of a full reader or
+        filled), published first if writes left it stale. Called under the engine's lock."""
         stale = self.stale
         if stale and key in stale:
             stale.discard(key)
@@ -397,7 +412,8 @@ class Reader(Node):
 
     def settle(self) -> None:
         """Publish every stale key (before a domain runtime takes the reader over)."""
-        stale, self.stale = self.stale, set()
+        stale = list(self.stale)
+        self.stale.clear()
         for k in stale:
             self._publish(k)
 
@@ -424,7 +440,7 @@ class Reader(Node):
         mine = tuple(key[p] for p in pos)
         if self.string_keys:
             mine = ck_tuple(mine)
-        if self.partial and mine not in self.published:
+        if self.partial and mine not in self.published and mine not in self.stale:
             return None
         bag = self.state.get(mine)
         if not bag:
@@ -439,7 +455,7 @@ class Reader(Node):
         if self.string_keys:
             key = ck_tuple(key)
         lst = self.state.get(key)
-        if lst is None and self.partial and key not in self.published:
+        if lst is None and self.partial and not self.holds(key):
             self.misses += 1
             self.fill(key)
             lst = self.state.get(key)
@@ -489,7 +505,7 @@ class Reader(Node):
             key = ck_tuple(key)
         rows = self.published.get(key)
         if rows is None:
-            if self.partial:
+            if self.partial and key not in self.stale:
                 self.misses += 1
                 return self.fill(key)
             return self.settled(key)
@@ -534,7 +550,7 @@ class Reader(Node):
 
     # --- state as tests and audits see it ------------------------------------------------------
     def filled_keys(self) -> list:
-        return list(self.published) if self.partial else []
+        return list(self.published) + list(self.stale) if self.partial else []
 
     def sample_state(self, n: int = 20) -> list:
         out = []
