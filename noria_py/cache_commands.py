@@ -173,6 +173,8 @@ def _unquote(name: str) -> str:
 def create_cache(engine: Engine, name: str | None, text: str, restoring: bool = False) -> Result:
     """CREATE CACHE; ``restoring``: the catalog's entry is being installed again (reopening
     the file, or another process changed the catalog), nothing is written."""
+    if not restoring:
+        engine._ensure_views()  # (a cache's name may be a restored view's)
     from .engine import SelectPrepared, lifts_as_written
     from .sql.literals import lift_literals_cached
 
@@ -327,6 +329,7 @@ def _caches(engine: Engine) -> list[QueryEntry]:
 
 
 def drop_cache(engine: Engine, name: str) -> Result:
+    engine._ensure_views()  # (the name may be a restored view's: refused as a view)
     engine._ddl_guard()
     entry = engine.queries.get(name)
     if entry is None:

@@ -277,6 +277,7 @@ def build_rows(engine, counts: bool = True) -> dict[str, list[tuple]]:
     view is listed under its own database (sql/names.py)."""
     from .engine import current_collation_name
 
+    engine._ensure_views()  # a view's columns come from its compiled query
     coll = current_collation_name()
     out: dict[str, list[tuple]] = {t: [] for t in TABLES}
     out["SCHEMATA"] = [

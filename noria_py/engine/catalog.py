@@ -862,7 +862,7 @@ class CatalogMixin:
             elif kind == "index":
                 self._create_index(ast, sql, restoring=True)
             elif kind == "view":
-                self._load_view(ast, sql, name)
+                self._defer_view(ast, sql, name)
 
     def _database(self) -> str:
         """The current database's name (1046 when there is none)."""

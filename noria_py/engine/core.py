@@ -209,6 +209,7 @@ class Engine(
         self.views: dict[str, exp.Expression] = {}
         self.view_sql: dict[str, str] = {}
         self.view_names: dict[str, str] = {}
+        self._deferred_views: set[str] = set()  # restored, not yet compiled (views.py)
         self.queries: dict[str, QueryEntry] = {}
         self._by_sql: dict[str, QueryEntry] = {}
         self._cache: dict[str, Prepared] = {}

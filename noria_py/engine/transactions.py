@@ -524,6 +524,7 @@ class TransactionsMixin:
         self.views.clear()
         self.view_sql.clear()
         self.view_names.clear()
+        self._deferred_views.clear()
         self._by_sql.clear()
         self._forget_statements()
         self._unshared.clear()

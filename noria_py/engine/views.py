@@ -140,9 +140,10 @@ class ViewsMixin:
     def _revalidate_views(self) -> None:
         """After a table changed: compile every view that is not installed (its table changed
         under it, or it read what did not exist) again; one that no longer compiles stays
-        defined and reports its error when read, as a MySQL view does."""
+        defined and reports its error when read, as a MySQL view does. (A view restored and
+        not yet compiled stays so: ``_defer_view``.)"""
         for low, name in list(self.view_names.items()):
-            if name in self.queries:
+            if name in self.queries or low in self._deferred_views:
                 continue
             sql = self.view_sql[low]
             ast, _ = parse(sql)
@@ -150,6 +151,38 @@ class ViewsMixin:
             self.view_sql.pop(low, None)
             self.view_names.pop(low, None)
             self._load_view(ast, sql, name)
+
+    def _defer_view(self, ast, sql: str, name: str) -> None:
+        """A view of the catalog, restored when a database is opened: defined (its name and
+        definition, as SHOW TABLES, SHOW CREATE VIEW and the queries over it read them), not
+        compiled. A query over a view inlines its definition and plans its own state (partial
+        where it can be), so nothing needs the view's own operators, whose full state opening
+        would compute for every view. They are installed when something asks for what only
+        they tell (``_ensure_views``: the information schema's columns of a view, the cache
+        commands); a view that no longer compiles reports its error when read, as before."""
+        if isinstance(ast.this, exp.Schema):
+            ast = _view_column_list(ast)
+            sql = ast.sql(DIALECT)
+        low = name.lower()
+        self.views[low] = ast.expression
+        self.view_sql[low] = sql.strip()
+        self.view_names[low] = name
+        self._deferred_views.add(low)
+
+    def _ensure_views(self) -> None:
+        """Compile and install every view restored without it (``_defer_view``), in the
+        catalog's order."""
+        deferred = self._deferred_views
+        if not deferred:
+            return
+        for low in [v for v in self.view_names if v in deferred]:
+            deferred.discard(low)
+            name = self.view_names.pop(low)
+            sql = self.view_sql.pop(low)
+            self.views.pop(low, None)
+            ast, _ = parse(sql)
+            self._load_view(ast, sql, name)
+        deferred.clear()
 
     def _load_view(self, ast, sql: str, name: str) -> None:
         try:
@@ -357,6 +390,7 @@ class ViewsMixin:
         self.views.pop(low, None)
         self.view_sql.pop(low, None)
         self.view_names.pop(low, None)
+        self._deferred_views.discard(low)
         try:
             self.storage.conn.execute(f"DROP VIEW IF EXISTS {q(real)}")
         except sqlite3.Error:
