@@ -174,6 +174,9 @@ class Reader(Node):
         else:
             self._vis = itemgetter(*range(visible))
         self._sort_key = make_sort_key(self.order) if self.order else None
+        # a key's publication builds at most OFFSET + LIMIT rows of an ordered key (its first
+        # ones, read off the sorted state): never worth deferring when that is small
+        self._lazy_ok = self._sort_key is None or limit is None or offset + limit > LAZY_ROWS
         self.partial = False
         self.graph = None
         self.subsumed = 0  # misses answered from a sibling reader's state (no upquery)
@@ -385,9 +388,10 @@ class Reader(Node):
                 self._publish(k)
             return
         stale = self.stale
+        lazy = self._lazy_ok
         for k in touched:
             rows = state.get(k)
-            if rows is not None and len(rows) > LAZY_ROWS:
+            if lazy and rows is not None and len(rows) > LAZY_ROWS:
                 if k not in stale:
                     self.published.pop(k, None)
                     stale.add(k)
