@@ -637,11 +637,7 @@ class SelectPrepared(Prepared):
         raw = None
         batch = ()
         if len(keys) > 1 and reader.partial and reader.graph.runtime is None:
-            published = reader.published
-            stale = reader.stale
-            missing = [
-                k for k in keys if k not in published and k not in stale and _NoMatch not in k
-            ]
+            missing = [k for k in keys if _NoMatch not in k and not reader.holds(k)]
             if len(missing) > 1:
                 batch = self._fill_many(missing)
         for n, k in enumerate(keys):

@@ -145,12 +145,15 @@ class ViewsMixin:
         for low, name in list(self.view_names.items()):
             if name in self.queries or low in self._deferred_views:
                 continue
-            sql = self.view_sql[low]
-            ast, _ = parse(sql)
-            self.views.pop(low, None)
-            self.view_sql.pop(low, None)
-            self.view_names.pop(low, None)
-            self._load_view(ast, sql, name)
+            self._reload_view(low)
+
+    def _reload_view(self, low: str) -> None:
+        """Compile and install the defined view ``low`` again from its definition."""
+        name = self.view_names.pop(low)
+        sql = self.view_sql.pop(low)
+        self.views.pop(low, None)
+        ast, _ = parse(sql)
+        self._load_view(ast, sql, name)
 
     def _defer_view(self, ast, sql: str, name: str) -> None:
         """A view of the catalog, restored when a database is opened: defined (its name and
@@ -163,11 +166,15 @@ class ViewsMixin:
         if isinstance(ast.this, exp.Schema):
             ast = _view_column_list(ast)
             sql = ast.sql(DIALECT)
+        self._define_view(ast, sql, name)
+        self._deferred_views.add(name.lower())
+
+    def _define_view(self, ast, sql: str, name: str) -> None:
+        """Register view ``name`` by its definition only (nothing compiled)."""
         low = name.lower()
         self.views[low] = ast.expression
         self.view_sql[low] = sql.strip()
         self.view_names[low] = name
-        self._deferred_views.add(low)
 
     def _ensure_views(self) -> None:
         """Compile and install every view restored without it (``_defer_view``), in the
@@ -177,11 +184,7 @@ class ViewsMixin:
             return
         for low in [v for v in self.view_names if v in deferred]:
             deferred.discard(low)
-            name = self.view_names.pop(low)
-            sql = self.view_sql.pop(low)
-            self.views.pop(low, None)
-            ast, _ = parse(sql)
-            self._load_view(ast, sql, name)
+            self._reload_view(low)
         deferred.clear()
 
     def _load_view(self, ast, sql: str, name: str) -> None:
@@ -189,10 +192,7 @@ class ViewsMixin:
             self._create_view(ast, sql, restoring=True)
         except E.Error:
             # what the view reads was dropped: keep it; reading it reports the error
-            low = name.lower()
-            self.views[low] = ast.expression
-            self.view_sql[low] = sql.strip()
-            self.view_names[low] = name
+            self._define_view(ast, sql, name)
 
     def _create_view(self, ast: exp.Create, sql: str, restoring: bool = False) -> Result:
         if isinstance(ast.this, exp.Schema):

@@ -215,9 +215,7 @@ class Reader(Node):
         Keys a sibling covers, or when upqueries are messages, are filled one by one."""
         if self.string_keys:
             keys = [ck_tuple(k) for k in keys]
-        published = self.published
-        stale = self.stale
-        keys = [k for k in dict.fromkeys(keys) if k not in published and k not in stale]
+        keys = [k for k in dict.fromkeys(keys) if not self.holds(k)]
         parent = self.parents[0]
         runtime = self.graph.runtime if self.graph is not None else None
         if (
@@ -444,7 +442,7 @@ class Reader(Node):
         mine = tuple(key[p] for p in pos)
         if self.string_keys:
             mine = ck_tuple(mine)
-        if self.partial and mine not in self.published and mine not in self.stale:
+        if not self.holds(mine):
             return None
         bag = self.state.get(mine)
         if not bag:
